@@ -1,0 +1,3 @@
+from logscan.cli import main
+
+main()

@@ -1,0 +1,202 @@
+"""The rule catalogue: every rule and signal, loaded from TOML files in `rules/` and user dirs.
+
+Signature rules and signals carry their own patterns; code rules carry only their catalogue entry
+(severity, docs, hint) and are implemented in `logscan.checks` under the same id.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from logscan.errors import RuleFileError
+
+KINDS = ("signature", "code", "signal")
+SEVERITIES = ("error", "warning", "info")
+STAGES = ("launch", "rendezvous", "init", "training", "exit")
+DOC_SECTIONS = ("what", "why", "example", "fix")
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+PATTERN_TIMEOUT = 0.25  # seconds one pattern may take on one line before it is given up
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    kind: str
+    summary: str
+    stage: str
+    docs: dict[str, str]
+    source: str
+    severity: str = "info"
+    message: str = ""
+    hint: str = ""
+    cascade: bool = False
+    cause: str | None = None
+    keywords: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+    tests: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def is_finding_rule(self) -> bool:
+        return self.kind in ("signature", "code")
+
+    @cached_property
+    def compiled(self):
+        import regex
+
+        return tuple(regex.compile(p) for p in self.patterns)
+
+    @cached_property
+    def compiled_exclude(self):
+        import regex
+
+        return tuple(regex.compile(p) for p in self.exclude)
+
+    def match(self, text: str) -> dict[str, str] | None:
+        """Named groups of the first pattern that matches `text` and no exclusion; else None.
+
+        Raises TimeoutError when a pattern runs away on this text.
+        """
+        for pattern in self.compiled:
+            found = pattern.search(text, timeout=PATTERN_TIMEOUT)
+            if found is None:
+                continue
+            for excluded in self.compiled_exclude:
+                if excluded.search(text, timeout=PATTERN_TIMEOUT):
+                    return None
+            return {k: v for k, v in found.groupdict().items() if v is not None}
+        return None
+
+    def render_message(self, groups: dict[str, str]) -> str:
+        return self.message.format_map(_Placeholder(groups))
+
+
+class _Placeholder(dict):
+    def __missing__(self, key):
+        return "?"
+
+
+def _require_str(path: Path, data: dict, key: str, choices: Iterable[str] | None = None) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise RuleFileError(path, key, "is required and must be a non-empty string")
+    if choices is not None and value not in choices:
+        raise RuleFileError(path, key, f"must be one of {', '.join(choices)}, not {value!r}")
+    return value
+
+
+def _str_list(path: Path, data: dict, key: str) -> tuple[str, ...]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise RuleFileError(path, key, "must be a list of strings")
+    return tuple(value)
+
+
+def parse_rule(path: Path, data: dict) -> Rule:
+    import regex
+
+    kind = _require_str(path, data, "kind", KINDS)
+    rule_id = _require_str(path, data, "id")
+    if not regex.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", rule_id):
+        raise RuleFileError(path, "id", f"must be kebab-case, not {rule_id!r}")
+    docs = data.get("docs")
+    if not isinstance(docs, dict):
+        raise RuleFileError(path, "docs", f"is required with sections {', '.join(DOC_SECTIONS)}")
+    for section in DOC_SECTIONS:
+        if not isinstance(docs.get(section), str) or not docs[section].strip():
+            raise RuleFileError(path, f"docs.{section}", "is required and must be a non-empty string")
+    fields: dict = dict(
+        id=rule_id, kind=kind, source=str(path),
+        summary=_require_str(path, data, "summary") if kind != "signal" else data.get("summary", docs["what"]),
+        stage=_require_str(path, data, "stage", STAGES),
+        docs={s: docs[s].strip() for s in DOC_SECTIONS},
+        cascade=bool(data.get("cascade", False)),
+        cause=data.get("cause"),
+        references=_str_list(path, data, "references"),
+    )
+    if kind != "signal":
+        fields.update(
+            severity=_require_str(path, data, "severity", SEVERITIES),
+            message=_require_str(path, data, "message"),
+            hint=_require_str(path, data, "hint"),
+        )
+    if kind != "code":
+        patterns = _str_list(path, data, "patterns")
+        if not patterns:
+            raise RuleFileError(path, "patterns", "needs at least one pattern")
+        for key in ("patterns", "exclude"):
+            for pattern in _str_list(path, data, key):
+                try:
+                    regex.compile(pattern)
+                except regex.error as exc:
+                    raise RuleFileError(path, key, f"bad pattern {pattern!r}: {exc}") from None
+        fields.update(
+            patterns=patterns,
+            exclude=_str_list(path, data, "exclude"),
+            keywords=_str_list(path, data, "keywords"),
+        )
+        tests = data.get("tests", {})
+        if not isinstance(tests, dict):
+            raise RuleFileError(path, "tests", "must be a table with 'fire' and 'quiet' lists")
+        fields["tests"] = {k: _str_list(path, tests, k) for k in ("fire", "quiet")}
+    return Rule(**fields)
+
+
+def load_rule_file(path: Path) -> Rule:
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise RuleFileError(path, "(syntax)", str(exc)) from None
+    except OSError as exc:
+        raise RuleFileError(path, "(file)", exc.strerror or str(exc)) from None
+    return parse_rule(path, data)
+
+
+def builtin_rules_dir() -> Path:
+    packaged = Path(__file__).parent / "_builtin_rules"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "rules"
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    rules: dict[str, Rule]      # signature and code rules, by id
+    signals: dict[str, Rule]    # signals, by id
+
+    @property
+    def matchers(self) -> tuple[Rule, ...]:
+        """Everything that carries patterns, signals first so code rules see them in order."""
+        return tuple(self.signals.values()) + tuple(
+            r for r in self.rules.values() if r.kind == "signature")
+
+    def get(self, rule_id: str) -> Rule | None:
+        return self.rules.get(rule_id) or self.signals.get(rule_id)
+
+    def keywords(self) -> set[str]:
+        return {kw for rule in self.matchers for kw in rule.keywords}
+
+    def signals_with_cause(self) -> dict[str, str]:
+        return {s.id: s.cause for s in self.signals.values() if s.cause}
+
+
+def load_catalogue(extra_dirs: Iterable[str | Path] = ()) -> Catalogue:
+    rules: dict[str, Rule] = {}
+    signals: dict[str, Rule] = {}
+    dirs = [builtin_rules_dir(), *(Path(d) for d in extra_dirs)]
+    for directory in dirs:
+        if not directory.is_dir():
+            raise RuleFileError(directory, "(dir)", "is not a directory of rule files")
+        for path in sorted(directory.rglob("*.toml")):
+            rule = load_rule_file(path)
+            target = signals if rule.kind == "signal" else rules
+            if rule.id in rules or rule.id in signals:
+                raise RuleFileError(path, "id", f"{rule.id!r} is already defined elsewhere")
+            target[rule.id] = rule
+    return Catalogue(rules=rules, signals=signals)

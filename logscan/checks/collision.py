@@ -1,0 +1,42 @@
+"""Several Workers writing one log path: the second `tee` overwrites the first."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from logscan.checks.base import finding
+from logscan.model import Job
+
+
+def log_collision(job: Job, rule):
+    out = []
+    by_file = defaultdict(list)
+    for worker in job.launched:
+        for launch in worker.launches:
+            by_file[launch.where.file].append(launch)
+    for file, launches in sorted(by_file.items()):
+        node_ranks = sorted({l.node_rank for l in launches if l.node_rank is not None})
+        if len(node_ranks) > 1:
+            out.append(finding(rule, f"{file} holds launch lines of node_ranks "
+                                     f"{', '.join(map(str, node_ranks))}",
+                               [l.where for l in launches]))
+    for worker in job.launched:
+        gpus = worker.launch.gpus_per_node
+        if worker.shared_file or worker.rank_offset is None or not gpus:
+            continue
+        foreign = [e for e in worker.envs if e.rank is not None
+                   and not worker.rank_offset <= e.rank < worker.rank_offset + gpus]
+        if foreign:
+            ranks = sorted({e.rank for e in foreign})
+            out.append(finding(
+                rule, f"{worker.files[0]} ({worker.label}) holds env lines of "
+                      f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}, "
+                      f"which belong to another node_rank",
+                [worker.launch.where] + [e.where for e in foreign], node_rank=worker.node_rank))
+    nnodes = job.nnodes or 0
+    files = {f for w in job.workers for f in w.files}
+    if nnodes > 1 and len(files) == 1 and not out:
+        out.append(finding(rule, f"all logs of this {nnodes}-Worker job are one file, "
+                                 f"{next(iter(files))}",
+                           [w.launch.where for w in job.launched]))
+    return out

@@ -1,0 +1,102 @@
+"""Launch-shape rules: do the Workers' launch lines describe one consistent job?"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from logscan.checks.base import finding, plural
+from logscan.model import Job
+
+
+def missing_worker(job: Job, rule):
+    nnodes = job.nnodes
+    if nnodes is None:
+        return []
+    claimed = {w.node_rank for w in job.launched}
+    missing = [n for n in range(nnodes) if n not in claimed]
+    if not missing:
+        return []
+    declared = next(w.launch for w in job.launched if w.launch.nnodes == nnodes)
+    silent = [w for w in job.workers if w.launch is None]
+    message = (f"{plural(missing, 'node_rank', 'node_ranks')} of nnodes={nnodes} "
+               f"{'has' if len(missing) == 1 else 'have'} no launch line in any log")
+    if silent:
+        message += f"; {plural([w.stream for w in silent], 'log', 'logs')} never printed one"
+    evidence = [declared.where] + [w.last_line for w in silent]
+    return [finding(rule, message, evidence, node_rank=missing[0] if len(missing) == 1 else None,
+                    node_ranks=tuple(missing))]
+
+
+def duplicate_node_rank(job: Job, rule):
+    claims = defaultdict(list)
+    for worker in job.launched:
+        claims[worker.node_rank].append(worker)
+    out = []
+    for node_rank, workers in sorted(claims.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+        streams = {w.stream for w in workers}
+        if node_rank is None or len(streams) < 2:
+            continue
+        out.append(finding(
+            rule, f"{len(streams)} Worker logs claim node_rank {node_rank}: "
+                  f"{', '.join(sorted(streams))}",
+            [w.launch.where for w in workers], node_rank=node_rank))
+    return out
+
+
+def launch_mismatch(job: Job, rule):
+    out = []
+    launched = job.launched
+    by_nnodes = defaultdict(list)
+    by_master = defaultdict(list)
+    for worker in launched:
+        by_nnodes[worker.launch.nnodes].append(worker)
+        by_master[(worker.launch.master_addr, worker.launch.master_port)].append(worker)
+    if len(by_nnodes) > 1:
+        parts = "; ".join(f"nnodes={n} on {', '.join(w.label for w in ws)}"
+                          for n, ws in sorted(by_nnodes.items(), key=lambda kv: str(kv[0])))
+        out.append(finding(rule, f"Workers disagree on nnodes: {parts}",
+                           [ws[0].launch.where for ws in by_nnodes.values()]))
+    if len(by_master) > 1:
+        parts = "; ".join(f"{_master(a, p)} on {', '.join(w.label for w in ws)}"
+                          for (a, p), ws in sorted(by_master.items(), key=str))
+        out.append(finding(rule, f"Workers disagree on the master address: {parts}",
+                           [ws[0].launch.where for ws in by_master.values()]))
+    for worker in launched:
+        launch = worker.launch
+        if None in (launch.total_procs, launch.nnodes, launch.gpus_per_node):
+            continue
+        if launch.total_procs != launch.nnodes * launch.gpus_per_node:
+            out.append(finding(
+                rule, f"{worker.label}: total_procs={launch.total_procs} is not nnodes × "
+                      f"gpus_per_node = {launch.nnodes} × {launch.gpus_per_node}",
+                [launch.where], node_rank=worker.node_rank))
+    nnodes = job.nnodes
+    streams = {w.stream for w in job.workers}
+    if nnodes is not None and len(streams) > nnodes:
+        out.append(finding(
+            rule, f"{len(streams)} Worker logs for nnodes={nnodes}",
+            [w.launch.where if w.launch else w.last_line for w in job.workers]))
+    return out
+
+
+def gpu_count_mismatch(job: Job, rule):
+    counts = defaultdict(list)
+    for worker in job.launched:
+        if worker.launch.gpus_per_node is not None:
+            counts[worker.launch.gpus_per_node].append(worker)
+    if len(counts) < 2:
+        return []
+    parts = "; ".join(f"{g} on {', '.join(w.label for w in ws)}" for g, ws in sorted(counts.items()))
+    world = sum(w.launch.gpus_per_node for ws in counts.values() for w in ws)
+    totals = sorted({w.launch.total_procs for ws in counts.values() for w in ws
+                     if w.launch.total_procs is not None})
+    message = f"gpus_per_node differs between Workers: {parts}"
+    if len(job.launched) == job.nnodes:
+        message += (f"; torchrun forms a world of {world} processes, "
+                    f"not the total_procs={'/'.join(map(str, totals))} the launch lines expect")
+    return [finding(rule, message, [ws[0].launch.where for ws in counts.values()])]
+
+
+def _master(addr, port) -> str:
+    addr = addr or "?"
+    return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"

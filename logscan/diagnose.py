@@ -1,0 +1,77 @@
+"""job model → findings → the Diagnosis every renderer takes."""
+
+from __future__ import annotations
+
+from logscan.checks import CHECKS
+from logscan.checks.signatures import signature_findings
+from logscan.findings import Diagnosis, InputNote, Place, RootCause, WorkerSummary
+from logscan.model import Job
+from logscan.rootcause import choose_root_cause
+from logscan.stages import worker_stage
+
+
+def _selected(rule_id: str, settings) -> bool:
+    if settings.select and rule_id not in settings.select:
+        return False
+    return rule_id not in settings.ignore
+
+
+def run_rules(job: Job, settings) -> list:
+    findings = []
+    for rule in job.catalogue.rules.values():
+        if not _selected(rule.id, settings):
+            continue
+        if rule.kind == "signature":
+            findings += signature_findings(job, rule)
+        elif rule.id in CHECKS:
+            findings += CHECKS[rule.id](job, rule)
+    return findings
+
+
+def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
+    out = []
+    for w in job.workers:
+        launch = w.launch
+        ranks = sorted({e.rank for e in w.envs if e.rank is not None})
+        master = None
+        if launch and launch.master_addr:
+            addr = launch.master_addr
+            master = f"[{addr}]:{launch.master_port}" if ":" in addr else f"{addr}:{launch.master_port}"
+        last = w.last_activity()
+        out.append(WorkerSummary(
+            label=w.label, node_rank=w.node_rank, host=w.host, files=tuple(w.files),
+            nnodes=launch.nnodes if launch else None,
+            gpus_per_node=launch.gpus_per_node if launch else None,
+            total_procs=launch.total_procs if launch else None, master=master,
+            ranks=tuple(ranks), reached_first_batch=w.reached_first_batch,
+            stage=worker_stage(w), last_activity=last.isoformat() if last else None))
+    return tuple(out)
+
+
+def _input_notes(job: Job, found) -> tuple[InputNote, ...]:
+    notes = [InputNote(p, why) for p, why in found.notes]
+    for scan in job.scans:
+        if scan.truncated:
+            notes.append(InputNote(scan.display, f"truncated: {scan.truncated}; diagnosed what was readable"))
+        if scan.read_error:
+            notes.append(InputNote(scan.display, f"read stopped early: {scan.read_error}"))
+        for rule_id in dict.fromkeys(scan.rule_timeouts):
+            notes.append(InputNote(scan.display, f"rule {rule_id} timed out on a line and was skipped there"))
+    return tuple(notes)
+
+
+def diagnose_job(job: Job, settings, found) -> Diagnosis:
+    findings = run_rules(job, settings)
+    findings, root, first = choose_root_cause(job, findings)
+    findings.sort(key=lambda f: f.sort_key)
+    missing_nodes = sorted({n for f in findings if f.rule == "missing-worker" for n in f.node_ranks})
+    missing_ranks = sorted({r for f in findings if f.rule == "missing-rank" for r in f.ranks})
+    diagnosis = Diagnosis(
+        job=job.name, workers=_summaries(job), findings=tuple(findings),
+        root_cause=root, first_failure=first,
+        reached_first_batch=any(w.reached_first_batch for w in job.workers),
+        missing_node_ranks=tuple(missing_nodes), missing_ranks=tuple(missing_ranks),
+        job_status=job.job_status, inputs=_input_notes(job, found), skipped=tuple(found.skipped),
+        files_scanned=len(job.scans), bytes_scanned=sum(s.size for s in job.scans),
+        lines_scanned=sum(s.lines for s in job.scans))
+    return diagnosis

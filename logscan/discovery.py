@@ -1,0 +1,205 @@
+"""PATHs → the job's log files. Walks directories without following a link twice, never opens
+anything but regular files, and skips what is not a log (checkpoints, binaries, TensorBoard
+events, configs) quietly. Problems with an input are kept as notes for the report.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from logscan.errors import InputError
+
+SNIFF_BYTES = 8192
+JOB_STATUS_FILE = "job_status"
+NOT_LOG_SUFFIXES = {
+    ".pt", ".pth", ".ckpt", ".bin", ".safetensors", ".npy", ".npz", ".pkl", ".pickle", ".h5",
+    ".onnx", ".json", ".jsonl", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".py", ".pyc", ".sh",
+    ".md", ".rst", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".zip", ".tar", ".tgz",
+    ".whl", ".so", ".csv", ".parquet", ".arrow", ".db", ".sqlite", ".lock", ".pid",
+}
+LOG_NAME = re.compile(r"(?i)(?:\.(?:log|out|err|txt|stdout|stderr)(?:\.\d+)?(?:\.gz)?$|^(?:stdout|stderr|output)$)")
+# Content that marks an oddly named text file as a DDP launch log.
+LOG_MARKERS = (b"DDP launch:", b"torchrun", b"torch.distributed", b"LOCAL_RANK", b"Traceback (most recent")
+ROTATION = re.compile(r"^(?P<base>.+?)(?:\.(?P<index>\d+))?(?:\.gz)?$")
+
+
+@dataclass(frozen=True)
+class LogFile:
+    path: str       # as opened
+    display: str    # as shown in evidence: relative to the PATH it was found under
+    stream: str     # rotated pieces of one log share a stream: `x.log.2`, `x.log.1`, `x.log`
+    order: int      # older pieces first within a stream
+
+
+@dataclass
+class Discovery:
+    logs: list[LogFile] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)   # (path, problem) a user should see
+    skipped: list[str] = field(default_factory=list)              # not logs: checkpoints, binaries...
+    job_status_files: list[str] = field(default_factory=list)
+
+
+def printable(path: str) -> str:
+    """A path as text, whatever bytes its name holds."""
+    return os.fsdecode(os.fsencode(path)).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _sniff(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        head = handle.read(SNIFF_BYTES)
+    if head[:2] == b"\x1f\x8b":
+        try:
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF_BYTES)
+        except zlib.error:
+            return b""
+    return head
+
+
+_TEXT_BYTES = bytes(range(32, 127)) + b"\t\n\r\x1b\x08\x0c"
+
+
+def looks_binary(head: bytes) -> bool:
+    if not head:
+        return False
+    if head.startswith((b"PK\x03\x04", b"\x80\x02", b"\x80\x04", b"\x7fELF", b"\x89PNG")):
+        return True
+    control = len(head.translate(None, _TEXT_BYTES + bytes(range(128, 256))))
+    return control > len(head) * 0.1
+
+
+def _stream_of(display: str) -> tuple[str, int]:
+    directory, _, name = display.rpartition("/")
+    found = ROTATION.match(name)
+    base, index = (found["base"], found["index"]) if found else (name, None)
+    if index is not None and not LOG_NAME.search(base) and "." not in base:
+        base, index = name, None  # `launch_ddp.1` style names are their own logs, not rotations
+    # A rotated piece `.N` is older the larger N is; the live file has no index.
+    order = -int(index) if index is not None else 0
+    return f"{directory}/{base}" if directory else base, order
+
+
+def _is_log_name(name: str) -> bool:
+    if name.startswith("."):
+        return False
+    if LOG_NAME.search(name):
+        return True
+    lower = name.lower()
+    if "tfevents" in lower:
+        return False
+    suffixes = [s for s in Path(lower).suffixes if not s[1:].isdigit() and s != ".gz"]
+    return not (suffixes and suffixes[-1] in NOT_LOG_SUFFIXES)
+
+
+def discover(paths: list[str]) -> Discovery:
+    found = Discovery()
+    seen_dirs: set[tuple[int, int]] = set()
+    seen_files: set[tuple[int, int]] = set()
+    for given in paths:
+        if not os.path.lexists(given):
+            raise InputError(f"no such file or directory: {printable(given)}")
+        if os.path.isdir(given):
+            root = given.rstrip("/") or "/"
+            _walk(root, root, found, seen_dirs, seen_files)
+        else:
+            _consider(given, printable(given), found, seen_files, named=True)
+    found.logs.sort(key=lambda log: (log.stream, log.order, log.display))
+    return found
+
+
+def _walk(root: str, directory: str, found: Discovery, seen_dirs, seen_files) -> None:
+    try:
+        info = os.stat(directory)
+    except OSError as exc:
+        found.notes.append((printable(directory), _reason(exc)))
+        return
+    if (info.st_dev, info.st_ino) in seen_dirs:
+        return  # a symlink loop, or a second way to the same directory
+    seen_dirs.add((info.st_dev, info.st_ino))
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError as exc:
+        found.notes.append((printable(directory), _reason(exc)))
+        return
+    for entry in entries:
+        display = printable(os.path.relpath(entry.path, os.path.dirname(root) or "."))
+        try:
+            is_dir = entry.is_dir(follow_symlinks=True)
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if not entry.name.startswith("."):
+                _walk(root, entry.path, found, seen_dirs, seen_files)
+            continue
+        if entry.name == JOB_STATUS_FILE:
+            found.job_status_files.append(entry.path)
+            continue
+        if not _is_log_name(entry.name):
+            found.skipped.append(display)
+            continue
+        _consider(entry.path, display, found, seen_files, named=False)
+
+
+def _consider(path: str, display: str, found: Discovery, seen_files, named: bool) -> None:
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        found.notes.append((display, _reason(exc)))
+        return
+    if not stat.S_ISREG(info.st_mode):
+        # FIFOs and devices would block or never end: never open them.
+        found.notes.append((display, "not a regular file (FIFO, socket or device): skipped"))
+        return
+    if (info.st_dev, info.st_ino) in seen_files:
+        return
+    seen_files.add((info.st_dev, info.st_ino))
+    if info.st_size == 0:
+        found.notes.append((display, "empty file"))
+        return
+    try:
+        head = _sniff(path)
+    except OSError as exc:
+        found.notes.append((display, _reason(exc)))
+        return
+    if looks_binary(head):
+        if named:
+            found.notes.append((display, "binary file, not a log: skipped"))
+        else:
+            found.skipped.append(display)
+        return
+    name = os.path.basename(path)
+    if not named and not LOG_NAME.search(name) and not any(m in head for m in LOG_MARKERS):
+        found.skipped.append(display)
+        return
+    stream, order = _stream_of(display)
+    found.logs.append(LogFile(path, display, stream, order))
+
+
+def _reason(exc: OSError) -> str:
+    if isinstance(exc, PermissionError):
+        return "cannot read: permission denied"
+    if exc.errno == 40:  # ELOOP
+        return "symbolic link loop"
+    if isinstance(exc, FileNotFoundError):
+        return "broken symbolic link or vanished file"
+    return f"cannot read: {exc.strerror or exc}"
+
+
+def read_job_status(paths: list[str]) -> tuple[str, str] | None:
+    """The first word of a `job_status` file: succeeded, failed or running."""
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                words = handle.read(256).decode("utf-8", "replace").split()
+        except OSError:
+            continue
+        if words and words[0].lower() in ("succeeded", "failed", "running"):
+            return words[0].lower(), path
+    return None
+
+
+

@@ -1,0 +1,113 @@
+"""What the parser extracts from log lines. Plain frozen records: no rule logic lives here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """One physical line of one log file, as evidence."""
+
+    file: str
+    line: int
+    text: str
+    # Process context carried by the line's prefix: `[rank3]:` gives a global rank,
+    # `[default1]:` (torchrun --tee) a local rank.
+    rank: int | None = None
+    local_rank: int | None = None
+    time: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchLine:
+    where: Where
+    nnodes: int | None
+    node_rank: int | None
+    gpus_per_node: int | None
+    total_procs: int | None
+    master_addr: str | None
+    master_port: int | None
+    raw_fields: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EnvPrint:
+    """What torchrun injected into one training process, as the process printed it."""
+
+    where: Where
+    rank: int | None
+    local_rank: int | None
+    world_size: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A line showing a process got past its first batch."""
+
+    where: Where
+
+
+@dataclass(frozen=True, slots=True)
+class SignalHit:
+    """A line matched by a catalogue pattern (a signature rule or a signal)."""
+
+    rule_id: str
+    where: Where
+    groups: tuple[tuple[str, str], ...] = ()
+
+    def group(self, name: str) -> str | None:
+        for key, value in self.groups:
+            if key == name:
+                return value
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class PythonException:
+    """The last line of a Python traceback: `ExcType: detail`."""
+
+    where: Where
+    exc_type: str
+    detail: str
+    # Catalogue signals seen inside the same traceback (crash causes such as a collate frame).
+    traceback_signals: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessExit:
+    """One entry of torchrun's failure summary, or its `failed (exitcode: N) local_rank: L` line."""
+
+    where: Where
+    rank: int | None
+    local_rank: int | None
+    exitcode: int | None
+    host: str | None = None
+    time: datetime | None = None
+    root_cause: bool = False
+
+
+@dataclass(slots=True)
+class FileScan:
+    """Everything one scan of one file produced, in line order per kind."""
+
+    path: str
+    display: str
+    size: int = 0
+    lines: int = 0
+    mtime: float | None = None
+    compressed: bool = False
+    truncated: str | None = None
+    read_error: str | None = None
+    launches: list[LaunchLine] = field(default_factory=list)
+    envs: list[EnvPrint] = field(default_factory=list)
+    progress: list[Progress] = field(default_factory=list)
+    hits: list[SignalHit] = field(default_factory=list)
+    exceptions: list[PythonException] = field(default_factory=list)
+    exits: list[ProcessExit] = field(default_factory=list)
+    env_markers: int = 0
+    first_time: datetime | None = None
+    last_time: datetime | None = None
+    last_line: Where | None = None
+    rule_timeouts: list[str] = field(default_factory=list)

@@ -1,0 +1,135 @@
+"""Findings and the diagnosis: the one object every renderer takes. Plain frozen data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from logscan.catalogue import SEVERITY_ORDER
+from logscan.events import Where
+
+
+@dataclass(frozen=True)
+class Evidence:
+    file: str
+    line: int
+    text: str
+
+    @classmethod
+    def at(cls, where: Where) -> "Evidence":
+        return cls(where.file, where.line, where.text)
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: str
+    message: str
+    hint: str
+    stage: str
+    node_rank: int | None = None
+    rank: int | None = None
+    evidence: tuple[Evidence, ...] = ()
+    cause: str | None = None
+    caused_by: str | None = None    # the `key` of the finding this one is a cascade of
+    cascade: bool = False
+    worker: str | None = None       # the Worker's label when it has no node_rank
+    time: str | None = None         # ISO time of the first evidence, where the line carries one
+    node_ranks: tuple[int, ...] = ()  # every node_rank the finding is about, when several
+    ranks: tuple[int, ...] = ()       # every global rank the finding is about, when several
+
+    @property
+    def key(self) -> str:
+        where = self.evidence[0] if self.evidence else None
+        place = f"{where.file}:{where.line}" if where else ""
+        return f"{self.rule}@{self.node_rank}/{self.rank}@{place}"
+
+    @property
+    def sort_key(self):
+        first = self.evidence[0] if self.evidence else Evidence("", 0, "")
+        return (SEVERITY_ORDER[self.severity], self.rule,
+                -1 if self.node_rank is None else self.node_rank,
+                -1 if self.rank is None else self.rank, first.file, first.line)
+
+
+@dataclass(frozen=True)
+class WorkerSummary:
+    label: str
+    node_rank: int | None
+    host: str | None
+    files: tuple[str, ...]
+    nnodes: int | None
+    gpus_per_node: int | None
+    total_procs: int | None
+    master: str | None
+    ranks: tuple[int, ...]
+    reached_first_batch: bool
+    stage: str
+    last_activity: str | None
+
+
+@dataclass(frozen=True)
+class Place:
+    node_rank: int | None
+    rank: int | None
+
+
+@dataclass(frozen=True)
+class RootCause:
+    rule: str
+    node_rank: int | None
+    rank: int | None
+    message: str
+
+
+@dataclass(frozen=True)
+class InputNote:
+    path: str
+    problem: str
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    job: str
+    workers: tuple[WorkerSummary, ...]
+    findings: tuple[Finding, ...]
+    root_cause: RootCause | None
+    first_failure: Place | None
+    reached_first_batch: bool
+    missing_node_ranks: tuple[int, ...]
+    missing_ranks: tuple[int, ...]
+    job_status: str | None = None
+    inputs: tuple[InputNote, ...] = ()
+    skipped: tuple[str, ...] = ()
+    files_scanned: int = 0
+    bytes_scanned: int = 0
+    lines_scanned: int = 0
+
+    @property
+    def healthy(self) -> bool:
+        return not any(f.severity == "error" for f in self.findings)
+
+    def summary(self) -> str:
+        """The one-line verdict: what every renderer leads with."""
+        if self.healthy:
+            progress = "reached the first batch" if self.reached_first_batch else "no progress line seen"
+            warnings = sum(f.severity == "warning" for f in self.findings)
+            return (f"HEALTHY {self.job}: {len(self.workers)} Worker(s), {progress}"
+                    + (f", {warnings} warning(s)" if warnings else ""))
+        root = self.root_cause
+        if root is None:
+            return f"FAILED {self.job}"
+        return f"FAILED {self.job}: {root.rule}{place_label(root.node_rank, root.rank)}: {root.message}"
+
+    def worst_severity(self) -> str | None:
+        if not self.findings:
+            return None
+        return min((f.severity for f in self.findings), key=SEVERITY_ORDER.__getitem__)
+
+
+def place_label(node_rank: int | None, rank: int | None) -> str:
+    parts = []
+    if node_rank is not None:
+        parts.append(f"node {node_rank}")
+    if rank is not None:
+        parts.append(f"rank {rank}")
+    return f" ({', '.join(parts)})" if parts else ""

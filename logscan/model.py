@@ -1,0 +1,229 @@
+"""events → per-Worker facts → the job model that rules read.
+
+A Worker is one launch command's log stream (rotated pieces joined), split further only when one
+file holds launch lines of several node_ranks (Workers that shared a log path).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+import pandas as pd
+
+from logscan.catalogue import Catalogue
+from logscan.discovery import LogFile
+from logscan.events import (EnvPrint, FileScan, LaunchLine, ProcessExit, Progress,
+                            PythonException, SignalHit, Where)
+
+
+@dataclass
+class Worker:
+    stream: str
+    node_rank: int | None
+    files: list[str] = field(default_factory=list)
+    scans: list[FileScan] = field(default_factory=list)
+    launches: list[LaunchLine] = field(default_factory=list)
+    envs: list[EnvPrint] = field(default_factory=list)
+    progress: list[Progress] = field(default_factory=list)
+    hits: list[SignalHit] = field(default_factory=list)
+    exceptions: list[PythonException] = field(default_factory=list)
+    exits: list[ProcessExit] = field(default_factory=list)
+    env_markers: int = 0
+    shared_file: bool = False
+    rank_offset: int | None = None
+
+    @property
+    def label(self) -> str:
+        return f"node {self.node_rank}" if self.node_rank is not None else self.stream
+
+    @property
+    def launch(self) -> LaunchLine | None:
+        return self.launches[0] if self.launches else None
+
+    @property
+    def gpus(self) -> int | None:
+        return self.launch.gpus_per_node if self.launch else None
+
+    @property
+    def host(self) -> str | None:
+        hosts = [e.host for e in self.exits if e.host]
+        return hosts[0] if hosts else None
+
+    @property
+    def reached_first_batch(self) -> bool:
+        return bool(self.progress)
+
+    @property
+    def first_progress(self) -> Progress | None:
+        return min(self.progress, key=lambda p: (p.where.file, p.where.line), default=None)
+
+    @property
+    def started_processes(self) -> bool:
+        """torchrun got past rendezvous and spawned training processes."""
+        return bool(self.envs or self.progress or any(e.exitcode is not None for e in self.exits)
+                    or any(x.where.rank is not None for x in self.exceptions)
+                    or any(h.where.rank is not None for h in self.hits))
+
+    @property
+    def last_line(self) -> Where | None:
+        lines = [s.last_line for s in self.scans if s.last_line is not None]
+        return lines[-1] if lines else None
+
+    def last_activity(self) -> datetime | None:
+        """When the log last moved: its last aware timestamp, else the file's mtime."""
+        times = [s.last_time for s in self.scans if s.last_time and s.last_time.tzinfo]
+        if times:
+            return max(times)
+        mtimes = [s.mtime for s in self.scans if s.mtime]
+        return datetime.fromtimestamp(max(mtimes), timezone.utc) if mtimes else None
+
+    def global_rank(self, where: Where, groups: dict | None = None) -> int | None:
+        if where.rank is not None:
+            return where.rank
+        groups = groups or {}
+        if groups.get("rank", "").lstrip("-").isdigit():
+            return int(groups["rank"])
+        local = where.local_rank
+        if local is None and groups.get("local_rank", "").isdigit():
+            local = int(groups["local_rank"])
+        if local is not None and self.rank_offset is not None:
+            return self.rank_offset + local
+        if self.gpus == 1 and self.rank_offset is not None:
+            return self.rank_offset
+        return None
+
+
+@dataclass
+class Job:
+    name: str
+    workers: list[Worker]
+    scans: list[FileScan]
+    catalogue: Catalogue
+    job_status: str | None = None
+    job_status_source: str | None = None
+    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    stall_after: timedelta = timedelta(minutes=30)
+    worker_table: pd.DataFrame = field(default_factory=pd.DataFrame)
+    process_table: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def nnodes(self) -> int | None:
+        """The node count most launch lines agree on (ties: the larger)."""
+        counts = Counter(l.nnodes for w in self.workers for l in w.launches[:1] if l.nnodes)
+        if not counts:
+            return None
+        return max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0]
+
+    @property
+    def launched(self) -> list[Worker]:
+        return [w for w in self.workers if w.launch is not None]
+
+    @property
+    def prints_env(self) -> bool:
+        return any(w.envs for w in self.workers)
+
+    def worker_by_node(self, node_rank: int | None) -> Worker | None:
+        return next((w for w in self.workers if w.node_rank == node_rank), None)
+
+
+def _split_by_launch(stream: str, scans: list[FileScan]) -> list[Worker]:
+    """One Worker per node_rank the stream's launch lines claim (one, unless the log was shared)."""
+    node_ranks = list(dict.fromkeys(l.node_rank for s in scans for l in s.launches))
+    if len(node_ranks) <= 1:
+        worker = Worker(stream, node_ranks[0] if node_ranks else None)
+        for scan in scans:
+            _absorb(worker, scan, lambda where: True)
+        return [worker]
+    workers = [Worker(stream, node_rank, shared_file=True) for node_rank in node_ranks]
+    for scan in scans:
+        # Lines belong to the node_rank of the launch line above them in the same file.
+        marks = sorted((l.where.line, l.node_rank) for l in scan.launches)
+        def owner(where: Where, marks=marks) -> int | None:
+            current = marks[0][1] if marks else None
+            for line, node_rank in marks:
+                if line <= where.line:
+                    current = node_rank
+            return current
+        for worker in workers:
+            _absorb(worker, scan, lambda where, nr=worker.node_rank, owner=owner: owner(where) == nr)
+    return workers
+
+
+def _absorb(worker: Worker, scan: FileScan, mine) -> None:
+    if scan.display not in worker.files:
+        worker.files.append(scan.display)
+        worker.scans.append(scan)
+    worker.launches += [l for l in scan.launches if mine(l.where) and l.node_rank == worker.node_rank]
+    worker.envs += [e for e in scan.envs if mine(e.where)]
+    worker.progress += [p for p in scan.progress if mine(p.where)]
+    worker.hits += [h for h in scan.hits if mine(h.where)]
+    worker.exceptions += [x for x in scan.exceptions if mine(x.where)]
+    worker.exits += [e for e in scan.exits if mine(e.where)]
+    worker.env_markers += scan.env_markers
+
+
+def _assign_rank_offsets(workers: list[Worker]) -> None:
+    """Global rank of local rank 0 per Worker: the sum of the GPUs of lower node_ranks."""
+    by_node = {w.node_rank: w for w in workers if w.node_rank is not None and w.gpus}
+    for worker in workers:
+        if worker.node_rank is None or not worker.gpus:
+            continue
+        lower = [by_node.get(n) for n in range(worker.node_rank)]
+        if all(lower):
+            worker.rank_offset = sum(w.gpus for w in lower)
+        else:
+            worker.rank_offset = worker.node_rank * worker.gpus
+
+
+def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: Catalogue,
+              **settings) -> Job:
+    by_stream: dict[str, list[FileScan]] = {}
+    for log, scan in zip(logs, scans):
+        by_stream.setdefault(log.stream, []).append(scan)
+    workers = [w for stream, group in by_stream.items() for w in _split_by_launch(stream, group)]
+    workers.sort(key=lambda w: (w.node_rank is None, w.node_rank or 0, w.stream))
+    _assign_rank_offsets(workers)
+    job = Job(name=name, workers=workers, scans=scans, catalogue=catalogue, **settings)
+    job.worker_table = _worker_table(workers)
+    job.process_table = _process_table(workers)
+    return job
+
+
+def _worker_table(workers: list[Worker]) -> pd.DataFrame:
+    rows = []
+    for w in workers:
+        launch = w.launch
+        rows.append({
+            "worker": w.label,
+            "node_rank": w.node_rank,
+            "host": w.host,
+            "files": tuple(w.files),
+            "nnodes": launch.nnodes if launch else None,
+            "gpus_per_node": launch.gpus_per_node if launch else None,
+            "total_procs": launch.total_procs if launch else None,
+            "master_addr": launch.master_addr if launch else None,
+            "master_port": launch.master_port if launch else None,
+            "env_prints": len(w.envs),
+            "started_processes": w.started_processes,
+            "reached_first_batch": w.reached_first_batch,
+            "rank_offset": w.rank_offset,
+        })
+    table = pd.DataFrame(rows)
+    for column in ("node_rank", "nnodes", "gpus_per_node", "total_procs", "master_port", "rank_offset"):
+        if column in table:
+            table[column] = table[column].astype("Int64")
+    return table
+
+
+def _process_table(workers: list[Worker]) -> pd.DataFrame:
+    rows = [{
+        "worker": w.label, "node_rank": w.node_rank, "rank": e.rank, "local_rank": e.local_rank,
+        "world_size": e.world_size, "file": e.where.file, "line": e.where.line,
+    } for w in workers for e in w.envs]
+    columns = ["worker", "node_rank", "rank", "local_rank", "world_size", "file", "line"]
+    table = pd.DataFrame(rows, columns=columns)
+    for column in ("node_rank", "rank", "local_rank", "world_size", "line"):
+        table[column] = table[column].astype("Int64")
+    return table

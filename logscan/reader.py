@@ -1,0 +1,88 @@
+"""Stream a log file as blocks of whole lines, whatever its encoding, compression or state.
+
+Files are never read whole: blocks are CHUNK_SIZE bytes cut at the last newline. A plain file is
+read up to the size it had when opened, so a log still being written gives a consistent snapshot
+and the scan ends. A line longer than MAX_LINE keeps its head and loses the rest, so a 10 MiB line
+with no newline costs no more memory than a short one.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+GZIP_MAGIC = b"\x1f\x8b"
+CHUNK_SIZE = 1 << 20
+MAX_LINE = 64 * 1024
+
+
+@dataclass
+class ReadState:
+    """What went wrong while reading, reported after the blocks are consumed."""
+
+    truncated: str | None = None
+    size: int = 0
+    compressed: bool = False
+
+
+def is_gzip(head: bytes) -> bool:
+    return head[:2] == GZIP_MAGIC
+
+
+def _raw_blocks(path: str, state: ReadState, chunk_size: int) -> Iterator[bytes]:
+    with open(path, "rb") as handle:
+        head = handle.read(2)
+        handle.seek(0)
+        if is_gzip(head):
+            state.compressed = True
+            stream = gzip.GzipFile(fileobj=handle)
+            try:
+                while block := stream.read(chunk_size):
+                    yield block
+            except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
+                state.truncated = f"compressed data ends early ({exc})"
+            return
+        remaining = os.fstat(handle.fileno()).st_size
+        state.size = remaining
+        while remaining > 0:
+            block = handle.read(min(chunk_size, remaining))
+            if not block:
+                break  # the file shrank under us: keep what was read
+            remaining -= len(block)
+            yield block
+
+
+def line_blocks(path: str, state: ReadState | None = None, chunk_size: int = CHUNK_SIZE,
+                max_line: int = MAX_LINE) -> Iterator[bytes]:
+    """Yield blocks that each end with b"\\n" (the last may not), never splitting a line."""
+    state = state if state is not None else ReadState()
+    carry = b""
+    skipping = False  # inside the tail of an over-long line, up to its newline
+    for block in _raw_blocks(path, state, chunk_size):
+        if skipping:
+            newline = block.find(b"\n")
+            if newline < 0:
+                continue
+            block = block[newline + 1:]
+            skipping = False
+        data = carry + block if carry else block
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            carry = data
+        else:
+            if cut + 1 < len(data):
+                carry = data[cut + 1:]
+                data = data[:cut + 1]
+            else:
+                carry = b""
+            yield data
+        if len(carry) > max_line:
+            # The head stands for the whole line; its own newline ends it.
+            yield carry[:max_line] + b"\n"
+            carry = b""
+            skipping = True
+    if carry and not skipping:
+        yield carry

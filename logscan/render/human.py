@@ -1,0 +1,92 @@
+"""The terminal report: verdict, Worker table, findings with evidence and hints."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from logscan.findings import Diagnosis, Finding, place_label
+from logscan.render.inert import inert
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _workers_table(d: Diagnosis) -> Table:
+    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    for column in ("node", "host", "nnodes", "gpus", "procs", "master", "ranks", "stage", "files"):
+        table.add_column(column)
+    for w in d.workers:
+        table.add_row(*(Text(inert(str(v))) for v in (
+            w.node_rank if w.node_rank is not None else "?", w.host or "-",
+            _dash(w.nnodes), _dash(w.gpus_per_node), _dash(w.total_procs), w.master or "-",
+            _ranges(w.ranks) or "-", w.stage, ", ".join(w.files))))
+    return table
+
+
+def _dash(value) -> str:
+    return "-" if value is None else str(value)
+
+
+def _ranges(ranks) -> str:
+    out, ranks = [], sorted(ranks)
+    i = 0
+    while i < len(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
+            j += 1
+        out.append(str(ranks[i]) if i == j else f"{ranks[i]}-{ranks[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def _finding_block(f: Finding, cascades: list[Finding], indent: str = "") -> list[Text]:
+    head = Text(indent)
+    head.append(f"{f.severity.upper():7}", style=SEVERITY_STYLE[f.severity])
+    head.append(f" {f.rule}", style="bold")
+    head.append(place_label(f.node_rank, f.rank))
+    if f.cause:
+        head.append(f" [cause: {f.cause}]")
+    head.append(": " + inert(f.message))
+    lines = [head]
+    for e in f.evidence:
+        line = Text(f"{indent}    ")
+        line.append(inert(f"{e.file}:{e.line}"), style="dim")
+        line.append("  " + inert(e.text.strip()))
+        lines.append(line)
+    lines.append(Text(f"{indent}    hint: " + inert(f.hint), style="green"))
+    for c in cascades:
+        lines.append(Text(f"{indent}  ↳ cascade:", style="dim"))
+        lines += _finding_block(c, [], indent + "    ")
+    return lines
+
+
+def render_human(d: Diagnosis, color: bool = False, width: int = 120) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=color, no_color=not color, width=width,
+                      highlight=False, emoji=False, markup=False, soft_wrap=True)
+    style = "bold green" if d.healthy else "bold red"
+    console.print(Text(inert(d.summary()), style=style))
+    if d.job_status:
+        console.print(Text(f"platform job status: {d.job_status}"))
+    console.print()
+    console.print(_workers_table(d))
+    roots = [f for f in d.findings if f.caused_by is None]
+    children: dict[str, list[Finding]] = {}
+    for f in d.findings:
+        if f.caused_by is not None:
+            children.setdefault(f.caused_by, []).append(f)
+    known = {f.key for f in d.findings}
+    roots += [f for f in d.findings if f.caused_by is not None and f.caused_by not in known]
+    if roots:
+        console.print()
+        for f in roots:
+            console.print(Group(*_finding_block(f, children.get(f.key, []))))
+    for note in d.inputs:
+        console.print(Text("note: " + inert(f"{note.path}: {note.problem}"), style="yellow"))
+    console.print()
+    console.print(Text(f"{d.files_scanned} file(s), {d.lines_scanned} lines, "
+                       f"{len(d.findings)} finding(s)", style="dim"))
+    return buffer.getvalue()
