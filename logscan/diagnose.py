@@ -43,8 +43,8 @@ def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
             nnodes=launch.nnodes if launch else None,
             gpus_per_node=launch.gpus_per_node if launch else None,
             total_procs=launch.total_procs if launch else None, master=master,
-            ranks=tuple(ranks), reached_first_batch=w.reached_first_batch,
-            stage=worker_stage(w), last_activity=last.isoformat() if last else None))
+            ranks=tuple(ranks), reached_first_batch=job.reached_first_batch(w),
+            stage=worker_stage(job, w), last_activity=last.isoformat() if last else None))
     return tuple(out)
 
 

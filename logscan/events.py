@@ -73,6 +73,10 @@ class PythonException:
     detail: str
     # Catalogue signals seen inside the same traceback (crash causes such as a collate frame).
     traceback_signals: tuple[str, ...] = ()
+    # Signals on the exception line itself (a store timeout, a lost peer...).
+    line_signals: tuple[str, ...] = ()
+    # Raised by torchrun itself (its own frames in the traceback), not by a training process.
+    agent: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,6 +107,16 @@ class Job:
     stall_after: timedelta = timedelta(minutes=30)
     worker_table: pd.DataFrame = field(default_factory=pd.DataFrame)
     process_table: pd.DataFrame = field(default_factory=pd.DataFrame)
+    derived: dict = field(default_factory=dict)  # facts several rules share, computed once
+
+    @property
+    def progressed(self) -> bool:
+        return any(w.progress for w in self.workers)
+
+    def reached_first_batch(self, worker: Worker) -> bool:
+        # Ranks usually log progress on rank 0 only; DDP synchronises every step, so progress
+        # anywhere means every process that had started passed its first batch.
+        return worker.reached_first_batch or (self.progressed and worker.started_processes)
 
     @property
     def nnodes(self) -> int | None:

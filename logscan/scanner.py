@@ -37,7 +37,10 @@ CORE_CANDIDATES = (
     rb"\b(?:time|host|rank|exitcode|traceback)[ \t]+:",
     rb"error_file:",
     rb"\(exitcode: ",
+    rb"torch/distributed/run\.py\", line",
+    rb"bin/torchrun\", line",
 )
+AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line')
 
 DEFAULT_PROGRESS = (
     r"(?i:\b(?:global[_ ])?step\b[ \t]*[:=#]?[ \t]*\[?\d+)",
@@ -58,6 +61,7 @@ class _FileContext:
 
     env: lineparse.EnvAssembler = field(default_factory=lineparse.EnvAssembler)
     traceback_signals: dict = field(default_factory=dict)
+    agent_traceback: dict = field(default_factory=dict)
     chained: dict = field(default_factory=dict)
     in_root_cause: bool = False
     summary_entry: dict = field(default_factory=dict)
@@ -71,7 +75,6 @@ class Scanner:
         self.candidates = re.compile(
             b"|".join((*CORE_CANDIDATES, *(re.escape(k) for k in keywords))))
         self.progress = compile_progress(progress_patterns)
-        self.cause_signals = set(catalogue.signals_with_cause())
 
     def scan_file(self, path: str, display: str, chunk_size: int = CHUNK_SIZE) -> FileScan:
         scan = FileScan(path=path, display=display)
@@ -197,10 +200,14 @@ class Scanner:
         if body.startswith(lineparse.TRACEBACK_START):
             if not context.chained.get(key):
                 context.traceback_signals[key] = []
+                context.agent_traceback[key] = False
             context.chained[key] = False
         elif any(phrase in body for phrase in lineparse.CHAINED):
             context.chained[key] = True
+        elif any(frame in body for frame in AGENT_FRAMES):
+            context.agent_traceback[key] = True
 
+        line_signals = []
         for rule in self.matchers:
             if not any(kw in body for kw in rule.keywords):
                 continue
@@ -212,12 +219,15 @@ class Scanner:
             if groups is None:
                 continue
             scan.hits.append(SignalHit(rule.id, where, tuple(groups.items())))
-            if rule.id in self.cause_signals and key in context.traceback_signals:
+            line_signals.append(rule.id)
+            if key in context.traceback_signals:
                 context.traceback_signals[key].append(rule.id)
 
         if (exc := lineparse.parse_exception(body)) is not None:
             signals = tuple(dict.fromkeys(context.traceback_signals.get(key, ())))
-            scan.exceptions.append(PythonException(where, exc[0], exc[1], signals))
+            scan.exceptions.append(PythonException(
+                where, exc[0], exc[1], signals, tuple(line_signals),
+                agent=context.agent_traceback.get(key, False)))
 
     def _summary(self, body: str, where: Where, scan: FileScan, context: _FileContext) -> Where:
         """torchrun's failure summary: a block of `key : value` lines per failed process."""

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from logscan.model import Worker
+from logscan.model import Job, Worker
 
 
-def worker_stage(worker: Worker) -> str:
+def worker_stage(job: Job, worker: Worker) -> str:
     if worker.launch is None:
         return "launch"
     if not worker.started_processes:
         return "rendezvous"
-    if not worker.reached_first_batch:
+    if not job.reached_first_batch(worker):
         return "init"
     return "training"

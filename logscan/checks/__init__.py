@@ -9,6 +9,9 @@ from __future__ import annotations
 from logscan.checks.collision import log_collision
 from logscan.checks.launch import duplicate_node_rank, gpu_count_mismatch, launch_mismatch, missing_worker
 from logscan.checks.processes import missing_rank, world_size_mismatch
+from logscan.checks.stages import (collective_timeout, crash_before_first_batch, crash_during_training,
+                                   hang_before_first_batch, hang_in_rendezvous, masked_exit_code,
+                                   restart_loop)
 
 CHECKS = {
     "missing-worker": missing_worker,
@@ -18,4 +21,11 @@ CHECKS = {
     "world-size-mismatch": world_size_mismatch,
     "missing-rank": missing_rank,
     "log-collision": log_collision,
+    "hang-in-rendezvous": hang_in_rendezvous,
+    "hang-before-first-batch": hang_before_first_batch,
+    "collective-timeout": collective_timeout,
+    "crash-before-first-batch": crash_before_first_batch,
+    "crash-during-training": crash_during_training,
+    "restart-loop": restart_loop,
+    "masked-exit-code": masked_exit_code,
 }

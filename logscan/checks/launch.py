@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 from logscan.checks.base import finding, plural
 from logscan.model import Job
@@ -43,24 +44,37 @@ def duplicate_node_rank(job: Job, rule):
     return out
 
 
+def _outliers(groups: dict) -> tuple[object, list]:
+    """The value most Workers hold (ties: node 0's), and the Workers that differ from it."""
+    def weight(item):
+        value, workers = item
+        return (len(workers), any(w.node_rank == 0 for w in workers))
+    reference = max(groups.items(), key=weight)[0]
+    return reference, [w for value, ws in groups.items() if value != reference for w in ws]
+
+
+def _disagreement(rule, what: str, groups: dict, show) -> list:
+    if len(groups) < 2:
+        return []
+    _, outliers = _outliers(groups)
+    parts = "; ".join(f"{show(value)} on {', '.join(w.label for w in ws)}"
+                      for value, ws in sorted(groups.items(), key=lambda kv: str(kv[0])))
+    node_rank = outliers[0].node_rank if len(outliers) == 1 else None
+    return [finding(rule, f"Workers disagree on {what}: {parts}",
+                    [ws[0].launch.where for ws in groups.values()] + [w.launch.where for w in outliers],
+                    node_rank=node_rank, node_ranks=tuple(sorted(
+                        w.node_rank for w in outliers if w.node_rank is not None)))]
+
+
 def launch_mismatch(job: Job, rule):
-    out = []
     launched = job.launched
     by_nnodes = defaultdict(list)
     by_master = defaultdict(list)
     for worker in launched:
         by_nnodes[worker.launch.nnodes].append(worker)
         by_master[(worker.launch.master_addr, worker.launch.master_port)].append(worker)
-    if len(by_nnodes) > 1:
-        parts = "; ".join(f"nnodes={n} on {', '.join(w.label for w in ws)}"
-                          for n, ws in sorted(by_nnodes.items(), key=lambda kv: str(kv[0])))
-        out.append(finding(rule, f"Workers disagree on nnodes: {parts}",
-                           [ws[0].launch.where for ws in by_nnodes.values()]))
-    if len(by_master) > 1:
-        parts = "; ".join(f"{_master(a, p)} on {', '.join(w.label for w in ws)}"
-                          for (a, p), ws in sorted(by_master.items(), key=str))
-        out.append(finding(rule, f"Workers disagree on the master address: {parts}",
-                           [ws[0].launch.where for ws in by_master.values()]))
+    out = _disagreement(rule, "nnodes", by_nnodes, lambda n: f"nnodes={n}")
+    out += _disagreement(rule, "the master address", by_master, lambda am: _master(*am))
     for worker in launched:
         launch = worker.launch
         if None in (launch.total_procs, launch.nnodes, launch.gpus_per_node):
@@ -86,15 +100,15 @@ def gpu_count_mismatch(job: Job, rule):
             counts[worker.launch.gpus_per_node].append(worker)
     if len(counts) < 2:
         return []
-    parts = "; ".join(f"{g} on {', '.join(w.label for w in ws)}" for g, ws in sorted(counts.items()))
-    world = sum(w.launch.gpus_per_node for ws in counts.values() for w in ws)
+    found = _disagreement(rule, "gpus_per_node", counts, lambda g: f"{g} GPUs")[0]
+    world = sum(g * len(ws) for g, ws in counts.items())
     totals = sorted({w.launch.total_procs for ws in counts.values() for w in ws
                      if w.launch.total_procs is not None})
-    message = f"gpus_per_node differs between Workers: {parts}"
+    message = found.message
     if len(job.launched) == job.nnodes:
         message += (f"; torchrun forms a world of {world} processes, "
                     f"not the total_procs={'/'.join(map(str, totals))} the launch lines expect")
-    return [finding(rule, message, [ws[0].launch.where for ws in counts.values()])]
+    return [replace(found, message=message)]
 
 
 def _master(addr, port) -> str:

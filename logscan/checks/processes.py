@@ -30,7 +30,8 @@ def world_size_mismatch(job: Job, rule):
             if size is None:
                 message = f"{worker.label}: {who} run without WORLD_SIZE set"
             else:
-                message = (f"{worker.label}: {who} see WORLD_SIZE={size}, but the launch line "
+                verb = "sees" if len(ranks) == 1 else "see"
+                message = (f"{worker.label}: {who} {verb} WORLD_SIZE={size}, but the launch line "
                            f"expects total_procs={launch.total_procs}")
                 if size == launch.nnodes and size != launch.total_procs:
                     message += ("; that is nnodes: the platform's WORLD_SIZE leaked into the "

@@ -1,0 +1,147 @@
+"""Parsing real lines into events. Lines marked REAL are copied from sample_logs/; lines marked
+SYNTHETIC are built here to pin an edge case no sample shows."""
+
+from __future__ import annotations
+
+from logscan.catalogue import Catalogue
+from logscan.lineparse import parse_launch
+from logscan.prefixes import strip_prefixes
+from logscan.scanner import Scanner
+
+
+def scan_text(tmp_path, text: str | bytes, name: str = "launch_ddp.log", chunk_size: int = 1 << 20):
+    path = tmp_path / name
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return Scanner(Catalogue({}, {})).scan_file(str(path), name, chunk_size=chunk_size)
+
+
+def envs(scan):
+    return sorted(((e.rank, e.local_rank, e.world_size) for e in scan.envs), key=str)
+
+
+# REAL: sample_logs/healthy-2x2/worker-0/launch_ddp.log, two processes writing one stdout.
+INTERLEAVED = (
+    "torchrun env:torchrun env: RANK= 1 LOCAL_RANK= 1 WORLD_SIZE= 4\n"
+    " RANK= 0 LOCAL_RANK= 0 WORLD_SIZE= 4\n"
+)
+
+
+def test_interleaved_env_prints_are_both_recovered(tmp_path):
+    scan = scan_text(tmp_path, INTERLEAVED)
+    assert envs(scan) == [(0, 0, 4), (1, 1, 4)]
+    assert scan.env_markers == 2
+
+
+def test_interleaved_env_prints_under_kubectl_timestamps(tmp_path):
+    # REAL: sample_logs/healthy-timestamps/logs/job-hts-worker-1.log
+    scan = scan_text(tmp_path,
+                     "2026-11-29T18:49:04.436260543Z torchrun env:torchrun env: RANK= 3 LOCAL_RANK= 1 WORLD_SIZE= 4\n"
+                     "2026-11-29T18:49:04.436464657Z  RANK= 2 LOCAL_RANK= 0 WORLD_SIZE= 4\n")
+    assert envs(scan) == [(2, 0, 4), (3, 1, 4)]
+
+
+def test_tee_prefixed_env_prints(tmp_path):
+    # REAL: sample_logs/healthy-tee-1x4/launch_ddp.log
+    scan = scan_text(tmp_path, "".join(
+        f"[default{i}]:torchrun env: RANK= {i} LOCAL_RANK= {i} WORLD_SIZE= 4\n" for i in range(4)))
+    assert envs(scan) == [(i, i, 4) for i in range(4)]
+    assert [e.where.local_rank for e in scan.envs] == [0, 1, 2, 3]
+
+
+def test_env_print_variants(tmp_path):
+    # SYNTHETIC: `RANK=5` without spaces, and a process run without torchrun (values None).
+    scan = scan_text(tmp_path, "torchrun env: RANK=5 LOCAL_RANK=1 WORLD_SIZE=8\n"
+                               "torchrun env: RANK= None LOCAL_RANK= None WORLD_SIZE= None\n")
+    assert envs(scan) == sorted([(5, 1, 8), (None, None, None)], key=str)
+
+
+def test_token_level_interleaving(tmp_path):
+    # SYNTHETIC: unbuffered writes can split between a key and the next print's key.
+    scan = scan_text(tmp_path, "torchrun env: RANK= 2 torchrun env: RANK= 3 LOCAL_RANK= 0\n"
+                               " LOCAL_RANK= 1 WORLD_SIZE= 4 WORLD_SIZE= 4\n")
+    assert envs(scan) == [(2, 0, 4), (3, 1, 4)]
+
+
+def test_env_line_not_confused_with_other_rank_words(tmp_path):
+    # SYNTHETIC: NODE_RANK= and free text mentioning RANK must not start an env print.
+    scan = scan_text(tmp_path, "export NODE_RANK=1 for this Worker\nmy RANK= 3 is fine\n")
+    assert scan.envs == []
+
+
+def test_launch_line_real_and_variants():
+    # REAL
+    line = "DDP launch: nnodes=2 node_rank=0 gpus_per_node=2 total_procs=4 master=127.0.0.1:29510"
+    fields = parse_launch(line)
+    assert (fields["nnodes"], fields["node_rank"], fields["gpus_per_node"], fields["total_procs"],
+            fields["master_addr"], fields["master_port"]) == (2, 0, 2, 4, "127.0.0.1", 29510)
+    # SYNTHETIC: other key order, extra keys, IPv6 masters.
+    fields = parse_launch("DDP launch: master=[fd00::1]:29500 node_rank=1 job=x nnodes=2 "
+                          "total_procs=8 gpus_per_node=4")
+    assert (fields["node_rank"], fields["master_addr"], fields["master_port"]) == (1, "fd00::1", 29500)
+    fields = parse_launch("DDP launch: nnodes=2 node_rank=1 master=fd00::1:29500")
+    assert (fields["master_addr"], fields["master_port"]) == ("fd00::1", 29500)
+
+
+def test_prefixes_are_stripped_and_kept():
+    stamped = strip_prefixes("2026-11-29T18:49:02.725360776Z DDP launch: nnodes=2")
+    assert stamped.body == "DDP launch: nnodes=2"
+    assert stamped.time.isoformat() == "2026-11-29T18:49:02.725360+00:00"
+    glog = strip_prefixes("W1129 18:47:14.308000 4215 torch/distributed/run.py:874] Setting OMP")
+    assert glog.body == "Setting OMP"
+    c10d = strip_prefixes("[W1129 17:56:21.458368607 socket.cpp:207] [c10d] The hostname")
+    assert c10d.body == "[c10d] The hostname"
+    ranked = strip_prefixes("[rank3]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] boom")
+    assert (ranked.rank, ranked.body) == (3, "boom")
+    pylog = strip_prefixes("2026-11-29 18:49:08,789 - train - INFO - epoch 0 iter 0 loss 1.56")
+    assert pylog.time is not None and "iter 0" in pylog.body
+    assert strip_prefixes("\x1b[32mstep 3\x1b[0m").body == "step 3"
+    assert strip_prefixes("train: 10%\rtrain: 20%\r").body == "train: 20%"
+
+
+def test_progress_first_and_last_per_block(tmp_path):
+    text = "DDP launch: nnodes=1 node_rank=0 gpus_per_node=1 total_procs=1 master=h:1\n" + \
+        "".join(f"step {i}/100 loss 2.0\n" for i in range(100))
+    scan = scan_text(tmp_path, text)
+    assert [p.where.line for p in scan.progress] == [2, 101]
+
+
+def test_progress_styles(tmp_path):
+    # REAL lines of each style, from the healthy samples.
+    for line in ("{'loss': '1.4212', 'grad_norm': '0.83', 'learning_rate': '5e-05', 'epoch': '0.25'}",
+                 "2026-11-29 18:49:08,789 - train - INFO - epoch 0 iter 0 loss 1.56",
+                 "[default0]:train:  10%|█         | 3/30 [00:00<00:02, 13.00it/s, loss=1.3688][default0]:",
+                 "step 3/40 loss 2.3141"):
+        assert scan_text(tmp_path, line + "\n").progress, line
+
+
+def test_line_numbers_survive_block_boundaries(tmp_path):
+    text = "".join(f"noise line {i}\n" for i in range(1000)) + INTERLEAVED + "tail\n"
+    for chunk in (7, 64, 4096):
+        scan = scan_text(tmp_path, text, chunk_size=chunk)
+        assert [e.where.line for e in scan.envs] == [1001, 1002], chunk
+        assert scan.lines == 1003
+
+
+def test_torchrun_failure_summary(tmp_path):
+    # SYNTHETIC, in the shape of torch-messages.md's summary block.
+    scan = scan_text(tmp_path, """Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-29_17:58:31
+  host      : job-7f3a-worker-1
+  rank      : 3 (local_rank: 1)
+  exitcode  : -9 (pid: 14750)
+  error_file: <N/A>
+  traceback : Signal 9 (SIGKILL) received by PID 14750
+""")
+    (exit_,) = scan.exits
+    assert (exit_.rank, exit_.local_rank, exit_.exitcode, exit_.host, exit_.root_cause) == (
+        3, 1, -9, "job-7f3a-worker-1", True)
+
+
+def test_exception_in_rank_prefixed_traceback(tmp_path):
+    scan = scan_text(tmp_path, "[rank1]: Traceback (most recent call last):\n"
+                               "[rank1]:   File \"train.py\", line 3, in <module>\n"
+                               "[rank1]: ModuleNotFoundError: No module named 'foo'\n")
+    (exc,) = scan.exceptions
+    assert (exc.where.rank, exc.exc_type, exc.detail) == (1, "ModuleNotFoundError", "No module named 'foo'")
+    assert not exc.agent

@@ -1,0 +1,54 @@
+"""Every real sample job gets the diagnosis its expected.json states."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import POST_MORTEM_NOW, expected, healthy_samples, sample_dirs
+from logscan.engine import Settings, diagnose_paths
+from logscan.config import parse_time
+
+
+def diagnose(sample):
+    return diagnose_paths([str(sample)], Settings(now=parse_time(POST_MORTEM_NOW)))
+
+
+@pytest.mark.parametrize("sample", sample_dirs(), ids=lambda p: p.name)
+def test_sample_diagnosis(sample):
+    want = expected(sample)["expect"]
+    got = diagnose(sample)
+    fired = {f.rule for f in got.findings}
+    report = "\n".join(f"{f.severity} {f.rule} {f.node_rank}/{f.rank}: {f.message}" for f in got.findings)
+    assert got.healthy == want["healthy"], report
+    missing = set(want["rules"]) - fired
+    assert not missing, f"expected rules did not fire: {missing}\n{report}"
+    if want.get("root_cause"):
+        root = want["root_cause"]
+        assert got.root_cause is not None, report
+        assert (got.root_cause.rule, got.root_cause.node_rank, got.root_cause.rank) == (
+            root["rule"], root["node_rank"], root["rank"]), report
+    else:
+        assert got.root_cause is None, report
+    if want.get("first_failure"):
+        first = want["first_failure"]
+        assert got.first_failure is not None
+        assert (got.first_failure.node_rank, got.first_failure.rank) == (
+            first["node_rank"], first["rank"]), report
+
+
+@pytest.mark.parametrize("sample", healthy_samples(), ids=lambda p: p.name)
+def test_healthy_samples_have_no_error(sample):
+    got = diagnose(sample)
+    assert not [f for f in got.findings if f.severity == "error"]
+    assert got.reached_first_batch
+
+
+def test_every_finding_rule_fires_on_some_real_sample():
+    from logscan.catalogue import load_catalogue
+
+    # These need hardware this suite's samples cannot come from (CPU-only torch, gloo).
+    no_real_sample = {"cuda-out-of-memory", "nccl-error"}
+    fired = {f.rule for sample in sample_dirs() for f in diagnose(sample).findings}
+    rules = set(load_catalogue().rules)
+    assert rules - fired - no_real_sample == set()
+    assert no_real_sample <= rules
