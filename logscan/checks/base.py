@@ -12,11 +12,11 @@ MAX_EVIDENCE_LINES = 4
 
 
 def finding(rule: Rule, message: str, evidence: Iterable[Where] = (), *, node_rank=None,
-            rank=None, worker=None, **extra) -> Finding:
+            rank=None, worker=None, hint: str | None = None, **extra) -> Finding:
     wheres = list(dict.fromkeys(w for w in evidence if w is not None))[:MAX_EVIDENCE_LINES]
     stamp = next((w.time.isoformat() for w in wheres if w.time is not None), None)
     return Finding(
-        rule=rule.id, severity=rule.severity, message=message, hint=rule.hint, stage=rule.stage,
+        rule=rule.id, severity=rule.severity, message=message, hint=hint or rule.hint, stage=rule.stage,
         node_rank=node_rank, rank=rank, evidence=tuple(Evidence.at(w) for w in wheres),
         worker=worker, time=stamp, **extra)
 

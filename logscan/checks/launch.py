@@ -100,7 +100,7 @@ def gpu_count_mismatch(job: Job, rule):
             counts[worker.launch.gpus_per_node].append(worker)
     if len(counts) < 2:
         return []
-    found = _disagreement(rule, "gpus_per_node", counts, lambda g: f"{g} GPUs")[0]
+    found = _disagreement(rule, "gpus_per_node", counts, lambda g: f"gpus_per_node={g}")[0]
     world = sum(g * len(ws) for g, ws in counts.items())
     totals = sorted({w.launch.total_procs for ws in counts.values() for w in ws
                      if w.launch.total_procs is not None})

@@ -8,7 +8,12 @@ from logscan.checks.base import finding, plural
 from logscan.model import Job
 
 
+UNEVEN_GPUS_HINT = ("Give every Worker the same number of GPUs, or make the launch script and "
+                    "training code compute ranks and world size for uneven Workers.")
+
+
 def world_size_mismatch(job: Job, rule):
+    uneven = len({w.launch.gpus_per_node for w in job.launched}) > 1
     out = []
     for worker in job.launched:
         launch = worker.launch
@@ -36,8 +41,10 @@ def world_size_mismatch(job: Job, rule):
                 if size == launch.nnodes and size != launch.total_procs:
                     message += ("; that is nnodes: the platform's WORLD_SIZE leaked into the "
                                 "training processes")
+            leaked = size is not None and size == launch.nnodes
             out.append(finding(rule, message, [e.where for e in envs], node_rank=worker.node_rank,
-                               rank=ranks[0] if len(ranks) == 1 else None, ranks=tuple(ranks)))
+                               rank=ranks[0] if len(ranks) == 1 else None, ranks=tuple(ranks),
+                               hint=UNEVEN_GPUS_HINT if uneven and not leaked else None))
         for env, expected in wrong_rank:
             if expected is None:
                 message = (f"{worker.label}: LOCAL_RANK={env.local_rank} but the Worker has "

@@ -42,8 +42,8 @@ def _ranges(ranks) -> str:
     return ",".join(out)
 
 
-def _finding_block(f: Finding, cascades: list[Finding], indent: str = "") -> list[Text]:
-    head = Text(indent)
+def _finding_block(f: Finding, cascades: list[Finding], indent: str = "", marker: str = "") -> list[Text]:
+    head = Text(indent + marker)
     head.append(f"{f.severity.upper():7}", style=SEVERITY_STYLE[f.severity])
     head.append(f" {f.rule}", style="bold")
     head.append(place_label(f.node_rank, f.rank))
@@ -58,8 +58,7 @@ def _finding_block(f: Finding, cascades: list[Finding], indent: str = "") -> lis
         lines.append(line)
     lines.append(Text(f"{indent}    hint: " + inert(f.hint), style="green"))
     for c in cascades:
-        lines.append(Text(f"{indent}  ↳ cascade:", style="dim"))
-        lines += _finding_block(c, [], indent + "    ")
+        lines += _finding_block(c, [], indent + "    ", marker="↳ ")
     return lines
 
 

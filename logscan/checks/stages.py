@@ -1,0 +1,198 @@
+"""Stage rules: where each Worker and process stopped, and why."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from logscan.checks.base import finding, plural
+from logscan.failures import SIGKILL, SIGTERM, Failure, is_stale, job_ended, process_failures
+from logscan.model import Job, Worker
+
+RENDEZVOUS_SIGNALS = ("store-timeout", "connect-failed")
+TERMINATED_SIGNALS = ("sigterm-received",)
+# Signatures that already explain why a Worker's torchrun stopped before spawning.
+LAUNCH_FAILURE_RULES = ("port-in-use", "launch-env-missing")
+
+
+def _hits(worker: Worker, *rule_ids: str):
+    return [h for h in worker.hits if h.rule_id in rule_ids]
+
+
+def hang_in_rendezvous(job: Job, rule):
+    out = []
+    for worker in job.launched:
+        if worker.started_processes or _hits(worker, *LAUNCH_FAILURE_RULES):
+            continue
+        waits = _hits(worker, *RENDEZVOUS_SIGNALS)
+        terminated = _hits(worker, *TERMINATED_SIGNALS)
+        if waits:
+            reason = "its rendezvous timed out waiting for the other Workers"
+            evidence = [h.where for h in waits]
+        elif terminated:
+            reason = "it was terminated while waiting in rendezvous"
+            evidence = [h.where for h in terminated]
+        elif is_stale(job, worker) and (job.job_status == "running" or not job_ended(job, worker)):
+            reason = f"its log has been quiet for more than {_duration(job)} before any process started"
+            evidence = [worker.last_line]
+        else:
+            continue
+        out.append(finding(rule, f"{worker.label} launched but torchrun never started its "
+                                 f"processes: {reason}", [worker.launch.where, *evidence],
+                           node_rank=worker.node_rank, worker=worker.label))
+    return out
+
+
+def _straggler(failures: list[Failure]) -> Failure | None:
+    """The one process torchrun had to SIGTERM while every other one gave up waiting."""
+    killed = [f for f in failures if f.exitcode == SIGTERM or "SignalException" in f.summary]
+    killed_ranks = {f.rank for f in killed if f.rank is not None}
+    waited = [f for f in failures if f.cascade and f not in killed]
+    if len(killed_ranks) == 1 and waited:
+        return next(f for f in killed if f.rank in killed_ranks)
+    return None
+
+
+def _waiting_evidence(job: Job, failures: list[Failure]):
+    waited = [f for f in failures if f.cascade]
+    hits = [h for w in job.workers for h in w.hits
+            if h.rule_id in ("collective-timeout-line", "sigterm-received", "store-timeout",
+                             "connect-failed", "peer-lost")]
+    return waited, hits
+
+
+def hang_before_first_batch(job: Job, rule):
+    started = [w for w in job.launched if w.started_processes]
+    if not started or job.progressed:
+        return []
+    failures = process_failures(job)
+    if any(not f.cascade for f in failures):
+        return []  # something crashed by itself: that is the story, not a hang
+    waited, hits = _waiting_evidence(job, failures)
+    stale = [w for w in started if is_stale(job, w)
+             and (job.job_status == "running" or not job_ended(job, w))]
+    if not (waited or hits or stale):
+        return []
+    straggler = _straggler(failures)
+    if straggler is not None:
+        message = (f"processes started but none reached the first batch; rank {straggler.rank} "
+                   f"never arrived (the others gave up waiting for it and torchrun terminated it)")
+        evidence = [straggler.where] + [f.where for f in waited[:2]]
+        return [finding(rule, message, evidence, node_rank=straggler.node_rank,
+                        rank=straggler.rank, worker=straggler.worker.label)]
+    if waited or hits:
+        message = "processes started but none reached the first batch: they timed out waiting"
+        evidence = [f.where for f in waited[:3]] + [h.where for h in hits[:2]]
+    else:
+        message = (f"processes started but none reached the first batch; the logs have been "
+                   f"quiet for more than {_duration(job)}")
+        evidence = [w.last_line for w in stale]
+    return [finding(rule, message, evidence)]
+
+
+def collective_timeout(job: Job, rule):
+    if not job.progressed:
+        return []
+    failures = [f for f in process_failures(job) if f.after_progress]
+    timed_out = [f for f in failures if "collective-timeout-line" in f.signals]
+    hits = [h for w in job.workers for h in w.hits if h.rule_id == "collective-timeout-line"]
+    if not (timed_out or hits):
+        return []
+    straggler = _straggler(failures)
+    ranks = sorted({f.rank for f in timed_out if f.rank is not None})
+    message = f"a collective timed out after training had started ({plural(ranks, 'rank', 'ranks')} waited)" \
+        if ranks else "a collective timed out after training had started"
+    if straggler is not None:
+        message += f"; rank {straggler.rank} never arrived"
+        return [finding(rule, message, [straggler.where] + [f.where for f in timed_out[:3]],
+                        node_rank=straggler.node_rank, rank=straggler.rank, ranks=tuple(ranks))]
+    evidence = [f.where for f in timed_out[:3]] or [h.where for h in hits[:3]]
+    return [finding(rule, message, evidence, ranks=tuple(ranks))]
+
+
+def _crashes(job: Job, rule, during: bool):
+    # A SIGKILL has its own rule (worker-killed); a SIGTERM is what victims get.
+    crashes = [f for f in process_failures(job) if not f.cascade and f.after_progress == during
+               and f.exitcode not in (SIGKILL, SIGTERM)]
+    groups = defaultdict(list)
+    for f in crashes:
+        groups[(f.summary, f.cause)].append(f)
+    out = []
+    for (summary, cause), same in groups.items():
+        same.sort(key=lambda f: (f.time is None, f.time or 0, f.rank if f.rank is not None else 1 << 30))
+        first = same[0]
+        ranks = sorted({f.rank for f in same if f.rank is not None})
+        when = "after training had started" if during else "before its first batch"
+        if len(same) > 1:
+            who = f"{plural(ranks, 'rank', 'ranks')} all" if ranks else f"{len(same)} processes all"
+            message = f"{who} raised {summary} {when}"
+        else:
+            who = f"rank {first.rank}" if first.rank is not None else f"a process on {first.worker.label}"
+            message = f"{who} raised {summary} {when}" if first.exitcode is None else \
+                f"{who} failed with {summary} {when}"
+        nodes = {f.node_rank for f in same}
+        out.append(finding(rule, message, [f.where for f in same],
+                           node_rank=first.node_rank if len(nodes) == 1 or len(same) == 1 else None,
+                           rank=first.rank, ranks=tuple(ranks), cause=cause,
+                           worker=first.worker.label))
+    return out
+
+
+def crash_before_first_batch(job: Job, rule):
+    return _crashes(job, rule, during=False)
+
+
+def crash_during_training(job: Job, rule):
+    return _crashes(job, rule, during=True)
+
+
+def restart_loop(job: Job, rule):
+    out = []
+    for worker in job.launched:
+        restarts = len(_hits(worker, "worker-group-restart"))
+        prints = defaultdict(int)
+        for env in worker.envs:
+            prints[(env.rank, env.local_rank)] += 1
+        restarts = max(restarts, max(prints.values(), default=1) - 1)
+        if restarts < 1:
+            continue
+        failures = [f for f in process_failures(job) if f.worker is worker]
+        if not failures and not worker.exits:
+            continue
+        first = min(failures, key=lambda f: (f.where.file, f.where.line), default=None)
+        message = (f"{worker.label}: torchrun restarted the worker group {restarts} "
+                   f"time{'s' if restarts > 1 else ''} and it failed again")
+        if first is not None:
+            message += f"; first failure: {first.summary}"
+        evidence = [h.where for h in _hits(worker, "worker-group-restart")[:2]]
+        if first is not None:
+            evidence.insert(0, first.where)
+        out.append(finding(rule, message, evidence or [worker.last_line], node_rank=worker.node_rank,
+                           rank=first.rank if first else None, worker=worker.label))
+    return out
+
+
+def masked_exit_code(job: Job, rule):
+    if job.job_status != "succeeded":
+        return []
+    failures = [f for f in process_failures(job) if not f.cascade]
+    unfinished = [w for w in job.workers if not job.reached_first_batch(w)]
+    if not failures and not unfinished and not any(
+            h for w in job.workers for h in w.hits
+            if (r := job.catalogue.rules.get(h.rule_id)) and r.severity == "error"):
+        return []
+    evidence = [f.where for f in failures[:2]]
+    if failures:
+        reason = f"the logs show {failures[0].summary}"
+    elif unfinished:
+        reason = f"{unfinished[0].label} never reached its first batch"
+    else:
+        reason = "the logs show a failure"
+    evidence += [w.last_line for w in (unfinished or job.workers)[:2]]
+    return [finding(rule, f"the platform reports the job succeeded, but {reason}; the log stops "
+                          f"at {evidence[-1].file}:{evidence[-1].line}" if evidence and evidence[-1] else
+                    f"the platform reports the job succeeded, but {reason}", evidence)]
+
+
+def _duration(job: Job) -> str:
+    minutes = int(job.stall_after.total_seconds() // 60)
+    return f"{minutes} min" if minutes else f"{int(job.stall_after.total_seconds())} s"

@@ -1,0 +1,118 @@
+"""Per-process failure facts: who failed, how, when, and whether it was only a consequence.
+
+A failure is a cascade when a process suffered it because another one failed first: it lost a
+peer, waited on a collective or the store until a timeout, or was SIGTERMed by torchrun or the
+platform. Catalogue signals flagged `cascade = true` say which lines mean that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from logscan.events import PythonException, Where
+from logscan.model import Job, Worker
+
+# Signals that mean "this process was waiting for others", cascade-flagged or not.
+WAITING_SIGNALS = ("store-timeout", "connect-failed")
+CAUSE_ORDER = ("collator", "missing-dependency", "data-path", "env-var", "out-of-memory")
+SIGTERM = -15
+SIGKILL = -9
+
+
+@dataclass(frozen=True)
+class Failure:
+    worker: Worker
+    rank: int | None
+    where: Where
+    summary: str            # `ExcType: detail`, or `exit code N`
+    cascade: bool
+    cause: str | None = None
+    exitcode: int | None = None
+    time: datetime | None = None
+    after_progress: bool = False
+    signals: tuple[str, ...] = ()
+
+    @property
+    def node_rank(self) -> int | None:
+        return self.worker.node_rank
+
+
+def cascade_signals(job: Job) -> set[str]:
+    return {s.id for s in job.catalogue.signals.values() if s.cascade} | set(WAITING_SIGNALS)
+
+
+def _cause(job: Job, exc: PythonException) -> str:
+    causes = job.catalogue.signals_with_cause()
+    found = {causes[s] for s in (*exc.line_signals, *exc.traceback_signals) if s in causes}
+    return next((c for c in CAUSE_ORDER if c in found), "other")
+
+
+def _exit_time(worker: Worker, rank: int | None) -> datetime | None:
+    return next((e.time for e in worker.exits if e.rank == rank and e.time), None)
+
+
+def _after_progress(job: Job, worker: Worker, where: Where) -> bool:
+    """Did this line come after training had started?"""
+    own = [p.where for p in worker.progress if p.where.file == where.file]
+    if own:
+        return min(p.line for p in own) < where.line
+    # DDP synchronises every step: once any rank logged progress, every process had passed
+    # its first batch; a later failure elsewhere is a failure during training.
+    return any(w.progress for w in job.workers)
+
+
+def process_failures(job: Job) -> list[Failure]:
+    if "failures" not in job.derived:
+        job.derived["failures"] = _process_failures(job)
+    return job.derived["failures"]
+
+
+def _process_failures(job: Job) -> list[Failure]:
+    waiting = cascade_signals(job)
+    out: list[Failure] = []
+    for worker in job.workers:
+        failed_ranks = [e.rank for e in worker.exits if e.exitcode not in (None, 0)]
+        sole_rank = failed_ranks[0] if len(set(failed_ranks)) == 1 else None
+        seen_ranks: set = set()
+        for exc in worker.exceptions:
+            if exc.agent:
+                continue
+            rank = worker.global_rank(exc.where)
+            if rank is None and exc.where.rank is None and exc.where.local_rank is None:
+                rank = sole_rank
+            signals = (*exc.line_signals, *(exc.traceback_signals if rank is not None else ()))
+            cascade = (any(s in waiting for s in signals)
+                       or exc.exc_type.rsplit(".", 1)[-1] in ("SignalException", "KeyboardInterrupt"))
+            key = (rank, exc.exc_type, exc.detail)
+            if key in seen_ranks:
+                continue
+            seen_ranks.add(key)
+            out.append(Failure(
+                worker, rank, exc.where, f"{exc.exc_type}: {exc.detail}" if exc.detail else exc.exc_type,
+                cascade, None if cascade else _cause(job, exc), None,
+                exc.where.time or _exit_time(worker, rank), _after_progress(job, worker, exc.where),
+                tuple(dict.fromkeys(signals))))
+        explained = {f.rank for f in out if f.worker is worker}
+        for exit_ in worker.exits:
+            if exit_.exitcode in (None, 0) or exit_.rank in explained and exit_.rank is not None:
+                continue
+            rank = exit_.rank if exit_.rank is not None else worker.global_rank(exit_.where)
+            if rank in explained and rank is not None:
+                continue
+            explained.add(rank)
+            out.append(Failure(
+                worker, rank, exit_.where, f"exit code {exit_.exitcode}",
+                exit_.exitcode == SIGTERM, None if exit_.exitcode < 0 else "other", exit_.exitcode,
+                exit_.time, _after_progress(job, worker, exit_.where)))
+    return out
+
+
+def is_stale(job: Job, worker: Worker) -> bool:
+    last = worker.last_activity()
+    return last is not None and job.now - last > job.stall_after
+
+
+def job_ended(job: Job, worker: Worker) -> bool:
+    """Something says this Worker's run is over: a platform status or torchrun's summary."""
+    return job.job_status in ("succeeded", "failed") or bool(worker.exits)
