@@ -52,8 +52,10 @@ def _exit_time(worker: Worker, rank: int | None) -> datetime | None:
     return next((e.time for e in worker.exits if e.rank == rank and e.time), None)
 
 
-def _after_progress(job: Job, worker: Worker, where: Where) -> bool:
+def _after_progress(job: Job, worker: Worker, where: Where, signals=()) -> bool:
     """Did this line come after training had started?"""
+    if "init-frame" in signals:
+        return False  # raised while joining the process group or building DDP
     own = [p.where for p in worker.progress if p.where.file == where.file]
     if own:
         return min(p.line for p in own) < where.line
@@ -68,37 +70,54 @@ def process_failures(job: Job) -> list[Failure]:
     return job.derived["failures"]
 
 
+def _exit_rank(worker: Worker, exit_) -> int | None:
+    return exit_.rank if exit_.rank is not None else worker.global_rank(exit_.where)
+
+
 def _process_failures(job: Job) -> list[Failure]:
     waiting = cascade_signals(job)
     out: list[Failure] = []
     for worker in job.workers:
-        failed_ranks = [e.rank for e in worker.exits if e.exitcode not in (None, 0)]
-        sole_rank = failed_ranks[0] if len(set(failed_ranks)) == 1 else None
-        seen_ranks: set = set()
+        # torchrun's "first observed failure" on this node: unprefixed tracebacks carry no rank,
+        # and the first one printed is the likeliest to be that process's.
+        root_exit = next((e for e in worker.exits if e.root_cause and (e.exitcode or 0) > 0), None)
+        crashed = {_exit_rank(worker, e) for e in worker.exits if (e.exitcode or 0) > 0}
+        unranked_claimed = False
+        seen: set = set()
         for exc in worker.exceptions:
             if exc.agent:
                 continue
+            prefixed = exc.where.rank is not None or exc.where.local_rank is not None
             rank = worker.global_rank(exc.where)
-            if rank is None and exc.where.rank is None and exc.where.local_rank is None:
-                rank = sole_rank
-            signals = (*exc.line_signals, *(exc.traceback_signals if rank is not None else ()))
+            signals = (*exc.line_signals, *(exc.traceback_signals if prefixed else ()))
             cascade = (any(s in waiting for s in signals)
                        or exc.exc_type.rsplit(".", 1)[-1] in ("SignalException", "KeyboardInterrupt"))
+            if rank is None and not prefixed and not cascade and not unranked_claimed:
+                if root_exit is not None:
+                    rank = _exit_rank(worker, root_exit)
+                elif len(crashed) == 1:
+                    rank = next(iter(crashed))
+                unranked_claimed = rank is not None
             key = (rank, exc.exc_type, exc.detail)
-            if key in seen_ranks:
+            if key in seen:
                 continue
-            seen_ranks.add(key)
+            seen.add(key)
             out.append(Failure(
                 worker, rank, exc.where, f"{exc.exc_type}: {exc.detail}" if exc.detail else exc.exc_type,
                 cascade, None if cascade else _cause(job, exc), None,
-                exc.where.time or _exit_time(worker, rank), _after_progress(job, worker, exc.where),
+                exc.where.time or _exit_time(worker, rank),
+                _after_progress(job, worker, exc.where, exc.traceback_signals),
                 tuple(dict.fromkeys(signals))))
-        explained = {f.rank for f in out if f.worker is worker}
+        explained = {f.rank for f in out if f.worker is worker and f.rank is not None}
+        unranked = sum(1 for f in out if f.worker is worker and f.rank is None)
         for exit_ in worker.exits:
-            if exit_.exitcode in (None, 0) or exit_.rank in explained and exit_.rank is not None:
+            if exit_.exitcode in (None, 0):
                 continue
-            rank = exit_.rank if exit_.rank is not None else worker.global_rank(exit_.where)
-            if rank in explained and rank is not None:
+            rank = _exit_rank(worker, exit_)
+            if rank in explained or (rank is None and unranked):
+                continue
+            if exit_.exitcode > 0 and unranked:
+                unranked -= 1  # a traceback without a rank already tells this failure
                 continue
             explained.add(rank)
             out.append(Failure(

@@ -127,6 +127,24 @@ class Job:
         return max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0]
 
     @property
+    def uniform_gpus(self) -> int | None:
+        counts = {w.launch.gpus_per_node for w in self.launched}
+        return counts.pop() if len(counts) == 1 else None
+
+    def home_node(self, env: EnvPrint) -> int | None:
+        """The node_rank whose process printed this env line, judged by its own RANK/LOCAL_RANK."""
+        gpus = self.uniform_gpus
+        if not gpus or env.rank is None or env.local_rank is None or env.local_rank >= gpus:
+            return None
+        base = env.rank - env.local_rank
+        return base // gpus if base >= 0 and base % gpus == 0 else None
+
+    def foreign_envs(self, worker: Worker) -> list[EnvPrint]:
+        """Env lines in this Worker's log printed by another Worker's process (a shared log)."""
+        return [e for e in worker.envs
+                if (home := self.home_node(e)) is not None and home != worker.node_rank]
+
+    @property
     def launched(self) -> list[Worker]:
         return [w for w in self.workers if w.launch is not None]
 

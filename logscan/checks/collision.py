@@ -28,10 +28,12 @@ def log_collision(job: Job, rule):
                    and not worker.rank_offset <= e.rank < worker.rank_offset + gpus]
         if foreign:
             ranks = sorted({e.rank for e in foreign})
+            homes = sorted({h for e in foreign if (h := job.home_node(e)) is not None})
+            owner = f"node_rank {', '.join(map(str, homes))}" if homes else "another node_rank"
             out.append(finding(
                 rule, f"{worker.files[0]} ({worker.label}) holds env lines of "
                       f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}, "
-                      f"which belong to another node_rank",
+                      f"which belong to {owner}: another Worker wrote the same file",
                 [worker.launch.where] + [e.where for e in foreign], node_rank=worker.node_rank))
     nnodes = job.nnodes or 0
     files = {f for w in job.workers for f in w.files}

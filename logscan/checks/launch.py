@@ -14,7 +14,10 @@ def missing_worker(job: Job, rule):
     if nnodes is None:
         return []
     claimed = {w.node_rank for w in job.launched}
-    missing = [n for n in range(nnodes) if n not in claimed]
+    # A node whose processes' env lines sit in another Worker's log ran; only its launch line
+    # was overwritten (log-collision tells that story).
+    seen_running = {job.home_node(e) for w in job.workers for e in job.foreign_envs(w)}
+    missing = [n for n in range(nnodes) if n not in claimed and n not in seen_running]
     if not missing:
         return []
     declared = next(w.launch for w in job.launched if w.launch.nnodes == nnodes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from logscan.checks.base import finding, plural
@@ -115,15 +116,20 @@ def _crashes(job: Job, rule, during: bool):
                and f.exitcode not in (SIGKILL, SIGTERM)]
     groups = defaultdict(list)
     for f in crashes:
-        groups[(f.summary, f.cause)].append(f)
+        # Ranks hitting the same local error differ only in numbers (shard 3, rank 2 vs 2...).
+        groups[(re.sub(r"\d+", "#", f.summary), f.cause)].append(f)
     out = []
-    for (summary, cause), same in groups.items():
+    for (_, cause), same in groups.items():
         same.sort(key=lambda f: (f.time is None, f.time or 0, f.rank if f.rank is not None else 1 << 30))
         first = same[0]
+        summary = first.summary
         ranks = sorted({f.rank for f in same if f.rank is not None})
         when = "after training had started" if during else "before its first batch"
         if len(same) > 1:
-            who = f"{plural(ranks, 'rank', 'ranks')} all" if ranks else f"{len(same)} processes all"
+            if len(ranks) == len(same):
+                who = f"{plural(ranks, 'rank', 'ranks')} all"
+            else:
+                who = f"{len(same)} processes" + (f" (first: rank {first.rank})" if first.rank is not None else "")
             message = f"{who} raised {summary} {when}"
         else:
             who = f"rank {first.rank}" if first.rank is not None else f"a process on {first.worker.label}"
