@@ -18,7 +18,7 @@ from logscan.events import (EnvPrint, FileScan, LaunchLine, ProcessExit, Progres
                             PythonException, SignalHit, Where)
 
 
-@dataclass
+@dataclass(eq=False)  # a Worker is an identity, compared and hashed as one
 class Worker:
     stream: str
     node_rank: int | None
