@@ -1,0 +1,231 @@
+"""Tiny DDP training script used to produce the sample logs (gloo, CPU only).
+
+Started by torchrun through launch_ddp.sh. Behaviour is chosen by environment variables
+(the generator sets them per scenario):
+
+  LOOP_STYLE       plain | hf | logging | tqdm      how progress is printed (rank 0 only)
+  TRAIN_STEPS      number of optimizer steps (default 30)
+  STEP_SLEEP       seconds to sleep per step (default 0.05)
+  PG_TIMEOUT_S     init_process_group timeout in seconds (default 20)
+  SAVE_CHECKPOINT  1: rank 0 writes OUTPUT_DIR/checkpoint.pt at the end
+  FAIL_KIND        none | import | data-path | env-key | collate | runtime | sigkill |
+                   start-crash | hang-before-init | block-before-first-batch | stall |
+                   unused-param | collective-mismatch
+  FAIL_RANKS       comma-separated global ranks, or "all" (default "all")
+  FAIL_STEP        step at which step-bound failures happen (default 10)
+"""
+import os
+
+_fail_kind = os.environ.get("FAIL_KIND", "none")
+_fail_ranks = os.environ.get("FAIL_RANKS", "all")
+
+
+def _fails_here():
+    if _fail_ranks == "all":
+        return True
+    return os.environ.get("RANK") in _fail_ranks.split(",")
+
+
+if _fail_kind == "import" and _fails_here():
+    # An optional fused-kernel package that the image does not have.
+    import flash_attn  # noqa: F401
+
+print("torchrun env:", "RANK=", os.environ.get("RANK"), "LOCAL_RANK=", os.environ.get("LOCAL_RANK"), "WORLD_SIZE=", os.environ.get("WORLD_SIZE"))
+
+import argparse
+import logging
+import signal
+import sys
+import time
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, Dataset
+from torch.utils.data.distributed import DistributedSampler
+
+logger = logging.getLogger("train")
+
+
+class SyntheticDataset(Dataset):
+    """Random features and labels; with ragged=True each sample is a token list of varying length."""
+
+    def __init__(self, n, dim=16, classes=4, ragged=False):
+        g = torch.Generator().manual_seed(1234)
+        self.x = torch.randn(n, dim, generator=g)
+        self.y = torch.randint(0, classes, (n,), generator=g)
+        self.ragged = ragged
+
+    def __len__(self):
+        return len(self.y)
+
+    def __getitem__(self, i):
+        if self.ragged:
+            length = 12 + (i % 5)
+            return {"input_ids": list(range(length)), "label": int(self.y[i])}
+        return self.x[i], self.y[i]
+
+
+def collate_tokens(batch):
+    # No padding: fails as soon as two samples of different length meet in one batch.
+    input_ids = torch.tensor([s["input_ids"] for s in batch])
+    labels = torch.tensor([s["label"] for s in batch])
+    return input_ids, labels
+
+
+class Net(nn.Module):
+    def __init__(self, dim=16, hidden=32, classes=4, with_unused_head=False):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(dim, hidden), nn.ReLU())
+        self.head = nn.Linear(hidden, classes)
+        if with_unused_head:
+            # An auxiliary head that forward() never calls.
+            self.aux_head = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+class Progress:
+    def __init__(self, style, total, steps_per_epoch, lr, is_main):
+        self.style = style
+        self.total = total
+        self.steps_per_epoch = steps_per_epoch
+        self.lr = lr
+        self.is_main = is_main
+        self.bar = None
+        if is_main and style == "tqdm":
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc="train", mininterval=0.3)
+
+    def update(self, step, epoch, it, loss, grad_norm):
+        if not self.is_main:
+            return
+        if self.style == "plain":
+            print(f"step {step}/{self.total} loss {loss:.4f}")
+        elif self.style == "hf":
+            if step % 5 == 0:
+                frac = step / self.steps_per_epoch
+                print({"loss": f"{loss:.4f}", "grad_norm": f"{grad_norm:.4g}",
+                       "learning_rate": f"{self.lr:.4g}", "epoch": f"{frac:.2f}"})
+        elif self.style == "logging":
+            if it % 5 == 0:
+                logger.info("epoch %d iter %d loss %.2f", epoch, it, loss)
+        elif self.style == "tqdm":
+            self.bar.update(1)
+            self.bar.set_postfix(loss=f"{loss:.4f}")
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--output_dir", required=True)
+    args = parser.parse_args()
+
+    style = os.environ.get("LOOP_STYLE", "plain")
+    total_steps = int(os.environ.get("TRAIN_STEPS", "30"))
+    step_sleep = float(os.environ.get("STEP_SLEEP", "0.05"))
+    pg_timeout = float(os.environ.get("PG_TIMEOUT_S", "20"))
+    fail_step = int(os.environ.get("FAIL_STEP", "10"))
+    fail_here = _fails_here()
+    kind = _fail_kind
+
+    if style == "logging":
+        logging.basicConfig(format="%(asctime)s - %(name)s - %(levelname)s - %(message)s", level=logging.INFO)
+
+    if kind == "hang-before-init" and fail_here:
+        # Stuck before joining the process group (e.g. waiting on a lock or a slow mount).
+        while True:
+            time.sleep(3600)
+
+    dist.init_process_group(backend="gloo", timeout=timedelta(seconds=pg_timeout))
+    rank = dist.get_rank()
+    world = dist.get_world_size()
+    is_main = rank == 0
+
+    if kind == "start-crash" and fail_here:
+        raise RuntimeError(f"rank {rank}: could not open metrics writer under {args.output_dir}/runs: resource temporarily unavailable")
+
+    if kind == "env-key" and fail_here:
+        data_root = os.environ["DATA_ROOT"]
+    else:
+        data_root = os.environ.get("DATA_ROOT", "/mnt/public/project-a/data")
+
+    if kind == "data-path" and fail_here:
+        shard = os.path.join(data_root, "train", f"shard-{rank:05d}-of-{world:05d}.jsonl")
+        with open(shard) as f:
+            f.readline()
+
+    torch.manual_seed(0)
+    model = Net(with_unused_head=(kind == "unused-param"))
+    ddp_model = DDP(model)
+
+    batch_size = 8
+    ragged = kind == "collate" and fail_here
+    dataset = SyntheticDataset(batch_size * world * max(total_steps, 1), ragged=ragged)
+    sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=0)
+    if ragged:
+        loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=2, collate_fn=collate_tokens)
+    else:
+        loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler)
+
+    lr = 5e-5 if style == "hf" else 0.05
+    opt = torch.optim.SGD(ddp_model.parameters(), lr=lr)
+    loss_fn = nn.CrossEntropyLoss()
+    steps_per_epoch = len(loader)
+    progress = Progress(style, total_steps, steps_per_epoch, lr, is_main)
+
+    if kind == "block-before-first-batch" and fail_here:
+        # Blocks forever before the first batch, e.g. on a dataset lock another job holds.
+        while True:
+            time.sleep(3600)
+
+    step = 0
+    epoch = 0
+    while step < total_steps:
+        sampler.set_epoch(epoch)
+        for it, (x, y) in enumerate(loader):
+            step += 1
+            if fail_here and step == fail_step:
+                if kind == "runtime":
+                    raise RuntimeError(f"non-finite loss encountered at step {step} (loss=nan); stopping")
+                if kind == "sigkill":
+                    os.kill(os.getpid(), signal.SIGKILL)
+                if kind == "stall":
+                    time.sleep(3600)
+            if kind == "collective-mismatch" and step == fail_step:
+                # Metric sync where one rank takes a different code path.
+                t = torch.ones(4) * rank
+                if fail_here:
+                    out = [torch.zeros(4) for _ in range(world)]
+                    dist.all_gather(out, t)
+                else:
+                    dist.all_reduce(t)
+            opt.zero_grad()
+            loss = loss_fn(ddp_model(x), y)
+            loss.backward()
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(ddp_model.parameters(), 10.0))
+            opt.step()
+            progress.update(step, epoch, it, loss.item(), grad_norm)
+            time.sleep(step_sleep)
+            if step >= total_steps:
+                break
+        epoch += 1
+    progress.close()
+
+    if os.environ.get("SAVE_CHECKPOINT") == "1" and is_main:
+        torch.save(ddp_model.module.state_dict(), os.path.join(args.output_dir, "checkpoint.pt"))
+    dist.barrier()
+    if is_main:
+        print(f"training finished: {total_steps} steps")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
