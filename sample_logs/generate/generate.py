@@ -307,15 +307,18 @@ scenario(
 scenario(
     name="crash-mid-training", short="cmt", layout="worker-N/launch_ddp.log",
     workers=workers(2),
-    env={"LOOP_STYLE": "plain", "FAIL_KIND": "runtime", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.1"},
-    description="Rank 1 raises RuntimeError at step 10 after progress lines; the other ranks lose their "
-    "peer in the next gradient allreduce.",
+    env={"LOOP_STYLE": "tqdm", "FAIL_KIND": "runtime", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.2",
+         "PYTHONUNBUFFERED": "1"},
+    check=_interleaved, tries=6,
+    description="Rank 1 raises RuntimeError at step 10 while rank 0 shows a tqdm bar (raw \\r redraws); "
+    "PYTHONUNBUFFERED=1. The other ranks lose their peer in the next gradient allreduce.",
     expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1),
 )
 scenario(
     name="self-sigkill", short="sk", layout="worker-N/launch_ddp.log",
     workers=workers(2),
-    env={"LOOP_STYLE": "plain", "FAIL_KIND": "sigkill", "FAIL_RANKS": "2", "FAIL_STEP": "5", "STEP_SLEEP": "0.1"},
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "sigkill", "FAIL_RANKS": "2", "FAIL_STEP": "5", "STEP_SLEEP": "0.1",
+         "PYTHONUNBUFFERED": "1"},
     description="Rank 2 (Worker 1, local rank 0) sends itself SIGKILL at step 5.",
     expect=exp(["worker-killed"], root="worker-killed", node_rank=1, rank=2),
 )
