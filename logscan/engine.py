@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
@@ -13,7 +12,9 @@ from logscan.errors import InputError
 from logscan.events import FileScan
 from logscan.scanner import Scanner
 
-PARALLEL_MIN_BYTES = 32 << 20  # below this, starting processes costs more than it saves
+# A file this big is scanned in a worker process: starting one costs ~20 ms, and meanwhile this
+# process loads the job model (pandas), so even a single big log gains.
+PARALLEL_MIN_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,61 @@ class Settings:
     extra: dict = field(default_factory=dict)
 
 
+
+class PendingScans:
+    """Scans under way: the big files in worker processes, the rest here when `result` is called."""
+
+    def __init__(self, logs, catalogue: Catalogue, settings: Settings):
+        self.logs = logs
+        self.settings = settings
+        self.scanner = Scanner(catalogue, settings.progress_patterns)
+        self.pool = None
+        self.futures: dict[int, object] = {}
+        sizes = []
+        for log in logs:
+            try:
+                sizes.append(os.path.getsize(log.path))
+            except OSError:
+                sizes.append(0)
+        big = [i for i in range(len(logs)) if sizes[i] >= PARALLEL_MIN_BYTES]
+        workers = settings.jobs or os.cpu_count() or 1
+        if workers > 1 and big:
+            self._start_pool(min(workers, len(big)))
+            # Largest first, so one big file does not start last.
+            for i in sorted(big, key=lambda i: -sizes[i]):
+                self.futures[i] = self.pool.submit(_scan_in_worker, logs[i].path, logs[i].display)
+
+    def _start_pool(self, workers: int) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        if "fork" in multiprocessing.get_all_start_methods():
+            # The workers inherit this process's scanner: no catalogue to load again.
+            context = multiprocessing.get_context("fork")
+            initializer, initargs = _adopt_scanner, (self.scanner,)
+        else:
+            context = None
+            initializer = _init_worker
+            initargs = (self.settings.rule_dirs, self.settings.progress_patterns)
+        self.pool = ProcessPoolExecutor(workers, mp_context=context, initializer=initializer,
+                                        initargs=initargs)
+
+    def result(self) -> list[FileScan]:
+        try:
+            scans = [None if i in self.futures else self.scanner.scan_file(log.path, log.display)
+                     for i, log in enumerate(self.logs)]
+            for i, future in self.futures.items():
+                scans[i] = future.result()
+            return scans
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+
 _worker_scanner: Scanner | None = None
 
 
@@ -37,28 +93,17 @@ def _init_worker(rule_dirs, progress_patterns) -> None:
     _worker_scanner = Scanner(load_catalogue(rule_dirs), progress_patterns)
 
 
+def _adopt_scanner(scanner: Scanner) -> None:
+    global _worker_scanner
+    _worker_scanner = scanner
+
+
 def _scan_in_worker(path: str, display: str) -> FileScan:
     return _worker_scanner.scan_file(path, display)
 
 
 def scan_files(logs, catalogue: Catalogue, settings: Settings) -> list[FileScan]:
-    sizes = []
-    for log in logs:
-        try:
-            sizes.append(os.path.getsize(log.path))
-        except OSError:
-            sizes.append(0)
-    workers = settings.jobs or os.cpu_count() or 1
-    big = sum(1 for s in sizes if s >= PARALLEL_MIN_BYTES // 4)
-    if workers > 1 and big > 1 and sum(sizes) >= PARALLEL_MIN_BYTES:
-        with ProcessPoolExecutor(min(workers, len(logs)), initializer=_init_worker,
-                                 initargs=(settings.rule_dirs, settings.progress_patterns)) as pool:
-            # Largest first, so one big file does not start last.
-            order = sorted(range(len(logs)), key=lambda i: -sizes[i])
-            futures = {i: pool.submit(_scan_in_worker, logs[i].path, logs[i].display) for i in order}
-            return [futures[i].result() for i in range(len(logs))]
-    scanner = Scanner(catalogue, settings.progress_patterns)
-    return [scanner.scan_file(log.path, log.display) for log in logs]
+    return PendingScans(logs, catalogue, settings).result()
 
 
 def job_name(paths: list[str]) -> str:
@@ -69,15 +114,20 @@ def job_name(paths: list[str]) -> str:
 
 
 def diagnose_paths(paths: list[str], settings: Settings, catalogue: Catalogue | None = None):
-    from logscan.diagnose import diagnose_job
-    from logscan.model import build_job
-
     catalogue = catalogue or load_catalogue(settings.rule_dirs)
     found = discover(paths)
     if not found.logs:
         reasons = "; ".join(f"{p}: {why}" for p, why in found.notes[:3])
         raise InputError("no log found in " + ", ".join(paths) + (f" ({reasons})" if reasons else ""))
-    scans = scan_files(found.logs, catalogue, settings)
+    pending = PendingScans(found.logs, catalogue, settings)
+    try:
+        # Imported while big files are being scanned: pandas alone takes ~0.3 s to load.
+        from logscan.diagnose import diagnose_job
+        from logscan.model import build_job
+    except BaseException:
+        pending.close()
+        raise
+    scans = pending.result()
     status, status_source = settings.job_status, "--job-status" if settings.job_status else None
     if status is None:
         candidates = found.job_status_files + [

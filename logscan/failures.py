@@ -7,7 +7,7 @@ platform. Catalogue signals flagged `cascade = true` say which lines mean that.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from logscan.events import PythonException, Where
@@ -32,6 +32,7 @@ class Failure:
     time: datetime | None = None
     after_progress: bool = False
     signals: tuple[str, ...] = ()
+    more: tuple[Where, ...] = ()   # further lines telling the same failure
 
     @property
     def node_rank(self) -> int | None:
@@ -46,6 +47,22 @@ def _cause(job: Job, exc: PythonException) -> str:
     causes = job.catalogue.signals_with_cause()
     found = {causes[s] for s in (*exc.line_signals, *exc.traceback_signals) if s in causes}
     return next((c for c in CAUSE_ORDER if c in found), "other")
+
+
+def _merge(job: Job, failure: Failure, exc: PythonException) -> Failure:
+    """Fold a further exception line of the same process into its failure.
+
+    The last line names what finally killed the process; causes seen anywhere count.
+    """
+    if failure.cascade:
+        return failure
+    causes = job.catalogue.signals_with_cause()
+    signals = (*failure.signals, *exc.line_signals, *exc.traceback_signals)
+    found = {causes[s] for s in signals if s in causes}
+    cause = next((c for c in CAUSE_ORDER if c in found), failure.cause)
+    summary = f"{exc.exc_type}: {exc.detail}" if exc.detail else exc.exc_type
+    return replace(failure, summary=summary, cause=cause, more=(*failure.more, exc.where),
+                   signals=tuple(dict.fromkeys(signals)))
 
 
 def _exit_time(worker: Worker, rank: int | None) -> datetime | None:
@@ -71,7 +88,11 @@ def process_failures(job: Job) -> list[Failure]:
 
 
 def _exit_rank(worker: Worker, exit_) -> int | None:
-    return exit_.rank if exit_.rank is not None else worker.global_rank(exit_.where)
+    if exit_.rank is not None:
+        return exit_.rank
+    if exit_.local_rank is not None and worker.rank_offset is not None:
+        return worker.rank_offset + exit_.local_rank
+    return worker.global_rank(exit_.where)
 
 
 def _process_failures(job: Job) -> list[Failure]:
@@ -98,10 +119,13 @@ def _process_failures(job: Job) -> list[Failure]:
                 elif len(crashed) == 1:
                     rank = next(iter(crashed))
                 unranked_claimed = rank is not None
-            key = (rank, exc.exc_type, exc.detail)
-            if key in seen:
+            if rank is not None and rank in seen:
+                # One process, one failure: a later line of the same rank is the same error
+                # told again (a chained exception, a DataLoader worker's original traceback).
+                index = next(i for i, f in enumerate(out) if f.worker is worker and f.rank == rank)
+                out[index] = _merge(job, out[index], exc)
                 continue
-            seen.add(key)
+            seen.add(rank)
             out.append(Failure(
                 worker, rank, exc.where, f"{exc.exc_type}: {exc.detail}" if exc.detail else exc.exc_type,
                 cascade, None if cascade else _cause(job, exc), None,

@@ -1,6 +1,7 @@
-"""files → events. One compiled pattern finds candidate lines in large blocks; only those lines
-cost Python work. Progress lines are the bulk of a training log, so only the first and the last
-of each block are looked at.
+"""files → events. Candidate lines are found in large blocks by literals (see LineFinder) and
+confirmed by one compiled pattern; only those lines cost Python work. Progress lines are the bulk
+of a training log: only the first of the file and the last of each block are looked for, and
+never by matching lines one by one.
 """
 
 from __future__ import annotations
@@ -17,30 +18,35 @@ from logscan.prefixes import strip_prefixes
 from logscan.reader import CHUNK_SIZE, ReadState, line_blocks
 
 MAX_EVIDENCE = 2000
+MAX_RULE_TIMEOUTS = 3  # a rule that ran away this often in one file is not tried again there
 
-# Lines the native parsers want, whatever the catalogue holds. Bytes, because blocks are bytes.
-CORE_CANDIDATES = (
-    rb"DDP launch:",
-    rb"torchrun env",
-    rb"LOCAL_RANK",
-    rb"WORLD_SIZE",
-    rb"(?<![A-Za-z_])RANK[ \t]*[=:]",
-    rb"Traceback \(most recent",
-    rb"During handling of the above",
-    rb"The above exception was",
-    rb"Error",
-    rb"Exception",
-    rb"Interrupt",
-    rb"SystemExit",
-    rb"Root Cause",
-    rb"Failures:",
-    rb"\b(?:time|host|rank|exitcode|traceback)[ \t]+:",
-    rb"error_file:",
-    rb"\(exitcode: ",
-    rb"torch/distributed/run\.py\", line",
-    rb"bin/torchrun\", line",
+# Lines the native parsers want, whatever the catalogue holds. Each pattern comes with literals one
+# of which every match holds: the literals find the lines fast, the pattern then decides.
+CORE_CANDIDATES: tuple[tuple[tuple[bytes, ...], bytes], ...] = (
+    ((b"DDP launch:",), rb"DDP launch:"),
+    ((b"torchrun env",), rb"torchrun env"),
+    ((b"LOCAL_RANK",), rb"LOCAL_RANK"),
+    ((b"WORLD_SIZE",), rb"WORLD_SIZE"),
+    ((b"RANK",), rb"(?<![A-Za-z_])RANK[ \t]*[=:]"),
+    ((b"Traceback (most recent",), rb"Traceback \(most recent"),
+    ((b"During handling of the above",), rb"During handling of the above"),
+    ((b"The above exception was",), rb"The above exception was"),
+    ((b"Error",), rb"Error"),
+    ((b"Exception",), rb"Exception"),
+    ((b"Interrupt",), rb"Interrupt"),
+    ((b"SystemExit",), rb"SystemExit"),
+    ((b"Root Cause",), rb"Root Cause"),
+    ((b"Failures:",), rb"Failures:"),
+    ((b"error_file:",), rb"error_file:"),
+    ((b"(exitcode: ",), rb"\(exitcode: "),
+    ((b'torch/distributed/run.py", line',), rb"torch/distributed/run\.py\", line"),
+    ((b'bin/torchrun", line',), rb"bin/torchrun\", line"),
 )
 AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line')
+# torchrun's failure summary: every line from `Failures:` or `Root Cause` to the closing `=====`
+# is parsed, whatever it holds (`  host      : node-3` has no literal worth searching for).
+SUMMARY_MAX_LINES = 1024
+SUMMARY_END = "=" * 20
 
 DEFAULT_PROGRESS = (
     r"(?i:\b(?:global[_ ])?step\b[ \t]*[:=#]?[ \t]*\[?\d+)",
@@ -49,10 +55,182 @@ DEFAULT_PROGRESS = (
     r"""['"](?:loss|train_loss)['"][ \t]*:[ \t]*['"]?[-+]?[\d.]""",
     r"(?i:\bloss\b[ \t]*[:=][ \t]*[-+]?\d)",
 )
+# Every match of a default progress pattern holds one of these, in some letter case.
+PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|")
+
+# Bytes from the most to the least common in logs: the first guess of which byte of a literal is
+# rare, until the log itself has been sampled.
+_COMMON_BYTES = (b" etaoinsrlcdhupmfg0123456789.:/-_=,[]()bywvk'\"ETAOINSRLCDHUPMFGxBYWVKjqz"
+                 b"JQXZ|%<>#@!*&^~`{};?+$\\\t")
+_STATIC_RANK = {b: i for i, b in enumerate(_COMMON_BYTES)}
 
 
 def compile_progress(user_patterns: tuple[str, ...] = ()) -> re.Pattern[bytes]:
     return re.compile("|".join(f"(?:{p})" for p in (*DEFAULT_PROGRESS, *user_patterns)).encode())
+
+
+class LineFinder:
+    """Finds the lines of a block that hold any of a set of literals, in about one pass.
+
+    Each literal has a key byte: of its bytes, the one rarest in the log. One `bytes.translate`
+    reduces a block to its key bytes and newlines, which also counts its lines. A literal is then
+    looked for only when its key byte is in the block: at each place the key byte is when those
+    are few, by `bytes.find` when they are many. When key bytes turn common (the log changed
+    style), keys are chosen again from a sample of the block.
+    """
+
+    FEW = 256          # key byte places checked one by one; above this, bytes.find
+    SAMPLE = 1 << 16   # bytes sampled from a block to choose keys
+
+    def __init__(self, literals):
+        ordered = sorted({lit for lit in literals if lit and b"\n" not in lit}, key=len)
+        kept: list[bytes] = []
+        for lit in ordered:
+            # A line holding a literal that contains a shorter one holds the shorter one too.
+            if not any(short in lit for short in kept):
+                kept.append(lit)
+        self.literals = tuple(kept)
+        self._alphabet = sorted({b for lit in self.literals for b in lit})
+        self._choose_keys({}, 1)
+
+    def _choose_keys(self, counts: dict[int, int], scale: float) -> None:
+        rank = _STATIC_RANK
+        by_key: dict[int, list[tuple[bytes, int]]] = {}
+        for lit in self.literals:
+            key = min(set(lit), key=lambda b: (counts.get(b, 0), -rank.get(b, len(rank)), b))
+            by_key.setdefault(key, []).append((lit, lit.index(key)))
+        # A key byte found far more often than its sample promised means the log changed.
+        self._by_key = tuple((bytes((k,)), tuple(v), max(self.FEW, int(2 * scale * counts.get(k, 0))))
+                             for k, v in sorted(by_key.items()))
+        keep = set(by_key) | {ord("\n")}
+        self._delete = bytes(b for b in range(256) if b not in keep)
+
+    def _rekey(self, block: bytes) -> None:
+        # The block's last quarter is the text that the next block most resembles.
+        tail = len(block) * 3 // 4
+        step = max(1, (len(block) - tail) // self.SAMPLE)
+        sample = block[tail::step]
+        scale = step * len(block) / max(1, len(block) - tail)
+        self._choose_keys({b: sample.count(bytes((b,))) for b in self._alphabet}, scale)
+
+    def scan(self, block: bytes) -> tuple[list[int], int]:
+        """(sorted offsets of the lines that hold a literal, number of newlines in the block)"""
+        kept = block.translate(None, self._delete)
+        newlines = kept.count(b"\n")
+        starts: set[int] = set()
+        find, rfind, startswith = block.find, block.rfind, block.startswith
+        stale = False
+        for key, literals, limit in self._by_key:
+            if key not in kept:
+                continue
+            places = kept.count(key)
+            stale = stale or places > limit
+            if places <= self.FEW:
+                pos = find(key)
+                while pos >= 0:
+                    for lit, at in literals:
+                        if pos >= at and startswith(lit, pos - at):
+                            starts.add(rfind(b"\n", 0, pos - at) + 1)
+                    pos = find(key, pos + 1)
+            else:
+                for lit, _ in literals:
+                    pos = find(lit)
+                    while pos >= 0:
+                        starts.add(rfind(b"\n", 0, pos) + 1)
+                        end = find(b"\n", pos + len(lit))
+                        if end < 0:
+                            break
+                        pos = find(lit, end + 1)
+        if stale:
+            self._rekey(block)  # for the next block: this one is done
+        return sorted(starts), newlines
+
+
+def _lines_forward(block: bytes, count: int):
+    start, size = 0, len(block)
+    for _ in range(count):
+        if start >= size:
+            return
+        end = block.find(b"\n", start)
+        end = size if end < 0 else end
+        yield start, end
+        start = end + 1
+
+
+def _lines_backward(block: bytes, count: int):
+    end = len(block) - 1 if block.endswith(b"\n") else len(block)
+    for _ in range(count):
+        if end < 0:
+            return
+        start = block.rfind(b"\n", 0, end) + 1
+        yield start, end
+        end = start - 1
+
+
+class ProgressFinder:
+    """The first and the last progress line of a block, without matching lines one by one.
+
+    In a training log the lines at either end of a block are usually progress lines, so those
+    are tried first. Otherwise the default patterns are found through their literals (in a
+    lower-cased copy) and user patterns by searching the block. A progress line is a line in
+    which some pattern matches.
+    """
+
+    LOOK = 8
+
+    def __init__(self, user_patterns: tuple[str, ...] = ()):
+        self.pattern = compile_progress(user_patterns)
+        self.user = (re.compile("|".join(f"(?:{p})" for p in user_patterns).encode())
+                     if user_patterns else None)
+
+    def _is_progress(self, block: bytes, start: int, end: int) -> bool:
+        return self.pattern.search(block, start, end) is not None
+
+    def first(self, block: bytes) -> int | None:
+        for start, end in _lines_forward(block, self.LOOK):
+            if self._is_progress(block, start, end):
+                return start
+        found = [s for s in self._by_literal(block, forward=True)]
+        found += self._by_user(block, forward=True)
+        return min(found, default=None)
+
+    def last(self, block: bytes) -> int | None:
+        for start, end in _lines_backward(block, self.LOOK):
+            if self._is_progress(block, start, end):
+                return start
+        found = [s for s in self._by_literal(block, forward=False)]
+        found += self._by_user(block, forward=False)
+        return max(found, default=None)
+
+    def _line_of(self, block: bytes, pos: int) -> tuple[int, int]:
+        start = block.rfind(b"\n", 0, pos) + 1
+        end = block.find(b"\n", pos)
+        return start, len(block) if end < 0 else end
+
+    def _by_literal(self, block: bytes, forward: bool) -> list[int]:
+        low = block.lower()
+        found = []
+        for lit in PROGRESS_LITERALS:
+            pos = low.find(lit) if forward else low.rfind(lit)
+            while pos >= 0:
+                start, end = self._line_of(block, pos)
+                if self._is_progress(block, start, end):
+                    found.append(start)
+                    break
+                pos = low.find(lit, end + 1) if forward else low.rfind(lit, 0, start)
+        return found
+
+    def _by_user(self, block: bytes, forward: bool) -> list[int]:
+        if self.user is None:
+            return []
+        found = []
+        for match in self.user.finditer(block):
+            start, end = self._line_of(block, match.start())
+            if self.user.search(block, start, end) is not None:
+                found.append(start)
+                if forward:
+                    break
+        return found[-1:]
 
 
 @dataclass
@@ -65,6 +243,27 @@ class _FileContext:
     chained: dict = field(default_factory=dict)
     in_root_cause: bool = False
     summary_entry: dict = field(default_factory=dict)
+    summary_left: int = 0  # lines of torchrun's failure summary still to parse
+    first_progress: Progress | None = None
+    last_progress: Progress | None = None
+    timeouts: dict = field(default_factory=dict)  # rule id → times it ran away in this file
+
+
+class _LineNumbers:
+    """Line numbers of increasing offsets in one block, counting newlines from the nearer end."""
+
+    def __init__(self, block: bytes, newlines: int, lines_before: int):
+        self.block, self.newlines, self.lines_before = block, newlines, lines_before
+        self.pos, self.before = 0, 0
+
+    def of(self, offset: int) -> int:
+        """1-based number of the line that starts at `offset`."""
+        if offset - self.pos <= len(self.block) - offset:
+            self.before += self.block.count(b"\n", self.pos, offset)
+        else:
+            self.before = self.newlines - self.block.count(b"\n", offset)
+        self.pos = offset
+        return self.lines_before + self.before + 1
 
 
 class Scanner:
@@ -73,8 +272,9 @@ class Scanner:
         self.keywordless = [r for r in catalogue.matchers if not r.keywords]
         keywords = sorted({kw.encode() for r in self.matchers for kw in r.keywords})
         self.candidates = re.compile(
-            b"|".join((*CORE_CANDIDATES, *(re.escape(k) for k in keywords))))
-        self.progress = compile_progress(progress_patterns)
+            b"|".join((*(p for _, p in CORE_CANDIDATES), *(re.escape(k) for k in keywords))))
+        self.finder = LineFinder([*(l for lits, _ in CORE_CANDIDATES for l in lits), *keywords])
+        self.progress = ProgressFinder(tuple(progress_patterns))
 
     def scan_file(self, path: str, display: str, chunk_size: int = CHUNK_SIZE) -> FileScan:
         scan = FileScan(path=path, display=display)
@@ -91,8 +291,7 @@ class Scanner:
             for block in line_blocks(path, state, chunk_size):
                 if first_block is None:
                     first_block = block
-                self._scan_block(block, lines_before, scan, context)
-                lines_before += block.count(b"\n")
+                lines_before += self._scan_block(block, lines_before, scan, context)
                 last_block = block
         except OSError as exc:
             scan.read_error = exc.strerror or str(exc)
@@ -105,66 +304,77 @@ class Scanner:
         scan.truncated = state.truncated
         scan.compressed = state.compressed
         self._edges(scan, first_block, last_block, lines_before)
-        scan.progress = _first_and_last(scan.progress)
+        first, last = context.first_progress, context.last_progress
+        scan.progress = [p for p in (first, last) if p is not None]
+        if first is not None and last is not None and first.where.line == last.where.line:
+            scan.progress = [first]
         return scan
 
     def _edges(self, scan: FileScan, first_block, last_block, line_count: int) -> None:
         if first_block:
             head = first_block[:first_block.find(b"\n")] if b"\n" in first_block else first_block
-            scan.first_time = strip_prefixes(_decode(head)).time
+            scan.first_time = strip_prefixes(_decode(head[:MAX_EVIDENCE * 4])).time
         if last_block:
             tail = last_block.rstrip(b"\n")
-            text = _decode(tail[tail.rfind(b"\n") + 1:])
+            raw = tail[tail.rfind(b"\n") + 1:]
+            text = _decode(raw[:MAX_EVIDENCE * 4])
             stripped = strip_prefixes(text)
             scan.last_time = stripped.time
             scan.last_line = Where(scan.display, line_count, text[:MAX_EVIDENCE],
                                    stripped.rank, stripped.local_rank, stripped.time)
 
     def _scan_block(self, block: bytes, lines_before: int, scan: FileScan,
-                    context: _FileContext) -> None:
-        search = self.candidates.search
-        count = block.count
-        line = lines_before
-        counted_to = 0
-        pos = 0
+                    context: _FileContext) -> int:
+        """Handle the block's candidate lines and progress; return its number of newlines."""
+        starts, newlines = self.finder.scan(block)
+        numbers = _LineNumbers(block, newlines, lines_before)
+        confirm = self.candidates.search
         size = len(block)
-        while True:
-            found = search(block, pos)
-            if found is None:
-                break
-            start = block.rfind(b"\n", 0, found.start()) + 1
-            end = block.find(b"\n", found.end())
-            if end < 0:
-                end = size
-            line += count(b"\n", counted_to, start)
-            counted_to = start
-            self._handle_line(block[start:end], line + 1, scan, context)
-            pos = end + 1
-        self._block_progress(block, lines_before, scan)
+        start = 0 if context.summary_left else (starts[0] if starts else size)
+        index = 0
+        while start < size:
+            end = block.find(b"\n", start)
+            end = size if end < 0 else end
+            in_summary = context.summary_left > 0
+            if in_summary:
+                context.summary_left -= 1
+            if in_summary or confirm(block, start, end) is not None:
+                self._handle_line(block[start:end], numbers.of(start), scan, context)
+            while index < len(starts) and starts[index] <= start:
+                index += 1
+            if context.summary_left:
+                start = end + 1
+            else:
+                start = starts[index] if index < len(starts) else size
+        self._block_progress(block, numbers, scan, context)
         if self.keywordless:
-            self._scan_keywordless(block, lines_before, scan)
+            self._scan_keywordless(block, lines_before, scan, context)
+        return newlines
 
-    def _block_progress(self, block: bytes, lines_before: int, scan: FileScan) -> None:
-        first = self.progress.search(block)
-        if first is None:
-            return
-        last = None
-        for window in (16384, len(block)):
-            tail_start = max(0, len(block) - window)
-            for last in self.progress.finditer(block, tail_start):
-                pass
-            if last is not None and last.start() >= first.start():
-                break
-        for found in {first.start(): first, last.start(): last}.values():
-            start = block.rfind(b"\n", 0, found.start()) + 1
-            end = block.find(b"\n", found.end())
-            end = len(block) if end < 0 else end
-            lineno = lines_before + block.count(b"\n", 0, start) + 1
-            scan.progress.append(Progress(_where(scan, block[start:end], lineno)))
+    def _block_progress(self, block: bytes, numbers: _LineNumbers, scan: FileScan,
+                        context: _FileContext) -> None:
+        if context.first_progress is None:
+            start = self.progress.first(block)
+            if start is None:
+                return  # no progress line in this block at all
+            context.first_progress = self._progress_at(block, start, numbers, scan)
+        start = self.progress.last(block)
+        if start is not None:
+            context.last_progress = self._progress_at(block, start, numbers, scan)
 
-    def _scan_keywordless(self, block: bytes, lines_before: int, scan: FileScan) -> None:
+    def _progress_at(self, block: bytes, start: int, numbers: _LineNumbers,
+                     scan: FileScan) -> Progress:
+        end = block.find(b"\n", start)
+        end = len(block) if end < 0 else end
+        lineno = _LineNumbers(block, numbers.newlines, numbers.lines_before).of(start)
+        return Progress(_where(scan, block[start:end], lineno))
+
+    def _scan_keywordless(self, block: bytes, lines_before: int, scan: FileScan,
+                          context: _FileContext) -> None:
         text = _decode(block)
         for rule in self.keywordless:
+            if context.timeouts.get(rule.id, 0) >= MAX_RULE_TIMEOUTS:
+                continue
             try:
                 for pattern in rule.compiled:
                     for found in pattern.finditer(text, timeout=0.25 * 4):
@@ -177,7 +387,11 @@ class Scanner:
                             where = _where(scan, raw.encode("utf-8", "replace"), lineno)
                             scan.hits.append(SignalHit(rule.id, where, tuple(groups.items())))
             except TimeoutError:
-                scan.rule_timeouts.append(rule.id)
+                self._timed_out(rule, scan, context)
+
+    def _timed_out(self, rule: Rule, scan: FileScan, context: _FileContext) -> None:
+        scan.rule_timeouts.append(rule.id)
+        context.timeouts[rule.id] = context.timeouts.get(rule.id, 0) + 1
 
     def _handle_line(self, raw: bytes, lineno: int, scan: FileScan, context: _FileContext) -> None:
         where = _where(scan, raw, lineno)
@@ -211,10 +425,12 @@ class Scanner:
         for rule in self.matchers:
             if not any(kw in body for kw in rule.keywords):
                 continue
+            if context.timeouts.get(rule.id, 0) >= MAX_RULE_TIMEOUTS:
+                continue
             try:
                 groups = rule.match(body)
             except TimeoutError:
-                scan.rule_timeouts.append(rule.id)
+                self._timed_out(rule, scan, context)
                 continue
             if groups is None:
                 continue
@@ -234,10 +450,15 @@ class Scanner:
         if lineparse.SUMMARY_ROOT in body:
             context.in_root_cause = True
             context.summary_entry = {}
+            context.summary_left = SUMMARY_MAX_LINES
             return where
         if body.strip() == lineparse.SUMMARY_FAILURES:
             context.in_root_cause = False
             context.summary_entry = {}
+            context.summary_left = SUMMARY_MAX_LINES
+            return where
+        if context.summary_left and body.startswith(SUMMARY_END):
+            context.summary_left = 0
             return where
         if (failed := lineparse.FAILED_LINE.search(body)) is not None:
             scan.exits.append(ProcessExit(where, None, int(failed["local_rank"]),
@@ -281,9 +502,3 @@ def _where(scan: FileScan, raw: bytes, lineno: int) -> Where:
 
 def _env_print(where: Where, record: dict) -> EnvPrint:
     return EnvPrint(where, record.get("RANK"), record.get("LOCAL_RANK"), record.get("WORLD_SIZE"))
-
-
-def _first_and_last(progress: list[Progress]) -> list[Progress]:
-    if len(progress) <= 2:
-        return progress
-    return [progress[0], progress[-1]]

@@ -47,19 +47,24 @@ def duplicate_node_rank(job: Job, rule):
     return out
 
 
-def _outliers(groups: dict) -> tuple[object, list]:
-    """The value most Workers hold (ties: node 0's), and the Workers that differ from it."""
-    def weight(item):
-        value, workers = item
-        return (len(workers), any(w.node_rank == 0 for w in workers))
-    reference = max(groups.items(), key=weight)[0]
-    return reference, [w for value, ws in groups.items() if value != reference for w in ws]
+def _outliers(groups: dict, node0_decides: bool) -> list:
+    """The Workers that differ from the reference value: node 0's where node 0 hosts the thing
+    compared (the rendezvous store), else the majority's; none when there is no majority."""
+    if node0_decides:
+        reference = next((v for v, ws in groups.items() if any(w.node_rank == 0 for w in ws)), None)
+        if reference is not None:
+            return [w for value, ws in groups.items() if value != reference for w in ws]
+    sizes = sorted((len(ws) for ws in groups.values()), reverse=True)
+    if len(sizes) > 1 and sizes[0] == sizes[1]:
+        return []
+    reference = max(groups.items(), key=lambda item: len(item[1]))[0]
+    return [w for value, ws in groups.items() if value != reference for w in ws]
 
 
-def _disagreement(rule, what: str, groups: dict, show) -> list:
+def _disagreement(rule, what: str, groups: dict, show, node0_decides: bool = False) -> list:
     if len(groups) < 2:
         return []
-    _, outliers = _outliers(groups)
+    outliers = _outliers(groups, node0_decides)
     parts = "; ".join(f"{show(value)} on {', '.join(w.label for w in ws)}"
                       for value, ws in sorted(groups.items(), key=lambda kv: str(kv[0])))
     node_rank = outliers[0].node_rank if len(outliers) == 1 else None
@@ -76,8 +81,10 @@ def launch_mismatch(job: Job, rule):
     for worker in launched:
         by_nnodes[worker.launch.nnodes].append(worker)
         by_master[(worker.launch.master_addr, worker.launch.master_port)].append(worker)
-    out = _disagreement(rule, "nnodes", by_nnodes, lambda n: f"nnodes={n}")
-    out += _disagreement(rule, "the master address", by_master, lambda am: _master(*am))
+    # Node 0 hosts the rendezvous store: its nnodes and its port are the ones the job waits on.
+    out = _disagreement(rule, "nnodes", by_nnodes, lambda n: f"nnodes={n}", node0_decides=True)
+    out += _disagreement(rule, "the master address", by_master, lambda am: _master(*am),
+                         node0_decides=True)
     for worker in launched:
         launch = worker.launch
         if None in (launch.total_procs, launch.nnodes, launch.gpus_per_node):

@@ -124,7 +124,8 @@ def _crashes(job: Job, rule, during: bool):
         first = same[0]
         summary = first.summary
         ranks = sorted({f.rank for f in same if f.rank is not None})
-        when = "after training had started" if during else "before its first batch"
+        when = ("after training had started" if during else
+                "before its first batch" if len(same) == 1 else "before their first batch")
         if len(same) > 1:
             if len(ranks) == len(same):
                 who = f"{plural(ranks, 'rank', 'ranks')} all"
@@ -135,9 +136,9 @@ def _crashes(job: Job, rule, during: bool):
             who = f"rank {first.rank}" if first.rank is not None else f"a process on {first.worker.label}"
             message = f"{who} raised {summary} {when}" if first.exitcode is None else \
                 f"{who} failed with {summary} {when}"
-        nodes = {f.node_rank for f in same}
-        out.append(finding(rule, message, [f.where for f in same],
-                           node_rank=first.node_rank if len(nodes) == 1 or len(same) == 1 else None,
+        nodes = sorted({f.node_rank for f in same if f.node_rank is not None})
+        out.append(finding(rule, message, [w for f in same for w in (f.where, *f.more)],
+                           node_rank=first.node_rank, node_ranks=tuple(nodes),
                            rank=first.rank, ranks=tuple(ranks), cause=cause,
                            worker=first.worker.label))
     return out
