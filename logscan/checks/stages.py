@@ -111,37 +111,57 @@ def collective_timeout(job: Job, rule):
 
 
 def _crashes(job: Job, rule, during: bool):
+    failures = [f for f in process_failures(job) if f.after_progress == during]
     # A SIGKILL has its own rule (worker-killed); a SIGTERM is what victims get.
-    crashes = [f for f in process_failures(job) if not f.cascade and f.after_progress == during
-               and f.exitcode not in (SIGKILL, SIGTERM)]
-    groups = defaultdict(list)
-    for f in crashes:
-        # Ranks hitting the same local error differ only in numbers (shard 3, rank 2 vs 2...).
-        groups[(re.sub(r"\d+", "#", f.summary), f.cause)].append(f)
-    out = []
-    for (_, cause), same in groups.items():
-        same.sort(key=lambda f: (f.time is None, f.time or 0, f.rank if f.rank is not None else 1 << 30))
-        first = same[0]
-        summary = first.summary
-        ranks = sorted({f.rank for f in same if f.rank is not None})
-        when = ("after training had started" if during else
-                "before its first batch" if len(same) == 1 else "before their first batch")
-        if len(same) > 1:
-            if len(ranks) == len(same):
-                who = f"{plural(ranks, 'rank', 'ranks')} all"
-            else:
-                who = f"{len(same)} processes" + (f" (first: rank {first.rank})" if first.rank is not None else "")
-            message = f"{who} raised {summary} {when}"
-        else:
-            who = f"rank {first.rank}" if first.rank is not None else f"a process on {first.worker.label}"
-            message = f"{who} raised {summary} {when}" if first.exitcode is None else \
-                f"{who} failed with {summary} {when}"
-        nodes = sorted({f.node_rank for f in same if f.node_rank is not None})
-        out.append(finding(rule, message, [w for f in same for w in (f.where, *f.more)],
-                           node_rank=first.node_rank, node_ranks=tuple(nodes),
-                           rank=first.rank, ranks=tuple(ranks), cause=cause,
-                           worker=first.worker.label))
+    crashes = [f for f in failures if not f.cascade and f.exitcode not in (SIGKILL, SIGTERM)]
+    when = "after training had started" if during else "before the first batch"
+    out = [_crash_finding(rule, same, when) for same in _same_error(crashes)]
+    if out:
+        # The victims of these crashes, folded under them by the root-cause pass.
+        victims = [f for f in failures if f.cascade]
+        for same in _same_error(victims):
+            out.append(_victim_finding(rule, same, when))
     return out
+
+
+def _same_error(failures: list[Failure]) -> list[list[Failure]]:
+    """Group failures that are one error told by several ranks (they differ only in numbers)."""
+    groups = defaultdict(list)
+    for f in failures:
+        groups[(re.sub(r"\d+", "#", f.summary), f.cause)].append(f)
+    for same in groups.values():
+        same.sort(key=lambda f: (f.time is None, f.time or 0,
+                                 f.rank if f.rank is not None else 1 << 30))
+    return list(groups.values())
+
+
+def _crash_finding(rule, same: list[Failure], when: str):
+    first = same[0]
+    ranks = sorted({f.rank for f in same if f.rank is not None})
+    verb = "raised" if first.exitcode is None else "failed with"
+    if len(same) == 1:
+        who = f"rank {first.rank}" if first.rank is not None else f"a process on {first.worker.label}"
+    elif len(ranks) == len(same):
+        who = f"{plural(ranks, 'rank', 'ranks')} all"
+    else:
+        who = f"{len(same)} processes" + (f" (first: rank {first.rank})" if first.rank is not None else "")
+    nodes = sorted({f.node_rank for f in same if f.node_rank is not None})
+    return finding(rule, f"{who} {verb} {first.summary} {when}",
+                   [w for f in same for w in (f.where, *f.more)],
+                   node_rank=first.node_rank, node_ranks=tuple(nodes), rank=first.rank,
+                   ranks=tuple(ranks), cause=first.cause, worker=first.worker.label)
+
+
+def _victim_finding(rule, same: list[Failure], when: str):
+    first = same[0]
+    ranks = sorted({f.rank for f in same if f.rank is not None})
+    who = plural(ranks, "rank", "ranks") if ranks else f"{len(same)} process(es)"
+    what = ("were terminated by torchrun" if first.exitcode is not None
+            else f"then failed with {first.summary}")
+    return finding(rule, f"{who} {what} {when}: a consequence of the failure above",
+                   [f.where for f in same], node_rank=first.node_rank if len(same) == 1 else None,
+                   rank=first.rank if len(same) == 1 else None, ranks=tuple(ranks),
+                   worker=first.worker.label, cascade=True)
 
 
 def crash_before_first_batch(job: Job, rule):

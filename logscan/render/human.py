@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shutil
 
 from rich.console import Console, Group
 from rich.table import Table
@@ -16,8 +17,9 @@ SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 def _workers_table(d: Diagnosis) -> Table:
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-    for column in ("node", "host", "nnodes", "gpus", "procs", "master", "ranks", "stage", "files"):
-        table.add_column(column)
+    for column in ("node", "host", "nnodes", "gpus", "procs", "master", "ranks", "stage"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("files", overflow="fold")
     for w in d.workers:
         table.add_row(*(Text(inert(str(v))) for v in (
             w.node_rank if w.node_rank is not None else "?", w.host or "-",
@@ -62,8 +64,11 @@ def _finding_block(f: Finding, cascades: list[Finding], indent: str = "", marker
     return lines
 
 
-def render_human(d: Diagnosis, color: bool = False, width: int = 120) -> str:
+def render_human(d: Diagnosis, color: bool = False, width: int | None = None) -> str:
+    """Plain text unless `color`; lines are never cut, so a report file keeps every character."""
     buffer = io.StringIO()
+    if width is None:
+        width = shutil.get_terminal_size((120, 24)).columns if color else 1000
     console = Console(file=buffer, force_terminal=color, no_color=not color, width=width,
                       highlight=False, emoji=False, markup=False, soft_wrap=True)
     style = "bold green" if d.healthy else "bold red"
