@@ -326,9 +326,9 @@ scenario(
     name="port-in-use", short="piu", layout="worker-N/launch_ddp.log",
     workers=workers(2),
     env={"LOOP_STYLE": "plain"},
-    squat_port=True,
-    description="Before Worker 0 launched, another process was listening on MASTER_PORT on all addresses "
-    "of the master.",
+    squat_port=True, limit=120,
+    description="Before Worker 0 launched, another service (python -m http.server) was listening on "
+    "MASTER_PORT on all addresses of the master.",
     expect=exp(["port-in-use"], root="port-in-use", node_rank=0),
 )
 scenario(
@@ -444,10 +444,17 @@ def run_once(sc: Scenario, port: int, work: Path):
     """Run every Worker of the scenario; returns (statuses, {worker index: log bytes})."""
     squatter = None
     if sc.squat_port:
-        squatter = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
-        squatter.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        squatter.bind(("::", port))
-        squatter.listen(16)
+        # An unrelated service already on the master's port, on all addresses (IPv4 and IPv6).
+        squatter = subprocess.Popen(
+            [sys.executable, "-m", "http.server", str(port), "--bind", "::"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(work),
+        )
+        for _ in range(50):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
 
     shared_out = work / "shared-output"
     procs = []
@@ -516,7 +523,8 @@ def run_once(sc: Scenario, port: int, work: Path):
         except ProcessLookupError:
             pass
     if squatter is not None:
-        squatter.close()
+        squatter.terminate()
+        squatter.wait()
     time.sleep(2)  # let the process-substitution tee drain
     if snapshot is not None:
         logs = snapshot
