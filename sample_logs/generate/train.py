@@ -13,6 +13,7 @@ Started by torchrun through launch_ddp.sh. Behaviour is chosen by environment va
                    unused-param | collective-mismatch
   FAIL_RANKS       comma-separated global ranks, or "all" (default "all")
   FAIL_STEP        step at which step-bound failures happen (default 10)
+  GRAD_SYNC        ddp (default) | manual: no DDP wrapper, explicit gradient all_reduce
 """
 import os
 
@@ -164,7 +165,9 @@ def main():
 
     torch.manual_seed(0)
     model = Net(with_unused_head=(kind == "unused-param"))
-    ddp_model = DDP(model)
+    manual_sync = os.environ.get("GRAD_SYNC") == "manual"
+    # GRAD_SYNC=manual: no DDP wrapper, gradients averaged with explicit all_reduce calls.
+    ddp_model = model if manual_sync else DDP(model)
 
     batch_size = 8
     ragged = kind == "collate" and fail_here
@@ -210,6 +213,10 @@ def main():
             opt.zero_grad()
             loss = loss_fn(ddp_model(x), y)
             loss.backward()
+            if manual_sync:
+                for p in model.parameters():
+                    dist.all_reduce(p.grad)
+                    p.grad /= world
             grad_norm = float(torch.nn.utils.clip_grad_norm_(ddp_model.parameters(), 10.0))
             opt.step()
             progress.update(step, epoch, it, loss.item(), grad_norm)
@@ -220,7 +227,7 @@ def main():
     progress.close()
 
     if os.environ.get("SAVE_CHECKPOINT") == "1" and is_main:
-        torch.save(ddp_model.module.state_dict(), os.path.join(args.output_dir, "checkpoint.pt"))
+        torch.save(model.state_dict(), os.path.join(args.output_dir, "checkpoint.pt"))
     dist.barrier()
     if is_main:
         print(f"training finished: {total_steps} steps")
