@@ -110,7 +110,7 @@ class Scenario:
     squat_port: bool = False  # something listens on MASTER_PORT before the Workers start
     train_script: str = "train.py"
     check: object = None  # callable(logs: dict[str, bytes]) -> str | None (problem), retried
-    tries: int = 1
+    tries: int = 2
     keep_files: tuple = ()  # extra files to keep: (src relative to Worker 0 OUTPUT_DIR, dst in sample)
 
 
@@ -145,8 +145,12 @@ def workers(n, gpus=2, log="worker-{i}/launch_ddp.log", **kw):
     return [Worker(rank=str(i), gpus=gpus, log=log.format(i=i), **kw) for i in range(n)]
 
 
-def exp(rules, root=None, node_rank=None, rank=None, healthy=None, first=None, **extra):
-    """The diagnosis a correct tool gives. first defaults to the root cause's location."""
+def exp(rules, root=None, node_rank=None, rank=None, healthy=None, first=None, cause=None):
+    """The diagnosis a correct tool gives.
+
+    first: where the first failure shows; defaults to the root cause's location; "none" when nothing
+    failed. cause: the crash cause class, kept in root_cause.
+    """
     if healthy is None:
         healthy = not any(r != "log-collision" for r in rules)
     d = {"healthy": healthy, "rules": rules}
@@ -155,8 +159,12 @@ def exp(rules, root=None, node_rank=None, rank=None, healthy=None, first=None, *
         d["first_failure"] = None
     else:
         d["root_cause"] = {"rule": root, "node_rank": node_rank, "rank": rank}
-        d["first_failure"] = first if first is not None else {"node_rank": node_rank, "rank": rank}
-    d.update(extra)
+        if cause:
+            d["root_cause"]["cause"] = cause
+        if first == "none":
+            d["first_failure"] = None
+        else:
+            d["first_failure"] = first if first is not None else {"node_rank": node_rank, "rank": rank}
     return d
 
 
@@ -172,7 +180,7 @@ scenario(
     name="healthy-2x2", short="h22", layout="worker-N/launch_ddp.log",
     workers=workers(2),
     env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "30", "SAVE_CHECKPOINT": "1"},
-    outputs_in_sample=True,
+    outputs_in_sample=True, check=_has("training finished"),
     description="2 Workers x 2 GPUs, 30 steps with plain `step i/N loss` lines from rank 0; rank 0 saves "
     "worker-0/checkpoint.pt with torch.save (a non-log file in the sample). Training finished on all ranks.",
     expect=exp([]),
@@ -182,7 +190,7 @@ scenario(
     workers=workers(2, log="logs/job-hts-worker-{i}.log"),
     env={"LOOP_STYLE": "logging", "TRAIN_STEPS": "30", "PYTHONUNBUFFERED": "1"},
     cmd=STAMPED_CMD,
-    check=_interleaved, tries=6,
+    check=_all(_interleaved, _has("training finished")), tries=6,
     description="2 Workers x 2 GPUs with PYTHONUNBUFFERED=1; every line is stamped live like "
     "`kubectl logs --timestamps` (RFC 3339 UTC with nanoseconds) before tee; progress via python logging. "
     "Training finished.",
@@ -192,7 +200,7 @@ scenario(
     name="healthy-gzip", short="hgz", layout="launch_ddp.N.log[.gz] (gzip, detect by magic bytes)",
     workers=[Worker(rank="0", log="launch_ddp.0.log.gz"), Worker(rank="1", log="launch_ddp.1.log")],
     env={"LOOP_STYLE": "hf", "TRAIN_STEPS": "30"},
-    gzip_logs=("launch_ddp.0.log.gz", "launch_ddp.1.log"),
+    gzip_logs=("launch_ddp.0.log.gz", "launch_ddp.1.log"), check=_has("training finished", "'grad_norm'"),
     description="2 Workers x 2 GPUs, HF-Trainer-style dict progress lines. Both logs were gzipped after "
     "the run; launch_ddp.1.log is gzip too although its name has no .gz. Training finished.",
     expect=exp([]),
@@ -201,6 +209,7 @@ scenario(
     name="healthy-tee-1x4", short="tee", layout="launch_ddp.log",
     workers=[Worker(rank="0", gpus=4, log="launch_ddp.log")],
     env={"LOOP_STYLE": "tqdm", "TRAIN_STEPS": "30", "STEP_SLEEP": "0.1", "PET_TEE": "3"},
+    check=_has("[default3]:torchrun env:", "training finished"),
     description="1 Worker x 4 GPUs, torchrun --tee 3 (PET_TEE=3) so every child line carries a "
     "`[defaultN]:` prefix; rank 0 shows a tqdm progress bar redrawn with \\r. Training finished.",
     expect=exp([]),
@@ -212,6 +221,7 @@ scenario(
     description="Platform WORLD_SIZE=3 (nnodes=3) but only Workers 0 and 1 were started; Worker 2 never "
     "ran. Both waited in torchrun's static rendezvous and timed out (PET_RDZV_CONF=timeout=20).",
     expect=exp(["missing-worker", "hang-in-rendezvous"], root="missing-worker", node_rank=2),
+    check=_has("2/3 clients joined"),
 )
 scenario(
     name="duplicate-node-rank", short="dnr", layout="worker-N/launch_ddp.log",
@@ -222,6 +232,7 @@ scenario(
     description="nnodes=3 with platform RANK=0,1,1: two Workers (worker-1, worker-2) claim node_rank 1 "
     "and node_rank 2 is absent.",
     expect=exp(["duplicate-node-rank", "missing-worker", "hang-in-rendezvous"], root="duplicate-node-rank", node_rank=1),
+    check=_has("torchelastic/role_info"),
 )
 scenario(
     name="launch-mismatch", short="lm", layout="worker-N/launch_ddp.log",
@@ -231,6 +242,7 @@ scenario(
     description="2 Workers x 2 GPUs; Worker 1 was given a different MASTER_PORT than Worker 0, so it "
     "could not reach the master's store and Worker 0 waited for it; both timed out in rendezvous.",
     expect=exp(["launch-mismatch", "hang-in-rendezvous"], root="launch-mismatch", node_rank=1),
+    check=_has("1/2 clients joined"),
 )
 scenario(
     name="gpu-count-mismatch", short="gcm", layout="worker-N/launch_ddp.log",
@@ -239,7 +251,8 @@ scenario(
     env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "20"},
     description="Worker 0 has 2 GPUs and Worker 1 has 1; each prints its own total_procs (4 and 2) while "
     "torchrun forms a world of 3 processes.",
-    expect=exp(["gpu-count-mismatch", "world-size-mismatch"], root="gpu-count-mismatch", node_rank=None),
+    expect=exp(["gpu-count-mismatch", "world-size-mismatch"], root="gpu-count-mismatch", node_rank=None, first="none"),
+    check=_has("WORLD_SIZE= 3", "training finished"),
 )
 scenario(
     name="launch-env-missing", short="lem", layout="launch_ddp.N.log",
@@ -248,6 +261,7 @@ scenario(
     description="Worker 1 had no platform RANK; launch_ddp.sh stopped at ${RANK:?platform RANK is required} "
     "before torchrun. Worker 0 waited in rendezvous and timed out.",
     expect=exp(["launch-env-missing", "hang-in-rendezvous"], root="launch-env-missing", node_rank=None),
+    check=_has("platform RANK is required", "1/2 clients joined"),
 )
 scenario(
     name="world-size-leak", short="wsl", layout="worker-N/launch_ddp.log",
@@ -257,7 +271,9 @@ scenario(
     description="The start-up command saves the platform WORLD_SIZE as NNODES and TRAIN_SCRIPT is a "
     "wrapper (train_entry.py) that re-exports WORLD_SIZE=$NNODES before exec'ing train.py, so the "
     "training processes run with WORLD_SIZE=2 instead of 4.",
-    expect=exp(["world-size-mismatch", "crash-before-first-batch"], root="world-size-mismatch", node_rank=None),
+    expect=exp(["world-size-mismatch", "crash-before-first-batch"], root="world-size-mismatch", node_rank=None,
+               first={"node_rank": 1, "rank": 2}),
+    check=_has("rank < size", "WORLD_SIZE= 2"),
 )
 scenario(
     name="log-collision", short="lc", layout="launch_ddp.log (shared by both Workers)",
@@ -278,6 +294,7 @@ scenario(
     "before its env print and dies with ModuleNotFoundError; the other ranks then fail or wait.",
     expect=exp(["crash-before-first-batch", "missing-rank"], root="crash-before-first-batch", node_rank=1, rank=3,
                cause="missing-dependency"),
+    check=_has("No module named 'flash_attn'"),
 )
 scenario(
     name="missing-data-all-ranks", short="md", layout="worker-N/launch_ddp.log",
@@ -285,7 +302,8 @@ scenario(
     env={"LOOP_STYLE": "plain", "FAIL_KIND": "data-path"},
     description="Every rank opens its data shard under /mnt/public/project-a/data/train and raises "
     "FileNotFoundError before the first batch.",
-    expect=exp(["crash-before-first-batch"], root="crash-before-first-batch", node_rank=0, rank=0, cause="data-path"),
+    expect=exp(["crash-before-first-batch"], root="crash-before-first-batch", cause="data-path"),
+    check=_has("FileNotFoundError"),
 )
 scenario(
     name="env-var-keyerror", short="ek", layout="worker-N/launch_ddp.log",
@@ -293,7 +311,8 @@ scenario(
     env={"LOOP_STYLE": "plain", "FAIL_KIND": "env-key"},
     description="Every rank reads os.environ[\"DATA_ROOT\"], which is not set, and raises KeyError before "
     "the first batch.",
-    expect=exp(["crash-before-first-batch"], root="crash-before-first-batch", node_rank=0, rank=0, cause="env-var"),
+    expect=exp(["crash-before-first-batch"], root="crash-before-first-batch", cause="env-var"),
+    check=_has("KeyError: 'DATA_ROOT'"),
 )
 scenario(
     name="collate-error", short="ce", layout="worker-N/launch_ddp.log",
@@ -303,13 +322,14 @@ scenario(
     "unpadded token lists of different lengths; ValueError in the DataLoader worker process, re-raised "
     "in the main process before the first batch.",
     expect=exp(["crash-before-first-batch"], root="crash-before-first-batch", node_rank=0, rank=1, cause="collator"),
+    check=_has("Caught ValueError in DataLoader worker process"),
 )
 scenario(
     name="crash-mid-training", short="cmt", layout="worker-N/launch_ddp.log",
     workers=workers(2),
     env={"LOOP_STYLE": "tqdm", "FAIL_KIND": "runtime", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.2",
          "PYTHONUNBUFFERED": "1"},
-    check=_interleaved, tries=6,
+    check=_all(_interleaved, _has("non-finite loss")), tries=6,
     description="Rank 1 raises RuntimeError at step 10 while rank 0 shows a tqdm bar (raw \\r redraws); "
     "PYTHONUNBUFFERED=1. The other ranks lose their peer in the next gradient allreduce.",
     expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1),
@@ -321,6 +341,7 @@ scenario(
          "PYTHONUNBUFFERED": "1"},
     description="Rank 2 (Worker 1, local rank 0) sends itself SIGKILL at step 5.",
     expect=exp(["worker-killed"], root="worker-killed", node_rank=1, rank=2),
+    check=_has("Signal 9 (SIGKILL)"),
 )
 scenario(
     name="port-in-use", short="piu", layout="worker-N/launch_ddp.log",
@@ -329,7 +350,8 @@ scenario(
     squat_port=True, limit=60,
     description="Before Worker 0 launched, another service (python -m http.server) was listening on "
     "MASTER_PORT on all addresses of the master.",
-    expect=exp(["port-in-use"], root="port-in-use", node_rank=0),
+    expect=exp(["port-in-use", "hang-in-rendezvous"], root="port-in-use", node_rank=0),
+    check=_has("EADDRINUSE"),
 )
 scenario(
     name="restart-loop", short="rl", layout="worker-N/launch_ddp.log",
@@ -339,6 +361,7 @@ scenario(
     description="PET_MAX_RESTARTS=2; rank 0 raises RuntimeError right after init_process_group on every "
     "attempt, so torchrun restarts the worker group twice and then gives up. Worker 0 ran with LOGLEVEL=INFO.",
     expect=exp(["restart-loop", "crash-before-first-batch"], root="crash-before-first-batch", node_rank=0, rank=0),
+    check=_has("will restart worker group", "could not open metrics writer"),
 )
 scenario(
     name="hang-before-ddp", short="hbd", layout="worker-N/launch_ddp.log",
@@ -347,6 +370,7 @@ scenario(
     description="Rank 3 sleeps forever before init_process_group; the others time out (20 s) waiting for "
     "it and torchrun on Worker 1 SIGTERMs the sleeper.",
     expect=exp(["hang-before-first-batch"], root="hang-before-first-batch", node_rank=1, rank=3),
+    check=_has("wait timeout after 20000ms, keys: /default_pg"),
 )
 scenario(
     name="stall-mid-training", short="smt", layout="worker-N/launch_ddp.log",
@@ -355,6 +379,7 @@ scenario(
     description="Rank 1 stops (long sleep) at step 8; the other ranks hit the 20 s gloo collective timeout "
     "in the gradient allreduce.",
     expect=exp(["collective-timeout"], root="collective-timeout", node_rank=0, rank=1),
+    check=_has("Timed out waiting 20000ms for"),
 )
 scenario(
     name="ddp-unused-parameters", short="dup", layout="worker-N/launch_ddp.log",
@@ -363,7 +388,8 @@ scenario(
     description="The model has an aux_head that forward() never uses and DDP runs without "
     "find_unused_parameters; the second iteration raises the reducer's 'Expected to have finished "
     "reduction in the prior iteration' error on every rank.",
-    expect=exp(["ddp-unused-parameters", "crash-during-training"], root="ddp-unused-parameters", node_rank=0, rank=0),
+    expect=exp(["ddp-unused-parameters", "crash-during-training"], root="ddp-unused-parameters"),
+    check=_has("Expected to have finished reduction", "step 1/30"),
 )
 scenario(
     name="collective-mismatch", short="cm", layout="worker-N/launch_ddp.log",
@@ -374,6 +400,7 @@ scenario(
     "DDP wrapper: constructing DDP under DETAIL segfaults in this torch 2.13 CPU build). At step 5 rank 1 "
     "calls all_gather while the other ranks call all_reduce.",
     expect=exp(["collective-mismatch"], root="collective-mismatch", node_rank=0, rank=1),
+    check=_has("Detected mismatch between collectives"),
 )
 scenario(
     name="masked-pipe-tee", short="mpt", layout="worker-N/launch_ddp.log",
@@ -383,6 +410,7 @@ scenario(
     description="Launch command `bash launch_ddp.sh 2>&1 | tee \"$LOG\"` without pipefail; rank 1 raises "
     "RuntimeError before the first batch, torchrun fails, but the command exits with tee's status 0.",
     expect=exp(["masked-exit-code", "crash-before-first-batch"], root="crash-before-first-batch", node_rank=0, rank=1),
+    check=_has("could not open metrics writer"),
 )
 scenario(
     name="masked-upload-sleep", short="mus", layout="worker-N/launch_ddp.log",
@@ -392,6 +420,7 @@ scenario(
     description="The guide's tee, followed by `cp -r` of the outputs and `sleep 2`, without set -e: rank 2 "
     "raises RuntimeError at step 12, yet the command's status is sleep's 0.",
     expect=exp(["masked-exit-code", "crash-during-training"], root="crash-during-training", node_rank=1, rank=2),
+    check=_has("non-finite loss"),
 )
 scenario(
     name="masked-plain-tee", short="mplt", layout="worker-N/launch_ddp.log",
@@ -401,6 +430,7 @@ scenario(
     description="`bash launch_ddp.sh | tee \"$LOG\"`: stderr is not captured, so tracebacks and torchrun's "
     "failure report are not in the logs; rank 1 raises RuntimeError at step 10 and the command exits 0.",
     expect=exp(["masked-exit-code"], root="masked-exit-code", node_rank=None),
+    check=_has("step 5/30"),
 )
 scenario(
     name="hang-still-running", short="hsr", layout="worker-N/launch_ddp.log",
@@ -411,8 +441,8 @@ scenario(
     description="Rank 1 blocks forever before its first batch while the others wait in the first "
     "collective with a 10 min timeout; the logs are a snapshot taken 30 s after launch, then everything "
     "was killed. The job was still running when the snapshot was taken.",
-    expect=exp(["hang-before-first-batch"], root="hang-before-first-batch", node_rank=0, rank=1,
-               note="applies when scanned more than 30 min after the last log line"),
+    expect=exp(["hang-before-first-batch"], root="hang-before-first-batch", node_rank=0, rank=1),
+    check=_has("torchrun env:"),
 )
 
 # Per-scenario facts seen in the real logs, filled in after runs.
