@@ -9,6 +9,7 @@ import os
 import re
 import stat
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,8 +46,8 @@ class Discovery:
 
 
 def printable(path: str) -> str:
-    """A path as text, whatever bytes its name holds."""
-    return os.fsdecode(os.fsencode(path)).encode("utf-8", "backslashreplace").decode("utf-8")
+    """A path as text, whatever bytes its name holds: bytes that are not UTF-8 become `\\xff`."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def _sniff(path: str) -> bytes:
@@ -104,44 +105,59 @@ def discover(paths: list[str]) -> Discovery:
             raise InputError(f"no such file or directory: {printable(given)}")
         if os.path.isdir(given):
             root = given.rstrip("/") or "/"
-            _walk(root, root, found, seen_dirs, seen_files)
+            # Shown relative to the directory that holds the root: `job/worker-0/x.log`.
+            shown = os.path.relpath(root, os.path.dirname(root) or ".")
+            _walk(root, "" if shown == "." else shown, found, seen_dirs, seen_files)
         else:
             _consider(given, printable(given), found, seen_files, named=True)
     found.logs.sort(key=lambda log: (log.stream, log.order, log.display))
     return found
 
 
-def _walk(root: str, directory: str, found: Discovery, seen_dirs, seen_files) -> None:
-    try:
-        info = os.stat(directory)
-    except OSError as exc:
-        found.notes.append((printable(directory), _reason(exc)))
-        return
-    if (info.st_dev, info.st_ino) in seen_dirs:
-        return  # a symlink loop, or a second way to the same directory
-    seen_dirs.add((info.st_dev, info.st_ino))
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError as exc:
-        found.notes.append((printable(directory), _reason(exc)))
-        return
-    for entry in entries:
-        display = printable(os.path.relpath(entry.path, os.path.dirname(root) or "."))
+def _walk(root: str, shown_root: str, found: Discovery, seen_dirs, seen_files) -> None:
+    """Depth first, entries by name; iterative, so no tree is too deep for it."""
+    stack = [_entries(root, found, seen_dirs)]
+    shown = [shown_root]
+    while stack:
+        entry = next(stack[-1], None)
+        if entry is None:
+            stack.pop()
+            shown.pop()
+            continue
+        display = f"{shown[-1]}/{entry.name}" if shown[-1] else entry.name
         try:
             is_dir = entry.is_dir(follow_symlinks=True)
         except OSError:
             is_dir = False
         if is_dir:
             if not entry.name.startswith("."):
-                _walk(root, entry.path, found, seen_dirs, seen_files)
+                stack.append(_entries(entry.path, found, seen_dirs))
+                shown.append(display)
             continue
         if entry.name == JOB_STATUS_FILE:
             found.job_status_files.append(entry.path)
             continue
         if not _is_log_name(entry.name):
-            found.skipped.append(display)
+            found.skipped.append(printable(display))
             continue
-        _consider(entry.path, display, found, seen_files, named=False)
+        _consider(entry.path, printable(display), found, seen_files, named=False)
+
+
+def _entries(directory: str, found: Discovery, seen_dirs) -> Iterator[os.DirEntry]:
+    try:
+        info = os.stat(directory)
+    except OSError as exc:
+        found.notes.append((printable(directory), _reason(exc)))
+        return iter(())
+    if (info.st_dev, info.st_ino) in seen_dirs:
+        return iter(())  # a symlink loop, or a second way to the same directory
+    seen_dirs.add((info.st_dev, info.st_ino))
+    try:
+        with os.scandir(directory) as scan:
+            return iter(sorted(scan, key=lambda e: e.name))
+    except OSError as exc:
+        found.notes.append((printable(directory), _reason(exc)))
+        return iter(())
 
 
 def _consider(path: str, display: str, found: Discovery, seen_files, named: bool) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from logscan.catalogue import Catalogue, load_catalogue
-from logscan.discovery import discover, read_job_status
+from logscan.discovery import discover, printable, read_job_status
 from logscan.errors import InputError
 from logscan.events import FileScan
 from logscan.scanner import Scanner
@@ -108,9 +108,9 @@ def scan_files(logs, catalogue: Catalogue, settings: Settings) -> list[FileScan]
 
 def job_name(paths: list[str]) -> str:
     if len(paths) == 1:
-        return os.path.basename(os.path.normpath(paths[0])) or paths[0]
+        return printable(os.path.basename(os.path.normpath(paths[0])) or paths[0])
     common = os.path.commonpath([os.path.abspath(p) for p in paths])
-    return os.path.basename(common) or common
+    return printable(os.path.basename(common) or common)
 
 
 def diagnose_paths(paths: list[str], settings: Settings, catalogue: Catalogue | None = None):

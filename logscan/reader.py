@@ -8,7 +8,6 @@ with no newline costs no more memory than a short one.
 
 from __future__ import annotations
 
-import gzip
 import os
 import zlib
 from collections.abc import Iterator
@@ -57,18 +56,40 @@ def is_gzip(head: bytes) -> bool:
     return head[:2] == GZIP_MAGIC
 
 
+def _gunzip(handle, state: ReadState, chunk_size: int) -> Iterator[bytes]:
+    """Decompress as far as the data goes: a truncated or corrupt stream still yields all that
+    came before the damage, and says so in `state.truncated`."""
+    member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    started = False
+    while True:
+        data = handle.read(chunk_size)
+        if not data:
+            break
+        while data:
+            if member.eof:
+                if not data.startswith(GZIP_MAGIC):
+                    return  # padding or junk after the last member, as gzip -d ignores it
+                member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            started = True
+            try:
+                out = member.decompress(data, chunk_size)
+            except zlib.error as exc:
+                state.truncated = f"compressed data is corrupt ({exc})"
+                return
+            if out:
+                yield out
+            data = member.unused_data if member.eof else member.unconsumed_tail
+    if started and not member.eof:
+        state.truncated = "compressed data ends early"
+
+
 def _raw_blocks(path: str, state: ReadState, chunk_size: int) -> Iterator[bytes]:
     with open(path, "rb") as handle:
         head = handle.read(2)
         handle.seek(0)
         if is_gzip(head):
             state.compressed = True
-            stream = gzip.GzipFile(fileobj=handle)
-            try:
-                while block := stream.read(chunk_size):
-                    yield block
-            except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
-                state.truncated = f"compressed data ends early ({exc})"
+            yield from _gunzip(handle, state, chunk_size)
             return
         remaining = os.fstat(handle.fileno()).st_size
         state.size = remaining

@@ -90,6 +90,8 @@ class LineFinder:
             if not any(short in lit for short in kept):
                 kept.append(lit)
         self.literals = tuple(kept)
+        # re's literal-prefix search beats bytes.find on text full of the literal's bytes.
+        self._search = {lit: re.compile(re.escape(lit)).search for lit in self.literals}
         self._alphabet = sorted({b for lit in self.literals for b in lit})
         self._choose_keys({}, 1)
 
@@ -134,13 +136,15 @@ class LineFinder:
                     pos = find(key, pos + 1)
             else:
                 for lit, _ in literals:
-                    pos = find(lit)
-                    while pos >= 0:
+                    search = self._search[lit]
+                    found = search(block)
+                    while found is not None:
+                        pos = found.start()
                         starts.add(rfind(b"\n", 0, pos) + 1)
                         end = find(b"\n", pos + len(lit))
                         if end < 0:
                             break
-                        pos = find(lit, end + 1)
+                        found = search(block, end + 1)
         if stale:
             self._rekey(block)  # for the next block: this one is done
         return sorted(starts), newlines

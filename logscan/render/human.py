@@ -13,6 +13,10 @@ from logscan.findings import Diagnosis, Finding, place_label
 from logscan.render.inert import inert
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+# A directory of 100,000 stray logs must not make a 100,000-row report: past these, the human
+# report says how many it left out (JSON keeps everything).
+MAX_TABLE_ROWS = 64
+MAX_EVIDENCE_LINES = 20
 
 
 def _workers_table(d: Diagnosis) -> Table:
@@ -20,7 +24,7 @@ def _workers_table(d: Diagnosis) -> Table:
     for column in ("node", "host", "nnodes", "gpus", "procs", "master", "ranks", "stage"):
         table.add_column(column, no_wrap=True)
     table.add_column("files", overflow="fold")
-    for w in d.workers:
+    for w in d.workers[:MAX_TABLE_ROWS]:
         table.add_row(*(Text(inert(str(v))) for v in (
             w.node_rank if w.node_rank is not None else "?", w.host or "-",
             _dash(w.nnodes), _dash(w.gpus_per_node), _dash(w.total_procs), w.master or "-",
@@ -53,11 +57,14 @@ def _finding_block(f: Finding, cascades: list[Finding], indent: str = "", marker
         head.append(f" [cause: {f.cause}]")
     head.append(": " + inert(f.message))
     lines = [head]
-    for e in f.evidence:
+    for e in f.evidence[:MAX_EVIDENCE_LINES]:
         line = Text(f"{indent}    ")
         line.append(inert(f"{e.file}:{e.line}"), style="dim")
         line.append("  " + inert(e.text.strip()))
         lines.append(line)
+    if len(f.evidence) > MAX_EVIDENCE_LINES:
+        lines.append(Text(f"{indent}    … {len(f.evidence) - MAX_EVIDENCE_LINES} more evidence "
+                          "line(s); --format json has them all", style="dim"))
     lines.append(Text(f"{indent}    hint: " + inert(f.hint), style="green"))
     for c in cascades:
         lines += _finding_block(c, [], indent + "    ", marker="↳ ")
@@ -77,6 +84,9 @@ def render_human(d: Diagnosis, color: bool = False, width: int | None = None) ->
         console.print(Text(f"platform job status: {d.job_status}"))
     console.print()
     console.print(_workers_table(d))
+    if len(d.workers) > MAX_TABLE_ROWS:
+        console.print(Text(f"… {len(d.workers) - MAX_TABLE_ROWS} more Worker(s) not shown; "
+                           "--format json lists them all", style="dim"))
     roots = [f for f in d.findings if f.caused_by is None]
     children: dict[str, list[Finding]] = {}
     for f in d.findings:
