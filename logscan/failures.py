@@ -133,15 +133,18 @@ def _process_failures(job: Job) -> list[Failure]:
                 _after_progress(job, worker, exc.where, exc.traceback_signals),
                 tuple(dict.fromkeys(signals))))
         explained = {f.rank for f in out if f.worker is worker and f.rank is not None}
-        unranked = sum(1 for f in out if f.worker is worker and f.rank is None)
+        unranked = [i for i, f in enumerate(out) if f.worker is worker and f.rank is None]
+        failed_exits = list(dict.fromkeys(
+            _exit_rank(worker, e) for e in worker.exits if (e.exitcode or 0) > 0))
+        failed_exits = [r for r in failed_exits if r not in explained]
+        if len(unranked) == 1 and len(failed_exits) == 1 and failed_exits[0] is not None:
+            # One traceback without a rank, one process that exited with an error: the same.
+            out[unranked[0]] = replace(out[unranked[0]], rank=failed_exits[0])
+        if len(unranked) >= len(failed_exits):
+            explained |= set(failed_exits)  # the tracebacks already tell these failures
         for exit_ in worker.exits:
-            if exit_.exitcode in (None, 0):
-                continue
             rank = _exit_rank(worker, exit_)
-            if rank in explained or (rank is None and unranked):
-                continue
-            if exit_.exitcode > 0 and unranked:
-                unranked -= 1  # a traceback without a rank already tells this failure
+            if exit_.exitcode in (None, 0) or rank in explained:
                 continue
             explained.add(rank)
             out.append(Failure(
@@ -159,3 +162,14 @@ def is_stale(job: Job, worker: Worker) -> bool:
 def job_ended(job: Job, worker: Worker) -> bool:
     """Something says this Worker's run is over: a platform status or torchrun's summary."""
     return job.job_status in ("succeeded", "failed") or bool(worker.exits)
+
+
+def awaited_ranks(job: Job) -> set[int]:
+    """Ranks that others reported waiting for (a store key or a barrier naming them)."""
+    ranks = set()
+    for worker in job.workers:
+        for hit in worker.hits:
+            peer = hit.group("peer_rank")
+            if peer is not None and peer.isdigit():
+                ranks.add(int(peer))
+    return ranks

@@ -10,10 +10,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
+import re
+
 import pandas as pd
 
 from logscan.catalogue import Catalogue
 from logscan.discovery import LogFile
+from logscan.prefixes import strip_prefixes
 from logscan.events import (EnvPrint, FileScan, LaunchLine, ProcessExit, Progress,
                             PythonException, SignalHit, Where)
 
@@ -139,6 +142,13 @@ class Job:
         base = env.rank - env.local_rank
         return base // gpus if base >= 0 and base % gpus == 0 else None
 
+    def node_of_rank(self, rank: int) -> int | None:
+        for worker in self.launched:
+            if worker.rank_offset is not None and worker.gpus and \
+                    worker.rank_offset <= rank < worker.rank_offset + worker.gpus:
+                return worker.node_rank
+        return None
+
     def foreign_envs(self, worker: Worker) -> list[EnvPrint]:
         """Env lines in this Worker's log printed by another Worker's process (a shared log)."""
         return [e for e in worker.envs
@@ -179,13 +189,23 @@ def _split_by_launch(stream: str, scans: list[FileScan]) -> list[Worker]:
     return workers
 
 
+# A line that matches a progress pattern but tells of an error ("... at step 12") is no progress.
+_NOT_PROGRESS = re.compile(r"Error|Exception|Traceback|^\s*File \"|Warning")
+
+
+def _is_progress(progress: Progress) -> bool:
+    # A `\r`-updated bar may share its physical line with what came next (a traceback).
+    return any(segment.strip() and not _NOT_PROGRESS.search(strip_prefixes(segment).body)
+               for segment in progress.where.text.split("\r"))
+
+
 def _absorb(worker: Worker, scan: FileScan, mine) -> None:
     if scan.display not in worker.files:
         worker.files.append(scan.display)
         worker.scans.append(scan)
     worker.launches += [l for l in scan.launches if mine(l.where) and l.node_rank == worker.node_rank]
     worker.envs += [e for e in scan.envs if mine(e.where)]
-    worker.progress += [p for p in scan.progress if mine(p.where)]
+    worker.progress += [p for p in scan.progress if mine(p.where) and _is_progress(p)]
     worker.hits += [h for h in scan.hits if mine(h.where)]
     worker.exceptions += [x for x in scan.exceptions if mine(x.where)]
     worker.exits += [e for e in scan.exits if mine(e.where)]

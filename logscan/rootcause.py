@@ -64,6 +64,12 @@ def _same_failure(a: Finding, b: Finding) -> bool:
         {(e.file, e.line) for e in a.evidence} & {(e.file, e.line) for e in b.evidence})
 
 
+def _told_by(f: Finding, lines: set) -> bool:
+    """Every line of `f` is evidence of cascades too: another rule telling the same failures."""
+    own = {(e.file, e.line) for e in f.evidence}
+    return bool(own) and own <= lines
+
+
 def choose_root_cause(job: Job, findings: list[Finding]):
     errors = [f for f in findings if f.severity == "error"]
     if not errors:
@@ -76,7 +82,9 @@ def choose_root_cause(job: Job, findings: list[Finding]):
         leaders = [f for f in errors if f.rule not in FOLLOWERS and not f.cascade]
         if leaders:
             root = _pick_leader(job, leaders)
-            explained = lambda f: f.rule in FOLLOWERS or f.cascade or _same_failure(f, root)  # noqa: E731
+            told = {(e.file, e.line) for f in errors if f.cascade for e in f.evidence}
+            explained = lambda f: (f.rule in FOLLOWERS or f.cascade or _same_failure(f, root)  # noqa: E731
+                                   or _told_by(f, told))
         else:
             root = min(errors, key=lambda f: (FOLLOWERS.index(f.rule), f.sort_key))
             explained = lambda f: f.rule in FOLLOWERS  # noqa: E731

@@ -102,8 +102,8 @@ class LineFinder:
             key = min(set(lit), key=lambda b: (counts.get(b, 0), -rank.get(b, len(rank)), b))
             by_key.setdefault(key, []).append((lit, lit.index(key)))
         # A key byte found far more often than its sample promised means the log changed.
-        self._by_key = tuple((bytes((k,)), tuple(v), max(self.FEW, int(2 * scale * counts.get(k, 0))))
-                             for k, v in sorted(by_key.items()))
+        self._by_key = {k: (bytes((k,)), tuple(v), max(self.FEW, int(2 * scale * counts.get(k, 0))))
+                        for k, v in sorted(by_key.items())}
         keep = set(by_key) | {ord("\n")}
         self._delete = bytes(b for b in range(256) if b not in keep)
 
@@ -122,9 +122,11 @@ class LineFinder:
         starts: set[int] = set()
         find, rfind, startswith = block.find, block.rfind, block.startswith
         stale = False
-        for key, literals, limit in self._by_key:
-            if key not in kept:
-                continue
+        if len(kept) <= 256:  # a small block: look only at the key bytes it holds
+            keyed = [self._by_key[k] for k in set(kept) if k in self._by_key]
+        else:
+            keyed = [k for k in self._by_key.values() if k[0] in kept]
+        for key, literals, limit in keyed:
             places = kept.count(key)
             stale = stale or places > limit
             if places <= self.FEW:
@@ -147,7 +149,7 @@ class LineFinder:
                         found = search(block, end + 1)
         if stale:
             self._rekey(block)  # for the next block: this one is done
-        return sorted(starts), newlines
+        return sorted(starts) if len(starts) > 1 else list(starts), newlines
 
 
 def _lines_forward(block: bytes, count: int):
@@ -357,14 +359,16 @@ class Scanner:
 
     def _block_progress(self, block: bytes, numbers: _LineNumbers, scan: FileScan,
                         context: _FileContext) -> None:
+        first = None
         if context.first_progress is None:
-            start = self.progress.first(block)
-            if start is None:
+            first = self.progress.first(block)
+            if first is None:
                 return  # no progress line in this block at all
-            context.first_progress = self._progress_at(block, start, numbers, scan)
-        start = self.progress.last(block)
-        if start is not None:
-            context.last_progress = self._progress_at(block, start, numbers, scan)
+            context.first_progress = self._progress_at(block, first, numbers, scan)
+        last = self.progress.last(block)
+        if last is not None:
+            context.last_progress = (context.first_progress if last == first
+                                     else self._progress_at(block, last, numbers, scan))
 
     def _progress_at(self, block: bytes, start: int, numbers: _LineNumbers,
                      scan: FileScan) -> Progress:

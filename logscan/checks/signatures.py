@@ -1,13 +1,38 @@
-"""Signature rules: a catalogue pattern hit is the finding. One per rule, Worker and rank."""
+"""Signature rules: a catalogue pattern hit is the finding. One per rule, Worker and rank.
+
+When a rule's groups say what two ranks were doing (`rank`/`op` and `other_rank`/`other_op`, as
+in a collective mismatch), every rank reports the disagreement; the rank whose `op` the fewest
+ranks share is the odd one out, and the other reports are cascades of it.
+"""
 
 from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
 
 from logscan.checks.base import finding
 from logscan.model import Job
 
 
+def _odd_ones_out(reports: list[dict]) -> set[int]:
+    did: dict[int, str] = {}
+    for groups in reports:
+        for rank_key, op_key in (("rank", "op"), ("other_rank", "other_op")):
+            rank, op = groups.get(rank_key), groups.get(op_key)
+            if rank and rank.isdigit() and op:
+                did.setdefault(int(rank), op)
+    if len(set(did.values())) < 2:
+        return set()
+    counts = Counter(did.values())
+    fewest = min(counts.values())
+    if list(counts.values()).count(fewest) > 1:
+        return set()  # no single minority: the logs do not say who diverged
+    minority = next(op for op, n in counts.items() if n == fewest)
+    return {rank for rank, op in did.items() if op == minority}
+
+
 def signature_findings(job: Job, rule):
-    groups_by_key: dict = {}
+    by_key: dict = {}
     for worker in job.workers:
         for hit in worker.hits:
             if hit.rule_id != rule.id:
@@ -15,13 +40,17 @@ def signature_findings(job: Job, rule):
             groups = dict(hit.groups)
             rank = worker.global_rank(hit.where, groups)
             key = (worker.label, rank)
-            if key not in groups_by_key:
-                groups_by_key[key] = (worker, rank, groups, [])
-            groups_by_key[key][3].append(hit.where)
+            if key not in by_key:
+                by_key[key] = (worker, rank, groups, [])
+            by_key[key][3].append(hit.where)
+    odd = _odd_ones_out([groups for _, _, groups, _ in by_key.values()])
     out = []
-    for worker, rank, groups, wheres in groups_by_key.values():
+    for worker, rank, groups, wheres in by_key.values():
         groups.setdefault("node_rank", "?" if worker.node_rank is None else str(worker.node_rank))
         groups.setdefault("rank", "?" if rank is None else str(rank))
-        out.append(finding(rule, rule.render_message(groups), wheres, node_rank=worker.node_rank,
-                           rank=rank, worker=worker.label))
+        found = finding(rule, rule.render_message(groups), wheres, node_rank=worker.node_rank,
+                        rank=rank, worker=worker.label)
+        if odd and rank not in odd:
+            found = replace(found, cascade=True)
+        out.append(found)
     return out

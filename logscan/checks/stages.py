@@ -6,7 +6,8 @@ import re
 from collections import defaultdict
 
 from logscan.checks.base import finding, plural
-from logscan.failures import SIGKILL, SIGTERM, Failure, is_stale, job_ended, process_failures
+from logscan.failures import (SIGKILL, SIGTERM, Failure, awaited_ranks, is_stale, job_ended,
+                               process_failures)
 from logscan.model import Job, Worker
 
 RENDEZVOUS_SIGNALS = ("store-timeout", "connect-failed")
@@ -43,7 +44,20 @@ def hang_in_rendezvous(job: Job, rule):
     return out
 
 
-def _straggler(failures: list[Failure]) -> Failure | None:
+def _straggler(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:
+    """(node_rank, rank, evidence) of the one process the others waited for, if the logs say."""
+    awaited = awaited_ranks(job)
+    if len(awaited) == 1:
+        rank = awaited.pop()
+        evidence = [h.where for w in job.workers for h in w.hits if h.group("peer_rank") == str(rank)]
+        return job.node_of_rank(rank), rank, evidence[:2]
+    killed = _terminated_straggler(failures)
+    if killed is not None:
+        return killed.node_rank, killed.rank, [killed.where]
+    return None, None, []
+
+
+def _terminated_straggler(failures: list[Failure]) -> Failure | None:
     """The one process torchrun had to SIGTERM while every other one gave up waiting."""
     killed = [f for f in failures if f.exitcode == SIGTERM or "SignalException" in f.summary]
     killed_ranks = {f.rank for f in killed if f.rank is not None}
@@ -73,13 +87,12 @@ def hang_before_first_batch(job: Job, rule):
              and (job.job_status == "running" or not job_ended(job, w))]
     if not (waited or hits or stale):
         return []
-    straggler = _straggler(failures)
-    if straggler is not None:
-        message = (f"processes started but none reached the first batch; rank {straggler.rank} "
-                   f"never arrived (the others gave up waiting for it and torchrun terminated it)")
-        evidence = [straggler.where] + [f.where for f in waited[:2]]
-        return [finding(rule, message, evidence, node_rank=straggler.node_rank,
-                        rank=straggler.rank, worker=straggler.worker.label)]
+    node_rank, rank, proof = _straggler(job, failures)
+    if rank is not None:
+        message = (f"processes started but none reached the first batch; rank {rank} "
+                   f"never arrived and the others gave up waiting for it")
+        evidence = proof + [f.where for f in waited[:2]]
+        return [finding(rule, message, evidence, node_rank=node_rank, rank=rank)]
     if waited or hits:
         message = "processes started but none reached the first batch: they timed out waiting"
         evidence = [f.where for f in waited[:3]] + [h.where for h in hits[:2]]
@@ -98,14 +111,14 @@ def collective_timeout(job: Job, rule):
     hits = [h for w in job.workers for h in w.hits if h.rule_id == "collective-timeout-line"]
     if not (timed_out or hits):
         return []
-    straggler = _straggler(failures)
+    node_rank, rank, proof = _straggler(job, failures)
     ranks = sorted({f.rank for f in timed_out if f.rank is not None})
     message = f"a collective timed out after training had started ({plural(ranks, 'rank', 'ranks')} waited)" \
         if ranks else "a collective timed out after training had started"
-    if straggler is not None:
-        message += f"; rank {straggler.rank} never arrived"
-        return [finding(rule, message, [straggler.where] + [f.where for f in timed_out[:3]],
-                        node_rank=straggler.node_rank, rank=straggler.rank, ranks=tuple(ranks))]
+    if rank is not None:
+        message += f"; rank {rank} never arrived"
+        return [finding(rule, message, proof + [f.where for f in timed_out[:3]],
+                        node_rank=node_rank, rank=rank, ranks=tuple(ranks))]
     evidence = [f.where for f in timed_out[:3]] or [h.where for h in hits[:3]]
     return [finding(rule, message, evidence, ranks=tuple(ranks))]
 
