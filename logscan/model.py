@@ -63,6 +63,21 @@ class Worker:
         return min(self.progress, key=lambda p: (p.where.file, p.where.line), default=None)
 
     @property
+    def last_progress(self) -> Progress | None:
+        order = {name: i for i, name in enumerate(self.files)}
+        return max(self.progress, key=lambda p: (order.get(p.where.file, 0), p.where.line), default=None)
+
+    def progress_fraction(self) -> float | None:
+        """How far the last progress line says training got, when it says `N/M` (tqdm, step N/M)."""
+        last = self.last_progress
+        if last is None:
+            return None
+        segments = [seg for seg in last.where.text.split("\r") if seg.strip()]
+        fractions = [int(n) / int(m) for n, m in _N_OF_M.findall(segments[-1] if segments else "")
+                     if int(m) > 0 and int(n) <= int(m)]
+        return min(fractions) if fractions else None
+
+    @property
     def started_processes(self) -> bool:
         """torchrun got past rendezvous and spawned training processes."""
         return bool(self.envs or self.progress or any(e.exitcode is not None for e in self.exits)
@@ -190,6 +205,7 @@ def _split_by_launch(stream: str, scans: list[FileScan]) -> list[Worker]:
 
 
 # A line that matches a progress pattern but tells of an error ("... at step 12") is no progress.
+_N_OF_M = re.compile(r"(?<![\d/.:-])(\d+)\s*/\s*(\d+)(?![\d/.:-])")
 _NOT_PROGRESS = re.compile(r"Error|Exception|Traceback|^\s*File \"|Warning")
 
 

@@ -211,26 +211,36 @@ def restart_loop(job: Job, rule):
     return out
 
 
+# A run whose last progress line says it got no further than this is taken as stopped early.
+# Sparse logging ("step 25/30" then done) must not read as a failure, so the bar is low.
+STOPPED_EARLY = 0.8
+
+
 def masked_exit_code(job: Job, rule):
     if job.job_status != "succeeded":
         return []
     failures = [f for f in process_failures(job) if not f.cascade]
     unfinished = [w for w in job.workers if not job.reached_first_batch(w)]
-    if not failures and not unfinished and not any(
-            h for w in job.workers for h in w.hits
-            if (r := job.catalogue.rules.get(h.rule_id)) and r.severity == "error"):
-        return []
-    evidence = [f.where for f in failures[:2]]
+    stopped = [w for w in job.workers if (fraction := w.progress_fraction()) is not None
+               and fraction <= STOPPED_EARLY]
+    errors = [h for w in job.workers for h in w.hits
+              if (r := job.catalogue.rules.get(h.rule_id)) and r.severity == "error"]
     if failures:
-        reason = f"the logs show {failures[0].summary}"
+        reason, evidence = f"the logs show {failures[0].summary}", [f.where for f in failures[:2]]
+    elif errors:
+        reason, evidence = "the logs show a failure", [h.where for h in errors[:2]]
     elif unfinished:
-        reason = f"{unfinished[0].label} never reached its first batch"
+        reason, evidence = f"{unfinished[0].label} never reached its first batch", []
+    elif stopped:
+        last = stopped[0].last_progress
+        reason = f"training stopped early (its last progress line: {last.where.text.split(chr(13))[-1].strip()[:80]})"
+        evidence = [last.where]
     else:
-        reason = "the logs show a failure"
-    evidence += [w.last_line for w in (unfinished or job.workers)[:2]]
-    return [finding(rule, f"the platform reports the job succeeded, but {reason}; the log stops "
-                          f"at {evidence[-1].file}:{evidence[-1].line}" if evidence and evidence[-1] else
-                    f"the platform reports the job succeeded, but {reason}", evidence)]
+        return []
+    ends = [w.last_line for w in job.workers if w.last_line is not None]
+    evidence += ends[:2]
+    where = f"; the log stops at {ends[0].file}:{ends[0].line}" if ends else ""
+    return [finding(rule, f"the platform reports the job succeeded, but {reason}{where}", evidence)]
 
 
 def _duration(job: Job) -> str:
