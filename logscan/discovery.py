@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from logscan.errors import InputError
+from logscan.reader import NotRegularFile, open_regular
 
 SNIFF_BYTES = 8192
 JOB_STATUS_FILE = "job_status"
@@ -51,7 +52,7 @@ def printable(path: str) -> str:
 
 
 def _sniff(path: str) -> bytes:
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         head = handle.read(SNIFF_BYTES)
     if head[:2] == b"\x1f\x8b":
         try:
@@ -196,6 +197,8 @@ def _consider(path: str, display: str, found: Discovery, seen_files, named: bool
 
 
 def _reason(exc: OSError) -> str:
+    if isinstance(exc, NotRegularFile):
+        return "not a regular file (FIFO, socket or device): skipped"
     if isinstance(exc, PermissionError):
         return "cannot read: permission denied"
     if exc.errno == 40:  # ELOOP
@@ -209,7 +212,7 @@ def read_job_status(paths: list[str]) -> tuple[str, str] | None:
     """The first word of a `job_status` file: succeeded, failed or running."""
     for path in paths:
         try:
-            with open(path, "rb") as handle:
+            with open_regular(path) as handle:
                 words = handle.read(256).decode("utf-8", "replace").split()
         except OSError:
             continue

@@ -110,6 +110,9 @@ class Diagnosis:
 
     def summary(self) -> str:
         """The one-line verdict: what every renderer leads with."""
+        if self.healthy and self.job_status == "running":
+            progress = "past the first batch" if self.reached_first_batch else "not past the first batch yet"
+            return f"RUNNING {self.job}: {len(self.workers)} Worker(s), {progress}, no failure so far"
         if self.healthy:
             progress = "reached the first batch" if self.reached_first_batch else "no progress line seen"
             warnings = sum(f.severity == "warning" for f in self.findings)

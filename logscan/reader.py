@@ -8,7 +8,9 @@ with no newline costs no more memory than a short one.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -52,6 +54,23 @@ class ReadState:
     compressed: bool = False
 
 
+class NotRegularFile(OSError):
+    """A FIFO, socket or device where a log file was expected."""
+
+
+def open_regular(path: str):
+    """Open a regular file for reading, never blocking: a FIFO or device put in the file's place
+    (after it was checked) raises NotRegularFile instead of waiting for a writer forever."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file (FIFO, socket or device)", path)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def is_gzip(head: bytes) -> bool:
     return head[:2] == GZIP_MAGIC
 
@@ -84,7 +103,7 @@ def _gunzip(handle, state: ReadState, chunk_size: int) -> Iterator[bytes]:
 
 
 def _raw_blocks(path: str, state: ReadState, chunk_size: int) -> Iterator[bytes]:
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         head = handle.read(2)
         handle.seek(0)
         if is_gzip(head):
