@@ -18,6 +18,7 @@ from dataclasses import dataclass
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK_SIZE = 1 << 20
 MAX_LINE = 64 * 1024
+GZIP_STEP = 1 << 16
 
 _allocator_tuned = False
 
@@ -52,72 +53,110 @@ class ReadState:
     truncated: str | None = None
     size: int = 0
     compressed: bool = False
+    mtime: float | None = None
 
 
 class NotRegularFile(OSError):
     """A FIFO, socket or device where a log file was expected."""
 
 
-def open_regular(path: str):
-    """Open a regular file for reading, never blocking: a FIFO or device put in the file's place
-    (after it was checked) raises NotRegularFile instead of waiting for a writer forever."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_checked(path: str):
+    """(unbuffered file, its stat) of a regular file. Never blocks: a FIFO or device put in the
+    file's place (after it was checked) raises NotRegularFile instead of waiting for a writer."""
+    fd = os.open(path, _OPEN_FLAGS)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise NotRegularFile(errno.EINVAL, "not a regular file (FIFO, socket or device)", path)
-        return os.fdopen(fd, "rb")
+        return os.fdopen(fd, "rb", buffering=0), info
     except BaseException:
         os.close(fd)
         raise
+
+
+def open_regular(path: str):
+    """Open a regular file for reading, never blocking (see _open_checked)."""
+    return _open_checked(path)[0]
 
 
 def is_gzip(head: bytes) -> bool:
     return head[:2] == GZIP_MAGIC
 
 
-def _gunzip(handle, state: ReadState, chunk_size: int) -> Iterator[bytes]:
-    """Decompress as far as the data goes: a truncated or corrupt stream still yields all that
-    came before the damage, and says so in `state.truncated`."""
+def _steps(handle, head: bytes) -> Iterator[bytes]:
+    """The file from its start in pieces of GZIP_STEP bytes, `head` being what was read already."""
+    while True:
+        while len(head) >= GZIP_STEP:
+            yield head[:GZIP_STEP]
+            head = head[GZIP_STEP:]
+        more = handle.read(GZIP_STEP - len(head))
+        if not more:
+            if head:
+                yield head
+            return
+        head += more
+
+
+def _gunzip(handle, state: ReadState, chunk_size: int, data: bytes) -> Iterator[bytes]:
+    """Decompress as far as the data goes (`data` is what was read already): a truncated or
+    corrupt stream still yields all that came before the damage, and says so in `state.truncated`.
+
+    zlib works in steps of GZIP_STEP, whatever `chunk_size` is, so what survives a corrupt
+    stream does not depend on how the caller reads; blocks of `chunk_size` are made from them.
+    """
     member = zlib.decompressobj(16 + zlib.MAX_WBITS)
     started = False
-    while True:
-        data = handle.read(chunk_size)
-        if not data:
+    pieces: list[bytes] = []
+    held = 0
+    steps = _steps(handle, data)
+    data = next(steps, b"")
+    while data:
+        if member.eof:
+            if not data.startswith(GZIP_MAGIC):
+                break  # padding or junk after the last member, as gzip -d ignores it
+            member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        started = True
+        try:
+            out = member.decompress(data, GZIP_STEP)
+        except zlib.error as exc:
+            state.truncated = f"compressed data is corrupt ({exc})"
             break
-        while data:
-            if member.eof:
-                if not data.startswith(GZIP_MAGIC):
-                    return  # padding or junk after the last member, as gzip -d ignores it
-                member = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            started = True
-            try:
-                out = member.decompress(data, chunk_size)
-            except zlib.error as exc:
-                state.truncated = f"compressed data is corrupt ({exc})"
-                return
-            if out:
-                yield out
-            data = member.unused_data if member.eof else member.unconsumed_tail
-    if started and not member.eof:
-        state.truncated = "compressed data ends early"
+        if out:
+            pieces.append(out)
+            held += len(out)
+            if held >= chunk_size:
+                yield b"".join(pieces)
+                pieces, held = [], 0
+        data = member.unused_data if member.eof else member.unconsumed_tail
+        if not data:
+            data = next(steps, b"")
+    else:
+        if started and not member.eof:
+            state.truncated = "compressed data ends early"
+    if pieces:
+        yield b"".join(pieces)
 
 
 def _raw_blocks(path: str, state: ReadState, chunk_size: int) -> Iterator[bytes]:
-    with open_regular(path) as handle:
-        head = handle.read(2)
-        handle.seek(0)
-        if is_gzip(head):
+    handle, info = _open_checked(path)
+    with handle:
+        state.mtime = info.st_mtime
+        remaining = info.st_size
+        block = handle.read(max(2, min(chunk_size, remaining)))
+        if is_gzip(block):
             state.compressed = True
-            yield from _gunzip(handle, state, chunk_size)
+            yield from _gunzip(handle, state, chunk_size, block)
             return
-        remaining = os.fstat(handle.fileno()).st_size
         state.size = remaining
-        while remaining > 0:
-            block = handle.read(min(chunk_size, remaining))
-            if not block:
-                break  # the file shrank under us: keep what was read
-            remaining -= len(block)
+        while block:
             yield block
+            remaining -= len(block)
+            if remaining <= 0:
+                break
+            block = handle.read(min(chunk_size, remaining))  # empty if the file shrank
 
 
 def line_blocks(path: str, state: ReadState | None = None, chunk_size: int = CHUNK_SIZE,

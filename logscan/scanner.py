@@ -284,11 +284,6 @@ class Scanner:
 
     def scan_file(self, path: str, display: str, chunk_size: int = CHUNK_SIZE) -> FileScan:
         scan = FileScan(path=path, display=display)
-        try:
-            stat = os.stat(path)
-            scan.mtime = stat.st_mtime
-        except OSError:
-            pass
         state = ReadState()
         context = _FileContext()
         lines_before = 0
@@ -301,6 +296,12 @@ class Scanner:
                 last_block = block
         except OSError as exc:
             scan.read_error = exc.strerror or str(exc)
+        scan.mtime = state.mtime
+        if scan.mtime is None:
+            try:
+                scan.mtime = os.stat(path).st_mtime
+            except OSError:
+                pass
         for where, record in context.env.flush():
             scan.envs.append(_env_print(where, record))
         if last_block is not None and not last_block.endswith(b"\n"):

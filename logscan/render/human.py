@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from logscan.findings import Diagnosis, Finding, place_label
-from logscan.render.inert import inert
+from logscan.render.inert import inert, no_workflow_commands
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 # A directory of 100,000 stray logs must not make a 100,000-row report: past these, the human
@@ -103,4 +103,4 @@ def render_human(d: Diagnosis, color: bool = False, width: int | None = None) ->
     console.print()
     console.print(Text(f"{d.files_scanned} file(s), {d.lines_scanned} lines, "
                        f"{len(d.findings)} finding(s)", style="dim"))
-    return buffer.getvalue()
+    return no_workflow_commands(buffer.getvalue())

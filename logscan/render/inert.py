@@ -2,20 +2,35 @@
 
 Control characters (C0 but tab, DEL, C1) and bidirectional overrides become visible escapes, so
 an ESC from a log cannot clear a screen, write the clipboard (OSC 52) or forge a link (OSC 8).
-Rich markup needs no escaping here because log text only ever reaches rich as plain `Text`.
+Lone surrogates (bytes of a file name that are not UTF-8) become `\\xNN`, so writing them can
+never fail. Rich markup needs no escaping here because log text only ever reaches rich as plain
+`Text`. A CI runner reads a line that starts with `::` (after blanks) as a workflow command
+(`::add-mask::`, `::error::`); `no_workflow_commands` defuses such lines in a whole report.
 """
 
 from __future__ import annotations
 
 import re
 
-_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+# A report line that a runner would take for a command: blanks and colour codes, then `::`.
+_COMMAND_LINE = re.compile(r"^((?:[ \t]|\x1b\[[0-9;]*m)*)::", re.MULTILINE)
 
 
 def _visible(match: re.Match) -> str:
     code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8, as os.fsdecode keeps it
+        return f"\\x{code - 0xDC00:02x}"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def inert(text: str) -> str:
     return _UNSAFE.sub(_visible, text)
+
+
+def no_workflow_commands(report: str) -> str:
+    """Escape the first colon of every line that starts with `::`, visibly: `\\x3a:error::`."""
+    if "::" not in report:
+        return report
+    return _COMMAND_LINE.sub(lambda m: m.group(1) + "\\x3a:", report)
