@@ -1,0 +1,177 @@
+"""Hostile log text: terminal escapes, rich markup and CI workflow commands reach every output
+format shown but inert, and a user rule that backtracks forever times out without stopping the
+scan.
+
+The logs are SYNTHETIC: REAL lines of sample_logs/healthy-2x2 with hostile text put on the lines
+that become evidence (the launch line, a traceback's exception line).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import POST_MORTEM_NOW, SAMPLES
+
+WORKER0 = (SAMPLES / "healthy-2x2" / "worker-0" / "launch_ddp.log").read_text()
+
+CLEAR_SCREEN = "\x1b[2J\x1b[H"
+CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x07"                      # OSC 52: write the clipboard
+LINK = "\x1b]8;;https://evil.example/\x1b\\click me\x1b]8;;\x1b\\"  # OSC 8 hyperlink
+C1_CSI = "\u009b31m"                                             # C1 control sequence introducer
+BIDI = "\u202egnp.exe"                                           # right-to-left override
+MARKUP = "[bold red]markup[/bold red] [link=https://evil.example]link[/link]"
+MASK = "::add-mask::secret-token"
+ERROR = "::error file=train.py,line=1::forged annotation"
+PAYLOAD = f"{CLEAR_SCREEN} {CLIPBOARD} {LINK} {C1_CSI} {BIDI} {MARKUP} {MASK} {ERROR}"
+
+
+def hostile_log() -> bytes:
+    lines = WORKER0.splitlines()
+    launch = next(i for i, l in enumerate(lines) if "DDP launch:" in l)
+    lines[launch] = f"{ERROR} {PAYLOAD} {lines[launch]}"
+    lines += [
+        "Traceback (most recent call last):",
+        '  File "/work/main/sample_logs/generate/train.py", line 231, in <module>',
+        f"{MASK}",
+        f"RuntimeError: boom {PAYLOAD}",
+    ]
+    # a raw C1 byte, which is not UTF-8 on its own
+    return ("\n".join(lines) + "\n").encode() + b"RuntimeError: raw \x9b2J byte\n"
+
+
+def run(args, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "logscan", *map(str, args)], cwd=cwd,
+                          capture_output=True, timeout=timeout,
+                          env={**os.environ, "COLUMNS": "200", "TERM": "xterm-256color"})
+
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def assert_inert(text: str, colour_allowed: bool = False) -> None:
+    """Nothing in `text` can act on a terminal or a CI runner."""
+    if colour_allowed:
+        text = SGR.sub("", text)  # rich's own colours, nothing else
+    assert "\x1b" not in text and "\x07" not in text
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]", text)
+    for line in text.splitlines():
+        assert not line.lstrip().startswith("::"), line
+
+
+def assert_visible(text: str) -> None:
+    """The hostile text is still there to read, as escapes."""
+    assert "\\x1b[2J" in text and "\\x1b]52;c;cm0gLXJmIH4=\\x07" in text
+    assert "\\x1b]8;;https://evil.example/\\x1b\\click me" in text
+    assert "\\x9b31m" in text and "\\u202egnp.exe" in text
+    assert MARKUP in text  # as typed, not as styling
+    assert "::add-mask::secret-token" in text and "::error file=train.py" in text
+
+
+@pytest.fixture
+def job(tmp_path) -> Path:
+    job = tmp_path / "job"
+    (job / "worker-0").mkdir(parents=True)
+    (job / "worker-0" / "launch_ddp.log").write_bytes(hostile_log())
+    return job
+
+
+@pytest.mark.parametrize("colour", [False, True], ids=["plain", "color"])
+def test_human_report_is_inert(job, colour):
+    result = run(["scan", job, "--now", POST_MORTEM_NOW, *(["--color"] if colour else [])], job.parent)
+    assert result.returncode == 1, result.stderr
+    text = result.stdout.decode("utf-8")
+    assert "RuntimeError: boom" in text  # the exception line is evidence
+    if colour:
+        assert SGR.search(text), "--color colours the report"
+    assert_inert(text, colour_allowed=colour)
+    assert_visible(SGR.sub("", text))
+
+
+def test_json_report_is_inert(job):
+    result = run(["scan", job, "--format", "json", "--now", POST_MORTEM_NOW], job.parent)
+    assert result.returncode == 1, result.stderr
+    raw = result.stdout.decode("ascii")  # ensure_ascii: every control character is escaped
+    assert_inert(raw)
+    assert "\\u001b[2J" in raw and "\\u009b31m" in raw and "\\u202e" in raw
+    evidence = [e["text"] for f in json.loads(raw)["findings"] for e in f["evidence"]]
+    assert any(CLIPBOARD in t and MARKUP in t for t in evidence)  # the data itself is kept
+
+
+def test_report_file_is_inert(job, tmp_path):
+    target = tmp_path / "report.txt"
+    result = run(["scan", job, "--now", POST_MORTEM_NOW, "-o", target], job.parent)
+    assert result.returncode == 1 and result.stdout == b"", result.stderr
+    text = target.read_text(encoding="utf-8")
+    assert_inert(text)
+    assert_visible(text)
+
+
+def test_workflow_command_in_a_file_name(job):
+    """Evidence lines start with the file's name: a log named `::warning::x.log`, given as the
+    path, would put a workflow command at the start of a report line."""
+    (job / "::warning::x.log").write_bytes(hostile_log())
+    result = run(["scan", "::warning::x.log", "--now", POST_MORTEM_NOW], job)
+    assert result.returncode == 1, result.stderr
+    text = result.stdout.decode("utf-8")
+    assert "\\x3a:warning::x.log:1" in text  # defused, still readable
+    assert_inert(text)
+
+
+def test_error_messages_are_inert(tmp_path):
+    name = f"missing{CLEAR_SCREEN}{ERROR}\nline.log"
+    result = run(["scan", name], tmp_path)
+    assert result.returncode == 2
+    text = result.stderr.decode("utf-8")
+    assert text.count("\n") == 1 and text.startswith("logscan: error: ")
+    assert_inert(text)
+    assert "\\x1b[2J" in text and "\\x0aline.log" in text
+
+
+RULE = """
+id = "{id}"
+kind = "signal"
+stage = "training"
+summary = "A user's rule whose pattern backtracks catastrophically."
+{keywords}
+patterns = ['(a+)+$']
+
+[docs]
+what = "Lines of a's."
+why = "To show that a runaway pattern cannot stop a scan."
+example = "aaaa!"
+fix = "Write patterns that cannot backtrack."
+"""
+
+
+@pytest.mark.parametrize("keywords", [True, False], ids=["with-keywords", "without-keywords"])
+def test_catastrophic_user_rule_times_out_and_the_scan_completes(tmp_path, keywords):
+    rule_id = "catastrophic-backtracking"
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / f"{rule_id}.toml").write_text(RULE.format(
+        id=rule_id, keywords='keywords = ["aaaa"]' if keywords else ""))
+    job = tmp_path / "job"
+    (job / "worker-0").mkdir(parents=True)
+    # 50 lines on which the pattern backtracks for seconds (rules see a line's first 2000
+    # characters, so the lines are shorter than that)
+    (job / "worker-0" / "launch_ddp.log").write_text(WORKER0 + ("a" * 1900 + "!\n") * 50)
+
+    started = time.monotonic()
+    result = run(["scan", job, "--rules", rules, "--now", POST_MORTEM_NOW, "--fail-on", "never"],
+                 tmp_path, timeout=300)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stderr
+    assert b"Traceback" not in result.stderr
+    text = result.stdout.decode("utf-8")
+    note = next(l for l in text.splitlines() if l.startswith("note:"))
+    assert rule_id in note and "timed out" in note, text
+    assert "1 file(s)" in text.splitlines()[-1]
+    assert elapsed < 60, elapsed  # a few timeouts, then the rule is given up for that file
