@@ -34,8 +34,10 @@ class Settings:
 class PendingScans:
     """Scans under way: the big files in worker processes, the rest here when `result` is called."""
 
-    def __init__(self, logs, catalogue: Catalogue, settings: Settings):
+    def __init__(self, logs, catalogue: Catalogue, settings: Settings,
+                 contents: dict[str, tuple[bytes, float]] | None = None):
         self.logs = logs
+        self.contents = contents or {}
         self.settings = settings
         self.scanner = Scanner(catalogue, settings.progress_patterns)
         self.pool = None
@@ -71,8 +73,9 @@ class PendingScans:
 
     def result(self) -> list[FileScan]:
         try:
-            scans = [None if i in self.futures else self.scanner.scan_file(log.path, log.display)
-                     for i, log in enumerate(self.logs)]
+            scans = [None if i in self.futures else self.scanner.scan_file(
+                log.path, log.display, content=self.contents.get(log.path))
+                for i, log in enumerate(self.logs)]
             for i, future in self.futures.items():
                 scans[i] = future.result()
             return scans
@@ -119,7 +122,7 @@ def diagnose_paths(paths: list[str], settings: Settings, catalogue: Catalogue | 
     if not found.logs:
         reasons = "; ".join(f"{p}: {why}" for p, why in found.notes[:3])
         raise InputError("no log found in " + ", ".join(paths) + (f" ({reasons})" if reasons else ""))
-    pending = PendingScans(found.logs, catalogue, settings)
+    pending = PendingScans(found.logs, catalogue, settings, found.contents)
     try:
         # Imported while big files are being scanned: pandas alone takes ~0.3 s to load.
         from logscan.diagnose import diagnose_job

@@ -140,7 +140,13 @@ def _gunzip(handle, state: ReadState, chunk_size: int, data: bytes) -> Iterator[
         yield b"".join(pieces)
 
 
-def _raw_blocks(path: str, state: ReadState, chunk_size: int) -> Iterator[bytes]:
+def _raw_blocks(path: str, state: ReadState, chunk_size: int,
+                content: bytes | None = None) -> Iterator[bytes]:
+    if content is not None:  # read already (a small plain file, when it was found)
+        state.size = len(content)
+        for start in range(0, len(content), chunk_size):
+            yield content[start:start + chunk_size]
+        return
     handle, info = _open_checked(path)
     with handle:
         state.mtime = info.st_mtime
@@ -160,13 +166,14 @@ def _raw_blocks(path: str, state: ReadState, chunk_size: int) -> Iterator[bytes]
 
 
 def line_blocks(path: str, state: ReadState | None = None, chunk_size: int = CHUNK_SIZE,
-                max_line: int = MAX_LINE) -> Iterator[bytes]:
-    """Yield blocks that each end with b"\\n" (the last may not), never splitting a line."""
+                max_line: int = MAX_LINE, content: bytes | None = None) -> Iterator[bytes]:
+    """Yield blocks that each end with b"\\n" (the last may not), never splitting a line.
+    `content`, if given, is the whole plain file, read already."""
     state = state if state is not None else ReadState()
     keep_block_memory()
     carry = b""
     skipping = False  # inside the tail of an over-long line, up to its newline
-    for block in _raw_blocks(path, state, chunk_size):
+    for block in _raw_blocks(path, state, chunk_size, content):
         if skipping:
             newline = block.find(b"\n")
             if newline < 0:

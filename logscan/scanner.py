@@ -282,14 +282,18 @@ class Scanner:
         self.finder = LineFinder([*(l for lits, _ in CORE_CANDIDATES for l in lits), *keywords])
         self.progress = ProgressFinder(tuple(progress_patterns))
 
-    def scan_file(self, path: str, display: str, chunk_size: int = CHUNK_SIZE) -> FileScan:
+    def scan_file(self, path: str, display: str, chunk_size: int = CHUNK_SIZE,
+                  content: tuple[bytes, float] | None = None) -> FileScan:
+        """`content`: (the whole file, its mtime), when it was read already (see discovery)."""
         scan = FileScan(path=path, display=display)
         state = ReadState()
+        if content is not None:
+            content, state.mtime = content
         context = _FileContext()
         lines_before = 0
         first_block = last_block = None
         try:
-            for block in line_blocks(path, state, chunk_size):
+            for block in line_blocks(path, state, chunk_size, content=content):
                 if first_block is None:
                     first_block = block
                 lines_before += self._scan_block(block, lines_before, scan, context)
