@@ -145,6 +145,13 @@ class Job:
         return max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0]
 
     @property
+    def expected_processes(self) -> int | None:
+        """How many training processes the launch lines add up to."""
+        if not self.launched or self.nnodes != len(self.launched):
+            return None
+        return sum(w.gpus or 0 for w in self.launched) or None
+
+    @property
     def uniform_gpus(self) -> int | None:
         counts = {w.launch.gpus_per_node for w in self.launched}
         return counts.pop() if len(counts) == 1 else None

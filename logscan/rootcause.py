@@ -70,6 +70,22 @@ def _told_by(f: Finding, lines: set) -> bool:
     return bool(own) and own <= lines
 
 
+# Launch-shape findings that describe a job which may still have run: alone, they are no failure.
+SHAPE_ONLY = ("gpu-count-mismatch", "world-size-mismatch")
+
+
+def _first_failure(job: Job, errors: list[Finding], root: Finding) -> Place | None:
+    """Where the job first failed: the first failing process if any, else the root's place."""
+    failing = [f for f in errors if f.rule not in STRUCTURAL and f.rule not in FOLLOWERS
+               and not f.cascade]
+    if failing:
+        first = _pick_leader(job, failing)
+        return Place(first.node_rank, first.rank)
+    if all(f.rule in SHAPE_ONLY for f in errors):
+        return None
+    return Place(root.node_rank, root.rank)
+
+
 def choose_root_cause(job: Job, findings: list[Finding]):
     errors = [f for f in findings if f.severity == "error"]
     if not errors:
@@ -93,5 +109,5 @@ def choose_root_cause(job: Job, findings: list[Finding]):
         if f is not root and f.severity == "error" and explained(f):
             f = replace(f, caused_by=root.key, cascade=True)
         out.append(f)
-    return out, RootCause(root.rule, root.node_rank, root.rank, root.message), Place(
-        root.node_rank, root.rank)
+    return (out, RootCause(root.rule, root.node_rank, root.rank, root.message),
+            _first_failure(job, errors, root))

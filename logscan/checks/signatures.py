@@ -41,9 +41,21 @@ def signature_findings(job: Job, rule):
             rank = worker.global_rank(hit.where, groups)
             key = (worker.label, rank)
             if key not in by_key:
-                by_key[key] = (worker, rank, groups, [])
+                by_key[key] = (worker, rank, {}, [])
+            for name, value in groups.items():  # later lines of one report add what earlier lacked
+                by_key[key][2].setdefault(name, value)
             by_key[key][3].append(hit.where)
     odd = _odd_ones_out([groups for _, _, groups, _ in by_key.values()])
+    ranks = sorted({rank for _, rank, _, _ in by_key.values() if rank is not None})
+    expected = job.expected_processes
+    if not odd and len(by_key) > 1 and expected is not None and len(ranks) >= expected:
+        # Every process hit it: one finding for the job, not one per rank.
+        worker, _, groups, _ = next(iter(by_key.values()))
+        nodes = sorted({w.node_rank for w, _, _, _ in by_key.values() if w.node_rank is not None})
+        groups = {**groups, "rank": ", ".join(map(str, ranks)), "node_rank": ", ".join(map(str, nodes))}
+        wheres = [w for _, _, _, ws in by_key.values() for w in ws]
+        return [finding(rule, rule.render_message(groups), wheres, ranks=tuple(ranks),
+                        node_ranks=tuple(nodes))]
     out = []
     for worker, rank, groups, wheres in by_key.values():
         groups.setdefault("node_rank", "?" if worker.node_rank is None else str(worker.node_rank))

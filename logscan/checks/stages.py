@@ -128,7 +128,7 @@ def _crashes(job: Job, rule, during: bool):
     # A SIGKILL has its own rule (worker-killed); a SIGTERM is what victims get.
     crashes = [f for f in failures if not f.cascade and f.exitcode not in (SIGKILL, SIGTERM)]
     when = "after training had started" if during else "before the first batch"
-    out = [_crash_finding(rule, same, when) for same in _same_error(crashes)]
+    out = [_crash_finding(job, rule, same, when) for same in _same_error(crashes)]
     if out:
         # The victims of these crashes, folded under them by the root-cause pass.
         victims = [f for f in failures if f.cascade]
@@ -148,7 +148,7 @@ def _same_error(failures: list[Failure]) -> list[list[Failure]]:
     return list(groups.values())
 
 
-def _crash_finding(rule, same: list[Failure], when: str):
+def _crash_finding(job: Job, rule, same: list[Failure], when: str):
     first = same[0]
     ranks = sorted({f.rank for f in same if f.rank is not None})
     verb = "raised" if first.exitcode is None else "failed with"
@@ -159,9 +159,13 @@ def _crash_finding(rule, same: list[Failure], when: str):
     else:
         who = f"{len(same)} processes" + (f" (first: rank {first.rank})" if first.rank is not None else "")
     nodes = sorted({f.node_rank for f in same if f.node_rank is not None})
+    # Every process hit the same local error: it is the job's, not one rank's.
+    everyone = len(same) > 1 and job.expected_processes is not None and \
+        len(ranks) >= job.expected_processes
     return finding(rule, f"{who} {verb} {first.summary} {when}",
                    [w for f in same for w in (f.where, *f.more)],
-                   node_rank=first.node_rank, node_ranks=tuple(nodes), rank=first.rank,
+                   node_rank=None if everyone else first.node_rank, node_ranks=tuple(nodes),
+                   rank=None if everyone else first.rank,
                    ranks=tuple(ranks), cause=first.cause, worker=first.worker.label)
 
 
