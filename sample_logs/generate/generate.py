@@ -445,8 +445,155 @@ scenario(
     check=_has("torchrun env:"),
 )
 
-# Per-scenario facts seen in the real logs, filled in after runs.
-OBSERVED: dict[str, str] = {}
+# Per-scenario facts seen in the real logs (torch 2.13.0, gloo, CPU). Racy details (which env prints
+# interleave, exact timings) can differ after a regeneration.
+COMMON = (
+    "torchrun always starts the script as `python -u`, so child stdout is unbuffered whatever "
+    "PYTHONUNBUFFERED says and concurrent `torchrun env:` prints can interleave inside one line. "
+    "Tracebacks get the `[rankN]: ` prefix only after init_process_group returned (c10d installs that "
+    "excepthook); failures before or inside init_process_group are unprefixed. "
+)
+OBSERVED: dict[str, str] = {
+    "healthy-2x2": "Only rank 0 prints progress (`step 30/30 loss 1.4118`, then `training finished: 30 steps`). "
+    "In the committed run Worker 0's env prints interleaved: `torchrun env:torchrun env: RANK= 0 LOCAL_RANK= 0 "
+    "WORLD_SIZE= 4` followed by ` RANK= 1 LOCAL_RANK= 1 WORLD_SIZE= 4`. The only torchrun lines are the "
+    "OMP_NUM_THREADS banner (`W1129 ... torch/distributed/run.py:874] ...`).",
+    "healthy-timestamps": "Every physical line starts with `2026-11-29T19:18:28.112313023Z ` (stamped by a "
+    "filter before tee, so torchrun's own `W1129 19:18:27.715000 19755 torch/distributed/run.py:874] ` prefix follows the stamp). The "
+    "interleaved env print continues on the next stamped line: `...Z torchrun env:torchrun env: RANK= 0 "
+    "LOCAL_RANK= 0 WORLD_SIZE= 4` then `...Z  RANK= 1 LOCAL_RANK= 1 WORLD_SIZE= 4`. Progress lines are "
+    "`2026-11-29 19:18:34,098 - train - INFO - epoch 0 iter 5 loss 1.36` (python logging to stderr).",
+    "healthy-gzip": "Both files are gzip (magic 1f 8b); launch_ddp.1.log has no .gz suffix. Progress lines "
+    "look like `{'loss': '1.4060', 'grad_norm': '0.4234', 'learning_rate': '5e-05', 'epoch': '0.33'}` "
+    "from rank 0 every 5 steps.",
+    "healthy-tee-1x4": "With --tee 3 torchrun re-reads each rank's files and prefixes lines `[default0]:` ... "
+    "`[default3]:`. tqdm's `\\r` redraws do NOT survive: every redraw became its own line, and a stray "
+    "prefix follows each one: `[default0]:train:  10%|█         | 3/30 [00:00<00:02, 13.03it/s, "
+    "loss=1.3688][default0]:` (13.03it/s in the committed run; the `\\r` is replaced by a newline plus a new prefix). The file has no "
+    "carriage returns. An empty `[default0]:` line precedes the bar.",
+    "missing-worker": "Worker 0 (store host): `torch.distributed.DistStoreError: Timed out after 21 seconds "
+    "waiting for clients. 2/3 clients joined.` raised from static_tcp_rendezvous.py next_rendezvous, "
+    "before any child starts (no env prints, no FAILED summary, only torchrun's own traceback). Worker 1: "
+    "`[W... socket.cpp:469] [c10d] waitForInput: poll for socket SocketImpl(...) returned 0, likely a "
+    "timeout` and `torch.distributed.DistStoreError: wait timeout after 20000ms, keys: "
+    "/none/torchelastic/assigned_ranks/1`. Neither log names the missing node; only nnodes=3 vs two "
+    "`DDP launch` lines (node_rank 0 and 1) tell it is node 2.",
+    "duplicate-node-rank": "The store counted 3 clients, so rendezvous got further than with a missing "
+    "Worker: Worker 0 failed with `DistStoreError: wait timeout after 20000ms, keys: "
+    "/none/torchelastic/role_info/0, /none/torchelastic/role_info/1, /none/torchelastic/role_info/2`; both "
+    "node_rank-1 Workers with `wait timeout after 20000ms, keys: /none/torchelastic/assigned_ranks/1`. "
+    "No training process started anywhere.",
+    "launch-mismatch": "Worker 0 prints master=127.0.0.1:29560, Worker 1 master=127.0.0.1:29561. Worker 1: "
+    "`[E... socket.cpp:1028] [c10d] The client socket has timed out after 20000ms while trying to connect "
+    "to (127.0.0.1, 29561).`, a retry line `[W... TCPStore.cpp:340] [c10d] TCP client failed to "
+    "connect/validate to host 127.0.0.1:29561 - retrying (try=0, timeout=20000ms, delay=...ms)`, C++ "
+    "`frame #N:` stack dumps, then `torch.distributed.DistNetworkError: The client socket has timed out "
+    "after 20000ms while trying to connect to (127.0.0.1, 29561).` (reported as a timeout, not as "
+    "`Connection refused`). Worker 0: `Timed out after 21 seconds waiting for clients. 1/2 clients joined.`",
+    "gpu-count-mismatch": "Nothing fails: torchrun sums the local world sizes, the processes print "
+    "`WORLD_SIZE= 3` (ranks 0,1 on Worker 0 and rank 2 on Worker 1) and training finishes; both launch "
+    "commands exit 0, so the job shows succeeded. The only evidence is gpus_per_node=2 vs 1 and "
+    "total_procs=4 vs 2 in the two `DDP launch` lines, versus WORLD_SIZE= 3 in the env prints.",
+    "launch-env-missing": "Worker 1's whole log is one line: `/work/main/sample_logs/generate/launch_ddp.sh: "
+    "line 8: RANK: platform RANK is required` (no `DDP launch` line, so its node_rank is unknown). Worker 0: "
+    "`torch.distributed.DistStoreError: Timed out after 21 seconds waiting for clients. 1/2 clients joined.`",
+    "world-size-leak": "The wrapper exec's python without -u, so env prints are block-buffered and can show up "
+    "late. Processes print `WORLD_SIZE= 2` while `DDP launch` says total_procs=4. Ranks 0 and 1 (Worker 0) "
+    "formed a 2-process world on their own and TRAINED TO THE END (`training finished: 30 steps`); ranks 2 "
+    "and 3 failed inside init_process_group with unprefixed `RuntimeError: [enforce fail at "
+    ".../gloo/gloo/context.cc:23] rank < size. 2 vs 2` and `... 3 vs 2`. Worker 0's torchrun then waited "
+    "300 s in the exit barrier: `E... torch/distributed/elastic/agent/server/api.py:1008] Error waiting on "
+    "exit barrier. Elapsed: 300.1... seconds` with `DistStoreError: wait timeout after 300000ms, keys: "
+    "/none/torchelastic/agent/terminal_state/last_member`, and still exited 0; Worker 1 exited 1.",
+    "log-collision": "Both Workers' tee opened the same file with truncation and wrote at their own offsets; "
+    "the 1.4 KB that survived is one coherent-looking log whose first line is Worker 1's `DDP launch: "
+    "nnodes=2 node_rank=1 ...` while the progress lines are rank 0's (only rank 0 prints them) and the "
+    "env prints mix both Workers: `torchrun env:torchrun env: RANK= 0 LOCAL_RANK= 0 WORLD_SIZE= 4` then "
+    "` RANK= 3 LOCAL_RANK= 1 WORLD_SIZE= 4` (ranks 0 and 3 live on different Workers, so this is an "
+    "overwrite, not a pipe interleave). No NUL bytes. Both launch commands exited 0.",
+    "import-error-one-rank": "Worker 1: unprefixed `Traceback` ... `ModuleNotFoundError: No module named "
+    "'flash_attn'` with rank 2's env print landing between the traceback lines; rank 3 never prints its "
+    "env line; torchrun SIGTERMs rank 2 (`exitcode  : -15 ... (SIGTERM)`) and names rank 3 as root cause "
+    "(exitcode 1). Worker 0's ranks 0 and 1 wait inside init_process_group and fail 20 s later with "
+    "unprefixed `torch.distributed.DistStoreError: wait timeout after 20000ms, keys: /default_pg/0//cpu//0/2` "
+    "(the key names rank 2, the first missing registrant, not rank 3).",
+    "missing-data-all-ranks": "`[rank0]: FileNotFoundError: [Errno 2] No such file or directory: "
+    "'/mnt/public/project-a/data/train/shard-00000-of-00004.jsonl'` and the same for ranks 1-3 (shard "
+    "00001..00003). All four exit 1 at about the same second; no SIGTERM victims on Worker 0.",
+    "env-var-keyerror": "`[rank0]:   File \"<frozen os>\", line 679, in __getitem__` then `[rank0]: KeyError: "
+    "'DATA_ROOT'`, on all four ranks.",
+    "collate-error": "Rank 1: `[rank1]: ValueError: Caught ValueError in DataLoader worker process 0.`, "
+    "`[rank1]: Original Traceback (most recent call last):` ... `[rank1]: ValueError: expected sequence of "
+    "length 14 at dim 1 (got 16)`. The other ranks had taken their first batch and die in backward: "
+    "`[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] "
+    "Connection closed by peer [127.0.1.1]:13701. This is typically caused by a remote worker crashing. "
+    "Check the logs of the remote worker before reporting an error. GLHF! 🏖️`.",
+    "crash-mid-training": "Rank 0's tqdm bar is a single physical line of `\\r`-separated redraws (`\\rtrain:  "
+    "30%|███       | 9/30 [...]`); the first traceback line `[rank1]: Traceback (most recent call last):` is "
+    "glued straight onto the end of the last redraw: `...9/30 [00:01<00:04,  5.13it/s, loss=1.4476][rank1]: Traceback (most recent call last):`. Root error `[rank1]: RuntimeError: non-finite loss "
+    "encountered at step 10 (loss=nan); stopping`; ranks 0, 2, 3 get gloo `Connection closed by peer "
+    "[127.0.1.1]:<port>` in backward. Worker 0 env prints interleaved.",
+    "self-sigkill": "No traceback from rank 2. Worker 1's summary: `exitcode  : -9 (pid: N)  (SIGKILL)` and "
+    "`traceback : Signal 9 (SIGKILL) received by PID N`, plus `failed (exitcode: -9) local_rank: 0`. Peers: "
+    "`[rank3]: RuntimeError: [...pair.cc:537] Read error [127.0.0.1]:15592: Connection reset by peer. This is "
+    "typically caused by a remote worker hanging or bugs in the application.` and rank 0 `Connection closed "
+    "by peer`. The summary's separator lines are 55 characters here, not 60 (the width follows the "
+    "content).",
+    "port-in-use": "Worker 0: torchrun's own traceback ending `torch.distributed.DistNetworkError: The "
+    "server socket has failed to listen on any local network address. port: 29670, useIpv6: false, code: "
+    "-98, name: EADDRINUSE, message: address already in use`. Worker 1 connected to the unrelated service, "
+    "waited for a store reply that never came and printed nothing after the OMP_NUM_THREADS banner; it was "
+    "stopped with SIGTERM after 60 s (as a platform stops the rest of a failed job), so its launch status "
+    "is 143 and nothing more reached its log (tee got the same SIGTERM).",
+    "restart-loop": "Worker 0 (LOGLEVEL=INFO) shows the launch config dump and `I... "
+    "torch/distributed/elastic/agent/server/api.py:942] [default] Worker group FAILED. 2/2 attempts left; "
+    "will restart worker group`, then `1/2 attempts left`, and `Rendezvous complete ... restart_count=1/2`. "
+    "Worker 1 (default level) shows a restart only as repeated `torchrun env:` blocks. Restarts are not in "
+    "step across Workers, so attempts 2-3 fail in init with unprefixed gloo errors: `[.../gloo/transport/"
+    "tcp/debug_logger.cc:9] ERROR failed to connect, willRetry=1, retry=1, retryLimit=3, rank=0, size=4, "
+    "...error=SO_ERROR: Connection refused`, `RuntimeError: Gloo connectFullMesh failed with "
+    "[...pair.cc:152] timed out connecting: SO_ERROR: Connection refused, remote=[127.0.1.1]:58788$0` and "
+    "`... [...pair.h:311] Connect timeout [none]`. Rank 0's own `RuntimeError: rank 0: could not open "
+    "metrics writer ...` appears on attempts 1 and 3. At the end `I... errors/__init__.py:380] ('local_rank "
+    "%s FAILED with no error file. Decorate your entrypoint fn with @record ...', 0)`.",
+    "hang-before-ddp": "Rank 3 prints its env line, then never joins. Ranks 0, 1, 2 fail inside "
+    "init_process_group after 20 s with unprefixed `torch.distributed.DistStoreError: wait timeout after "
+    "20000ms, keys: /default_pg/0//cpu//0/3` (the key's last component is the missing rank), preceded by "
+    "`[W... socket.cpp:494] [c10d] waitForInput: socket SocketImpl(...) timed out after 20000ms`. Worker 1's "
+    "torchrun then SIGTERMs rank 3 (`exitcode  : -15`) and names rank 2 as root cause.",
+    "stall-mid-training": "`[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
+    "unbound_buffer.cc:78] Timed out waiting 20000ms for recv operation to complete`, rank 2 `... "
+    "unbound_buffer.cc:129] Timed out waiting 20000ms for send operation to complete`. The stalled rank 1 "
+    "prints nothing and is SIGTERMed by Worker 0's torchrun (`exitcode  : -15`). No watchdog lines (gloo).",
+    "ddp-unused-parameters": "After `step 1/30`, every rank: `[rankN]: RuntimeError: Expected to have "
+    "finished reduction in the prior iteration before starting a new one. This error indicates that your "
+    "module has parameters that were not used in producing loss. ...` spread over several `[rankN]:` lines, "
+    "ending `[rank0]: Parameter indices which did not receive grad for rank 0: 4 5` and a TORCH_DISTRIBUTED_DEBUG "
+    "hint.",
+    "collective-mismatch": "Every rank: `[rankN]: RuntimeError: Detected mismatch between collectives on "
+    "ranks. Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=16, OpType=ALLREDUCE, "
+    "TensorShape=[4], TensorDtypes=Float, TensorDeviceTypes=TensorOptions(...)), but Rank 1 is running "
+    "collective: CollectiveFingerPrint(SequenceNumber=16, OpType=ALLGATHER, ...).Collectives differ in the "
+    "following aspects:   Op type: ALLREDUCEvs ALLGATHER` (three spaces after the colon, no space before `vs`, none after `).`). "
+    "Ranks 2 and 3 compare themselves with rank 1. Surprise: with TORCH_DISTRIBUTED_DEBUG=DETAIL, "
+    "constructing DistributedDataParallel segfaults in this torch 2.13 CPU build (children die with "
+    "`exitcode: -11` and no Python traceback), hence the manual gradient all_reduce here.",
+    "masked-pipe-tee": "Full failure output is in the logs (stderr went into the pipe): `[rank1]: "
+    "RuntimeError: rank 1: could not open metrics writer under ...` and the FAILED summary, yet both "
+    "launch commands exited 0 (pipeline status = tee's, no pipefail).",
+    "masked-upload-sleep": "Logs are complete: `[rank2]: RuntimeError: non-finite loss encountered at step 12 "
+    "(loss=nan); stopping`, cascades and FAILED summaries; the command's status is sleep's, 0.",
+    "masked-plain-tee": "The logs hold only stdout: `DDP launch`, env prints (interleaved on both Workers), "
+    "and rank 0's `step 1/30` ... `step 9/30`, then nothing. No OMP_NUM_THREADS banner, no traceback, no "
+    "FAILED summary (all stderr). Both commands exited 0.",
+    "hang-still-running": "Snapshot after 30 s: `DDP launch`, the OMP_NUM_THREADS banner and the four env "
+    "prints, then nothing (rank 1 blocks before its first batch; ranks 0, 2, 3 wait in the first gradient "
+    "allreduce with a 600 s timeout). Processes were then killed; launch_exit_status is null because the "
+    "commands had not exited when the snapshot was taken. The hang diagnosis applies when the scan happens "
+    "long (e.g. 30 min) after the last line.",
+}
+for _k in OBSERVED:
+    OBSERVED[_k] = COMMON + OBSERVED[_k]
 
 
 # ---------------------------------------------------------------- running
