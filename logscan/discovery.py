@@ -119,7 +119,11 @@ def discover(paths: list[str]) -> Discovery:
             _walk(root, "" if shown == "." else shown, found, seen_dirs, seen_files)
         else:
             _consider(given, printable(given), found, seen_files, named=True)
+    # Whatever order the paths came in, the same job gives the same discovery.
     found.logs.sort(key=lambda log: (log.stream, log.order, log.display))
+    found.notes.sort()
+    found.skipped.sort()
+    found.job_status_files.sort()
     return found
 
 

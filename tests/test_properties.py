@@ -1,0 +1,231 @@
+"""Properties of the parser, checked on generated input (hypothesis).
+
+- It never raises, whatever bytes a file holds.
+- Candidate and progress lines are found exactly: the literal pre-filter and the block-edge
+  progress search give the same lines as matching every line one by one would.
+- A job's diagnosis depends neither on the order its files are given in nor on where read
+  blocks happen to end (inside a line, a traceback, an interleaved env print).
+- Env prints of several ranks, interleaved as whole lines or at the `torchrun env:` prefix as
+  in real logs, are all recovered.
+
+Generated text is built from REAL lines of sample_logs/ (listed below) and SYNTHETIC junk.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import os
+import re
+import tempfile
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+
+from conftest import POST_MORTEM_NOW, SAMPLES, sample_dirs
+from logscan.catalogue import Catalogue, load_catalogue
+from logscan.scanner import (CORE_CANDIDATES, DEFAULT_PROGRESS, LineFinder, ProgressFinder,
+                             Scanner)
+
+CATALOGUE = load_catalogue()
+SCANNER = Scanner(CATALOGUE)
+FAST = settings(max_examples=60, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def sample_lines() -> list[bytes]:
+    """Every distinct line of the sample logs, REAL."""
+    lines = set()
+    for path in SAMPLES.rglob("*"):
+        if path.is_file() and "generate" not in path.parts and ".log" in path.name:
+            data = path.read_bytes()
+            lines.update((gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).splitlines())
+    return sorted(lines)[:4000]
+
+
+REAL_LINES = sample_lines()
+WORK = Path(tempfile.mkdtemp(prefix="logscan-properties-"))
+
+
+def write(data: bytes, name: str = "launch_ddp.log") -> str:
+    path = WORK / name
+    path.write_bytes(data)
+    return str(path)
+
+
+def as_record(scan) -> dict:
+    record = dataclasses.asdict(scan)
+    record.pop("path")
+    record.pop("mtime")
+    return record
+
+
+# --- never raises -----------------------------------------------------------------------------
+
+log_text = st.lists(st.one_of(st.sampled_from(REAL_LINES), st.binary(max_size=200)),
+                    max_size=60).map(lambda parts: b"\n".join(parts))
+
+
+@FAST
+@given(data=st.one_of(st.binary(max_size=3000), log_text),
+       chunk=st.integers(min_value=1, max_value=5000))
+def test_scanner_never_raises_on_arbitrary_bytes(data, chunk):
+    scan = SCANNER.scan_file(write(data), "x.log", chunk_size=chunk)
+    assert scan.lines == data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
+
+
+# --- candidate and progress lines are exact -------------------------------------------------
+
+LITERALS = sorted({l for lits, _ in CORE_CANDIDATES for l in lits} | {k.encode() for k in CATALOGUE.keywords()})
+pieces = st.one_of(st.sampled_from(LITERALS), st.sampled_from(REAL_LINES),
+                   st.sampled_from([b"\n", b" ", b"a", b"e", b"0", b":", b"\t", b"RANK=", b"%|"]),
+                   st.binary(max_size=8))
+
+
+def lines_with(pattern: re.Pattern, block: bytes) -> list[int]:
+    """The reference: every line matched one by one."""
+    starts, pos = [], 0
+    for line in block.split(b"\n"):
+        if pattern.search(line):
+            starts.append(pos)
+        pos += len(line) + 1
+    return starts
+
+
+@FAST
+@given(blocks=st.lists(st.lists(pieces, max_size=200).map(b"".join), min_size=1, max_size=6))
+def test_candidate_lines_are_exactly_the_lines_the_pattern_matches(blocks):
+    finder = LineFinder(SCANNER.finder.literals)  # fresh: its keys adapt block after block
+    finder.FEW = 4  # also take the path for frequent key bytes, on these small blocks
+    for block in blocks:
+        starts, newlines = finder.scan(block)
+        assert newlines == block.count(b"\n")
+        found = [s for s in starts if SCANNER.candidates.search(
+            block, s, len(block) if block.find(b"\n", s) < 0 else block.find(b"\n", s))]
+        assert found == lines_with(SCANNER.candidates, block)
+
+
+@FAST
+@given(literals=st.data())
+def test_every_core_candidate_match_holds_one_of_its_literals(literals):
+    for lits, pattern in CORE_CANDIDATES:
+        text = literals.draw(st.from_regex(pattern, fullmatch=False), label=pattern.decode())
+        assert any(l in text for l in lits), (pattern, text)
+
+
+@FAST
+@given(block=st.lists(st.one_of(st.sampled_from(REAL_LINES), st.binary(max_size=40),
+                                st.sampled_from([b"step", b"ITER 5", b"loss: 3", b"5%|",
+                                                 b"Step", b"iteration", b"\n"])),
+                      max_size=80).map(b"\n".join))
+def test_first_and_last_progress_lines_are_exact(block):
+    finder = ProgressFinder()
+    finder.LOOK = 2
+    reference = lines_with(finder.pattern, block)
+    assert finder.first(block) == (reference[0] if reference else None)
+    assert finder.last(block) == (reference[-1] if reference else None)
+
+
+# --- diagnosis independent of file order and read blocks ------------------------------------
+
+def diagnose(paths, chunk: int | None = None, monkeypatch=None) -> dict:
+    from logscan import engine
+    from logscan.render.json_v1 import diagnosis_record
+
+    if chunk is not None:
+        class ChunkedScanner(Scanner):
+            def scan_file(self, path, display, chunk_size=chunk, content=None):
+                return super().scan_file(path, display, chunk_size=chunk)
+
+        monkeypatch.setattr(engine, "Scanner", ChunkedScanner)
+    now = datetime.fromisoformat(POST_MORTEM_NOW.replace("Z", "+00:00"))
+    record = diagnosis_record(engine.diagnose_paths([str(p) for p in paths],
+                                                    engine.Settings(now=now, jobs=1)))
+    return record
+
+
+def job_files(job: Path) -> list[Path]:
+    from logscan.discovery import discover
+
+    return [Path(log.path) for log in discover([str(job)]).logs]
+
+
+JOBS = [d for d in sample_dirs() if len(job_files(d)) > 1]
+
+
+@settings(max_examples=25, deadline=None)
+@given(job=st.sampled_from(JOBS), order=st.randoms(use_true_random=False))
+def test_diagnosis_does_not_depend_on_file_order(job, order):
+    files = job_files(job)
+    shuffled = files[:]
+    order.shuffle(shuffled)
+    assert diagnose(shuffled) == diagnose(files)
+
+
+@pytest.mark.parametrize("job", JOBS, ids=lambda p: p.name)
+def test_diagnosis_does_not_depend_on_read_blocks(job, monkeypatch):
+    whole = diagnose([job])
+    for chunk in (1, 7, 64, 333, 4096):  # block ends inside lines, tracebacks, env prints
+        assert diagnose([job], chunk, monkeypatch) == whole, chunk
+
+
+@settings(max_examples=40, deadline=None)
+@given(chunk=st.integers(min_value=1, max_value=2000), data=st.data())
+def test_file_scan_does_not_depend_on_read_blocks(chunk, data):
+    job = data.draw(st.sampled_from(sample_dirs()), label="job")
+    for path in job_files(job):
+        assert as_record(SCANNER.scan_file(str(path), "x", chunk_size=chunk)) == \
+            as_record(SCANNER.scan_file(str(path), "x"))
+
+
+# --- interleaved env prints -------------------------------------------------------------------
+
+ENV_LINE = next(l.decode() for l in REAL_LINES
+                if re.fullmatch(rb"torchrun env: RANK= \d+ LOCAL_RANK= \d+ WORLD_SIZE= \d+", l))
+PREFIX, _, REST = ENV_LINE.partition(" RANK=")      # "torchrun env:", "RANK= 0 LOCAL_RANK= ..."
+REST_TEMPLATE = " RANK=" + re.sub(r"\d+", "{}", REST)
+NOISE = [l.decode() for l in REAL_LINES if b"RANK" not in l and b"torchrun env" not in l
+         and b"\r" not in l and not l.startswith(b" ") and l.isascii()][:200]
+STAMP = "2026-11-29T18:49:04.436260543Z "
+
+
+@st.composite
+def interleaved_env_prints(draw):
+    """Env prints of n processes, interleaved as their writes reach one stdout."""
+    n = draw(st.integers(min_value=1, max_value=8))
+    world = draw(st.integers(min_value=n, max_value=16))
+    gpus = draw(st.integers(min_value=1, max_value=n))
+    prints = [(rank, rank % gpus, world) for rank in range(n)]
+    # Each process writes `torchrun env:` then ` RANK= r LOCAL_RANK= l WORLD_SIZE= w\n`, or (whole
+    # lines) both at once; any order that keeps each process's own order.
+    whole_lines = draw(st.booleans())
+    pending = {rank: ([PREFIX + REST_TEMPLATE.format(*p) + "\n"] if whole_lines
+                      else [PREFIX, REST_TEMPLATE.format(*p) + "\n"])
+               for rank, p in enumerate(prints)}
+    out, at_line_start = [], True
+    while pending:
+        if at_line_start and NOISE and draw(st.integers(0, 3)) == 3:
+            out.append(draw(st.sampled_from(NOISE)) + "\n")  # another writer's line
+            continue
+        rank = draw(st.sampled_from(sorted(pending)))
+        piece = pending[rank].pop(0)
+        if not pending[rank]:
+            del pending[rank]
+        out.append(piece)
+        at_line_start = piece.endswith("\n")
+    text = "".join(out)
+    if draw(st.booleans()):  # as `kubectl logs --timestamps` shows every physical line
+        text = "".join(STAMP + line for line in text.splitlines(keepends=True))
+    return text, prints
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=interleaved_env_prints(), chunk=st.integers(min_value=1, max_value=400))
+def test_interleaved_env_prints_are_all_recovered(case, chunk):
+    text, prints = case
+    scan = SCANNER.scan_file(write(text.encode()), "x.log", chunk_size=chunk)
+    assert Counter((e.rank, e.local_rank, e.world_size) for e in scan.envs) == Counter(prints), text
+    assert scan.env_markers == len(prints)

@@ -1,0 +1,106 @@
+"""What keeps logscan fast, checked without timing anything (timings are bench/'s job):
+
+- `logscan --help` and `logscan rules` never import pandas (or numpy): they must start in well
+  under 0.3 s, and pandas alone takes about that long to import.
+- Progress lines, the bulk of a training log, are not matched one by one, and neither is any
+  other line that holds no candidate literal.
+- Memory does not grow with the size of a log, nor with the length of its longest line.
+
+The logs here are SYNTHETIC, made of REAL lines of sample_logs/healthy-2x2.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tracemalloc
+
+import pytest
+
+from conftest import SAMPLES
+from logscan.catalogue import load_catalogue
+from logscan.reader import CHUNK_SIZE
+from logscan.scanner import Scanner
+
+HEAVY = ("pandas", "numpy")
+WORKER0 = (SAMPLES / "healthy-2x2" / "worker-0" / "launch_ddp.log").read_bytes()
+HEAD, _, _ = WORKER0.partition(b"\nstep ")
+
+
+def imported_modules(*args: str) -> set[str]:
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "logscan", *args],
+                            capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "COLUMNS": "120"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip()
+    return {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line}
+
+
+@pytest.mark.parametrize("args", [("--help",), ("rules",), ("rules", "explain", "missing-worker"),
+                                  ("scan", "--help")], ids=" ".join)
+def test_quick_commands_do_not_import_pandas(args):
+    modules = imported_modules(*args)
+    assert "logscan.cli" in modules
+    heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
+    assert not heavy, f"logscan {' '.join(args)} imports {heavy[:5]}"
+
+
+class Counting:
+    """A compiled pattern that counts its searches."""
+
+    def __init__(self, pattern):
+        self.pattern = pattern
+        self.calls = 0
+
+    def search(self, *args):
+        self.calls += 1
+        return self.pattern.search(*args)
+
+
+def progress_log(tmp_path, lines: int) -> str:
+    path = tmp_path / "launch_ddp.log"
+    with open(path, "wb") as handle:
+        handle.write(HEAD + b"\n")
+        for start in range(1, lines + 1, 10_000):
+            handle.write(b"".join(b"step %d/%d loss 1.%04d\n" % (i, lines, i % 9973)
+                                  for i in range(start, min(start + 10_000, lines + 1))))
+    return str(path)
+
+
+def test_progress_lines_are_not_matched_one_by_one(tmp_path):
+    path = progress_log(tmp_path, 400_000)  # about 10 MiB: ten blocks
+    blocks = os.path.getsize(path) // CHUNK_SIZE + 1
+    scanner = Scanner(load_catalogue())
+    header_candidates = sum(1 for line in HEAD.split(b"\n") if scanner.candidates.search(line))
+    scanner.progress.pattern = progress = Counting(scanner.progress.pattern)
+    scanner.candidates = candidates = Counting(scanner.candidates)
+    scan = scanner.scan_file(path, "launch_ddp.log")
+    assert scan.lines == 400_000 + HEAD.count(b"\n") + 1
+    assert [p.where.text for p in scan.progress] == [
+        "step 1/400000 loss 1.0001", f"step 400000/400000 loss 1.{400_000 % 9973:04d}"]
+    assert progress.calls <= 2 * scanner.progress.LOOK * blocks
+    # only the header's candidate lines (the launch line, env prints) were matched
+    assert candidates.calls == header_candidates
+
+
+@pytest.mark.parametrize("long_line", [0, 10 << 20], ids=["short-lines", "10-MiB-line"])
+def test_memory_does_not_grow_with_the_log(tmp_path, long_line):
+    scanner = Scanner(load_catalogue())
+    peaks = []
+    for lines in (200_000, 800_000):  # about 5 and 20 MiB
+        path = progress_log(tmp_path, lines)
+        if long_line:
+            with open(path, "ab") as handle:
+                handle.write(b"x" * long_line + b"\nRuntimeError: after the long line\n")
+        tracemalloc.start()
+        try:
+            scan = scanner.scan_file(path, "launch_ddp.log")
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        if long_line:
+            assert scan.exceptions and scan.exceptions[-1].detail == "after the long line"
+    assert max(peaks) < 6 * CHUNK_SIZE + (1 << 20), peaks  # a few blocks, whatever the size
+    assert abs(peaks[1] - peaks[0]) < CHUNK_SIZE, peaks
