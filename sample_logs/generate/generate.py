@@ -618,6 +618,33 @@ def _versions():
     return out[0], out[1]
 
 
+def _kill_marked(marker: str):
+    """SIGKILL every process whose environment carries this run's marker.
+
+    torchrun starts its children in new sessions, so killing a Worker's process group does not
+    reach them; the marker (set only in this run's Worker environments) does.
+    """
+    needle = f"LOGSCAN_GEN_RUN={marker}".encode()
+    for _ in range(3):
+        found = False
+        for d in Path("/proc").iterdir():
+            if not d.name.isdigit() or int(d.name) == os.getpid():
+                continue
+            try:
+                env = (d / "environ").read_bytes()
+            except OSError:
+                continue
+            if needle in env.split(b"\0"):
+                found = True
+                try:
+                    os.kill(int(d.name), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        if not found:
+            return
+        time.sleep(0.5)
+
+
 def run_once(sc: Scenario, port: int, work: Path):
     """Run every Worker of the scenario; returns (statuses, {worker index: log bytes})."""
     squatter = None
@@ -656,6 +683,7 @@ def run_once(sc: Scenario, port: int, work: Path):
         env = base_env()
         env.update(sc.env)
         env.update(
+            LOGSCAN_GEN_RUN=work.name,
             MASTER_ADDR="127.0.0.1",
             MASTER_PORT=str(port + 1 if w.port == -1 else (w.port or port)),
             WORLD_SIZE=str(sc.nnodes or len(sc.workers)),
@@ -691,6 +719,7 @@ def run_once(sc: Scenario, port: int, work: Path):
                 os.killpg(p.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        _kill_marked(work.name)
     for i, p, _, console in procs:
         rc = p.wait()
         if sc.snapshot_after is None:
@@ -700,6 +729,7 @@ def run_once(sc: Scenario, port: int, work: Path):
             os.killpg(p.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    _kill_marked(work.name)  # anything of this run still alive (e.g. torchrun children in their own sessions)
     if squatter is not None:
         squatter.terminate()
         squatter.wait()
