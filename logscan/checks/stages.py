@@ -36,12 +36,20 @@ def hang_in_rendezvous(job: Job, rule):
         elif is_stale(job, worker) and (job.job_status == "running" or not job_ended(job, worker)):
             reason = f"its log has been quiet for more than {_duration(job)} before any process started"
             evidence = [worker.last_line]
+        elif job.job_status in ("failed", "succeeded") and not _own_failure(worker):
+            reason = "its log stops there with no error of its own: it was still waiting when the job ended"
+            evidence = [worker.last_line]
         else:
             continue
         out.append(finding(rule, f"{worker.label} launched but torchrun never started its "
                                  f"processes: {reason}", [worker.launch.where, *evidence],
                            node_rank=worker.node_rank, worker=worker.label))
     return out
+
+
+def _own_failure(worker: Worker) -> bool:
+    """Did this Worker's torchrun or processes fail by themselves (anything error-like logged)?"""
+    return bool(worker.exceptions or worker.exits or worker.hits)
 
 
 def _straggler(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:
