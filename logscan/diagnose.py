@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from logscan.checks import CHECKS
 from logscan.checks.signatures import signature_findings
-from logscan.findings import Diagnosis, InputNote, Place, RootCause, WorkerSummary
+from logscan.failures import process_failures
+from logscan.findings import Diagnosis, InputNote, ProcessSummary, WorkerSummary
 from logscan.model import Job
 from logscan.rootcause import choose_root_cause
 from logscan.stages import worker_stage
@@ -48,6 +49,26 @@ def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
     return tuple(out)
 
 
+def _processes(job: Job) -> tuple[ProcessSummary, ...]:
+    failures = {(f.worker.label, f.rank): f for f in process_failures(job) if f.rank is not None}
+    out = {}
+    for w in job.workers:
+        for env in w.envs:
+            if env.rank is None or env.rank in out or env in job.foreign_envs(w):
+                continue
+            failure = failures.get((w.label, env.rank))
+            if failure is not None:
+                stage = "training" if failure.after_progress else "init"
+            else:
+                stage = "training" if job.reached_first_batch(w) else "init"
+            out[env.rank] = ProcessSummary(
+                rank=env.rank, node_rank=w.node_rank, local_rank=env.local_rank,
+                world_size=env.world_size, stage=stage,
+                failed=failure.summary if failure else None,
+                cascade=bool(failure and failure.cascade))
+    return tuple(out[r] for r in sorted(out))
+
+
 def _input_notes(job: Job, found) -> tuple[InputNote, ...]:
     notes = [InputNote(p, why) for p, why in found.notes]
     for scan in job.scans:
@@ -67,7 +88,7 @@ def diagnose_job(job: Job, settings, found) -> Diagnosis:
     missing_nodes = sorted({n for f in findings if f.rule == "missing-worker" for n in f.node_ranks})
     missing_ranks = sorted({r for f in findings if f.rule == "missing-rank" for r in f.ranks})
     diagnosis = Diagnosis(
-        job=job.name, workers=_summaries(job), findings=tuple(findings),
+        job=job.name, workers=_summaries(job), processes=_processes(job), findings=tuple(findings),
         root_cause=root, first_failure=first,
         reached_first_batch=any(w.reached_first_batch for w in job.workers),
         missing_node_ranks=tuple(missing_nodes), missing_ranks=tuple(missing_ranks),

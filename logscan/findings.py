@@ -68,6 +68,17 @@ class WorkerSummary:
 
 
 @dataclass(frozen=True)
+class ProcessSummary:
+    rank: int
+    node_rank: int | None
+    local_rank: int | None
+    world_size: int | None
+    stage: str            # where it stopped: init, training
+    failed: str | None    # what it failed with, if it did
+    cascade: bool         # its failure was a consequence of another's
+
+
+@dataclass(frozen=True)
 class Place:
     node_rank: int | None
     rank: int | None
@@ -91,6 +102,7 @@ class InputNote:
 class Diagnosis:
     job: str
     workers: tuple[WorkerSummary, ...]
+    processes: tuple[ProcessSummary, ...]
     findings: tuple[Finding, ...]
     root_cause: RootCause | None
     first_failure: Place | None

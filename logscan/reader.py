@@ -140,23 +140,25 @@ def _gunzip(handle, state: ReadState, chunk_size: int, data: bytes) -> Iterator[
         yield b"".join(pieces)
 
 
-def _raw_blocks(path: str, state: ReadState, chunk_size: int,
-                content: bytes | None = None) -> Iterator[bytes]:
+def _raw_blocks(path: str, state: ReadState, chunk_size: int, content: bytes | None = None,
+                start: int = 0, end: int | None = None) -> Iterator[bytes]:
     if content is not None:  # read already (a small plain file, when it was found)
         state.size = len(content)
-        for start in range(0, len(content), chunk_size):
-            yield content[start:start + chunk_size]
+        for offset in range(0, len(content), chunk_size):
+            yield content[offset:offset + chunk_size]
         return
     handle, info = _open_checked(path)
     with handle:
         state.mtime = info.st_mtime
-        remaining = info.st_size
-        block = handle.read(max(2, min(chunk_size, remaining)))
-        if is_gzip(block):
+        if start:  # a piece of a plain file (see line_ranges)
+            handle.seek(start)
+        remaining = (info.st_size if end is None else min(end, info.st_size)) - start
+        block = handle.read(max(2, min(chunk_size, remaining))) if remaining > 0 else b""
+        if not start and is_gzip(block):
             state.compressed = True
             yield from _gunzip(handle, state, chunk_size, block)
             return
-        state.size = remaining
+        state.size = max(0, remaining)
         while block:
             yield block
             remaining -= len(block)
@@ -165,15 +167,45 @@ def _raw_blocks(path: str, state: ReadState, chunk_size: int,
             block = handle.read(min(chunk_size, remaining))  # empty if the file shrank
 
 
+def line_ranges(path: str, pieces: int, min_size: int = 1 << 20) -> list[tuple[int, int | None]]:
+    """Split a plain file into about `pieces` byte ranges that each start at a line start, to be
+    read separately (`line_blocks(start=, end=)`). A compressed file is one piece."""
+    handle, info = _open_checked(path)
+    with handle:
+        size = info.st_size
+        if is_gzip(handle.read(2)) or pieces < 2 or size < 2 * min_size:
+            return [(0, None)]
+        pieces = min(pieces, size // min_size)
+        bounds = [0]
+        for index in range(1, pieces):
+            offset = max(bounds[-1], size * index // pieces)
+            handle.seek(offset)
+            while True:  # the next line start at or after `offset`
+                chunk = handle.read(1 << 16)
+                if not chunk:
+                    offset = size
+                    break
+                newline = chunk.find(b"\n")
+                if newline >= 0:
+                    offset += newline + 1
+                    break
+                offset += len(chunk)
+            if bounds[-1] < offset < size:
+                bounds.append(offset)
+    return [(a, b) for a, b in zip(bounds, bounds[1:])] + [(bounds[-1], size)]
+
+
 def line_blocks(path: str, state: ReadState | None = None, chunk_size: int = CHUNK_SIZE,
-                max_line: int = MAX_LINE, content: bytes | None = None) -> Iterator[bytes]:
+                max_line: int = MAX_LINE, content: bytes | None = None, start: int = 0,
+                end: int | None = None) -> Iterator[bytes]:
     """Yield blocks that each end with b"\\n" (the last may not), never splitting a line.
-    `content`, if given, is the whole plain file, read already."""
+    `content`, if given, is the whole plain file, read already; `start` and `end` (from
+    line_ranges) read one piece of a plain file."""
     state = state if state is not None else ReadState()
     keep_block_memory()
     carry = b""
     skipping = False  # inside the tail of an over-long line, up to its newline
-    for block in _raw_blocks(path, state, chunk_size, content):
+    for block in _raw_blocks(path, state, chunk_size, content, start, end):
         if skipping:
             newline = block.find(b"\n")
             if newline < 0:

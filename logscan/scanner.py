@@ -37,16 +37,17 @@ CORE_CANDIDATES: tuple[tuple[tuple[bytes, ...], bytes], ...] = (
     ((b"SystemExit",), rb"SystemExit"),
     ((b"Root Cause",), rb"Root Cause"),
     ((b"Failures:",), rb"Failures:"),
+    # torchrun's failure summary: `  exitcode  : 1 (pid: 6442)`
+    (tuple(word + gap for word in (b"time", b"host", b"rank", b"exitcode", b"traceback")
+           for gap in (b" ", b"\t")),
+     rb"\b(?:time|host|rank|exitcode|traceback)[ \t]+:"),
     ((b"error_file:",), rb"error_file:"),
     ((b"(exitcode: ",), rb"\(exitcode: "),
     ((b'torch/distributed/run.py", line',), rb"torch/distributed/run\.py\", line"),
     ((b'bin/torchrun", line',), rb"bin/torchrun\", line"),
 )
 AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line')
-# torchrun's failure summary: every line from `Failures:` or `Root Cause` to the closing `=====`
-# is parsed, whatever it holds (`  host      : node-3` has no literal worth searching for).
-SUMMARY_MAX_LINES = 1024
-SUMMARY_END = "=" * 20
+MAX_RAW = MAX_EVIDENCE * 4  # bytes of a line that are ever looked at (see _where)
 
 DEFAULT_PROGRESS = (
     r"(?i:\b(?:global[_ ])?step\b[ \t]*[:=#]?[ \t]*\[?\d+)",
@@ -80,7 +81,7 @@ class LineFinder:
     """
 
     FEW = 256          # key byte places checked one by one; above this, bytes.find
-    SAMPLE = 1 << 16   # bytes sampled from a block to choose keys
+    SAMPLE = 1 << 14   # bytes sampled from a block to choose keys
 
     def __init__(self, literals):
         ordered = sorted({lit for lit in literals if lit and b"\n" not in lit}, key=len)
@@ -93,13 +94,15 @@ class LineFinder:
         # re's literal-prefix search beats bytes.find on text full of the literal's bytes.
         self._search = {lit: re.compile(re.escape(lit)).search for lit in self.literals}
         self._alphabet = sorted({b for lit in self.literals for b in lit})
+        self._distinct = [(lit, tuple(set(lit))) for lit in self.literals]
         self._choose_keys({}, 1)
 
     def _choose_keys(self, counts: dict[int, int], scale: float) -> None:
         rank = _STATIC_RANK
+        score = {b: (counts.get(b, 0), -rank.get(b, len(rank)), b) for b in self._alphabet}
         by_key: dict[int, list[tuple[bytes, int]]] = {}
-        for lit in self.literals:
-            key = min(set(lit), key=lambda b: (counts.get(b, 0), -rank.get(b, len(rank)), b))
+        for lit, distinct in self._distinct:
+            key = min(distinct, key=score.__getitem__)
             by_key.setdefault(key, []).append((lit, lit.index(key)))
         # A key byte found far more often than its sample promised means the log changed.
         self._by_key = {k: (bytes((k,)), tuple(v), max(self.FEW, int(2 * scale * counts.get(k, 0))))
@@ -249,10 +252,26 @@ class _FileContext:
     chained: dict = field(default_factory=dict)
     in_root_cause: bool = False
     summary_entry: dict = field(default_factory=dict)
-    summary_left: int = 0  # lines of torchrun's failure summary still to parse
-    first_progress: Progress | None = None
-    last_progress: Progress | None = None
     timeouts: dict = field(default_factory=dict)  # rule id → times it ran away in this file
+
+
+@dataclass
+class Survey:
+    """What one pass over a file, or over a piece of it (line_ranges), found before any line
+    was interpreted: pieces can be surveyed in parallel, then merged in order. Line indexes
+    count from the piece's first line, from 0; raw lines keep their first MAX_RAW bytes."""
+
+    newlines: int = 0
+    ends_with_newline: bool = True
+    candidates: list = field(default_factory=list)      # (index, raw line)
+    first_progress: tuple[int, bytes] | None = None
+    last_progress: tuple[int, bytes] | None = None
+    head: bytes | None = None                           # the first line
+    tail: bytes | None = None                           # the last line with text, of the last block
+    keywordless: list = field(default_factory=list)     # (rule id, index, raw line, groups)
+    rule_timeouts: list = field(default_factory=list)
+    state: ReadState = field(default_factory=ReadState)
+    read_error: str | None = None
 
 
 class _LineNumbers:
@@ -285,122 +304,143 @@ class Scanner:
     def scan_file(self, path: str, display: str, chunk_size: int = CHUNK_SIZE,
                   content: tuple[bytes, float] | None = None) -> FileScan:
         """`content`: (the whole file, its mtime), when it was read already (see discovery)."""
-        scan = FileScan(path=path, display=display)
-        state = ReadState()
+        return self.merge(path, display, [self.survey(path, chunk_size, content=content)])
+
+    def survey(self, path: str, chunk_size: int = CHUNK_SIZE,
+               content: tuple[bytes, float] | None = None, start: int = 0,
+               end: int | None = None) -> Survey:
+        """Find the candidate and progress lines of a file, or of the piece [start, end) of it."""
+        found = Survey()
+        state = found.state
         if content is not None:
             content, state.mtime = content
-        context = _FileContext()
-        lines_before = 0
-        first_block = last_block = None
+        timeouts: dict[str, int] = {}
+        last_block = None
         try:
-            for block in line_blocks(path, state, chunk_size, content=content):
-                if first_block is None:
-                    first_block = block
-                lines_before += self._scan_block(block, lines_before, scan, context)
+            for block in line_blocks(path, state, chunk_size, content=content, start=start,
+                                     end=end):
+                if last_block is None:
+                    newline = block.find(b"\n")
+                    found.head = block[:MAX_RAW] if newline < 0 else block[:min(newline, MAX_RAW)]
+                found.newlines += self._survey_block(block, found, timeouts)
                 last_block = block
         except OSError as exc:
-            scan.read_error = exc.strerror or str(exc)
+            found.read_error = exc.strerror or str(exc)
+        if last_block is not None:
+            found.ends_with_newline = last_block.endswith(b"\n")
+            tail = last_block.rstrip(b"\n")
+            found.tail = tail[tail.rfind(b"\n") + 1:][:MAX_RAW]
+        return found
+
+    def _survey_block(self, block: bytes, found: Survey, timeouts: dict) -> int:
+        """Note the block's candidate and progress lines; return its number of newlines."""
+        starts, newlines = self.finder.scan(block)
+        numbers = _LineNumbers(block, newlines, found.newlines)
+        confirm = self.candidates.search
+        size = len(block)
+        for start in starts:
+            end = block.find(b"\n", start)
+            end = size if end < 0 else end
+            if confirm(block, start, end) is not None:
+                found.candidates.append((numbers.of(start) - 1,
+                                         block[start:min(end, start + MAX_RAW)]))
+        first = None
+        if found.first_progress is None:
+            first = self.progress.first(block)
+            if first is not None:
+                found.first_progress = self._line_at(block, first, newlines, found.newlines)
+        if found.first_progress is not None:
+            last = self.progress.last(block)
+            if last is not None:
+                found.last_progress = (found.first_progress if last == first
+                                       else self._line_at(block, last, newlines, found.newlines))
+        if self.keywordless:
+            self._survey_keywordless(block, found, timeouts)
+        return newlines
+
+    @staticmethod
+    def _line_at(block: bytes, start: int, newlines: int, before: int) -> tuple[int, bytes]:
+        end = block.find(b"\n", start)
+        end = len(block) if end < 0 else end
+        index = _LineNumbers(block, newlines, before).of(start) - 1
+        return index, block[start:min(end, start + MAX_RAW)]
+
+    def _survey_keywordless(self, block: bytes, found: Survey, timeouts: dict) -> None:
+        text = _decode(block)
+        for rule in self.keywordless:
+            if timeouts.get(rule.id, 0) >= MAX_RULE_TIMEOUTS:
+                continue
+            try:
+                for pattern in rule.compiled:
+                    for match in pattern.finditer(text, timeout=0.25 * 4):
+                        index = found.newlines + text.count("\n", 0, match.start())
+                        start = text.rfind("\n", 0, match.start()) + 1
+                        end = text.find("\n", match.end())
+                        raw = text[start:] if end < 0 else text[start:end]
+                        groups = rule.match(strip_prefixes(raw).body)
+                        if groups is not None:
+                            found.keywordless.append((rule.id, index, raw.encode("utf-8", "replace"),
+                                                      tuple(groups.items())))
+            except TimeoutError:
+                found.rule_timeouts.append(rule.id)
+                timeouts[rule.id] = timeouts.get(rule.id, 0) + 1
+
+    def merge(self, path: str, display: str, surveys: list[Survey]) -> FileScan:
+        """Interpret, in order, what the surveys of a file's pieces found: one FileScan."""
+        scan = FileScan(path=path, display=display)
+        context = _FileContext()
+        offset = 0
+        first = last = None
+        late_hits = []
+        for found in surveys:
+            for index, raw in found.candidates:
+                self._handle_line(raw, offset + index + 1, scan, context)
+            for rule_id, index, raw, groups in found.keywordless:
+                late_hits.append(SignalHit(rule_id, _where(scan, raw, offset + index + 1), groups))
+            if found.first_progress is not None:
+                if first is None:
+                    first = (offset + found.first_progress[0] + 1, found.first_progress[1])
+                last = (offset + found.last_progress[0] + 1, found.last_progress[1])
+            scan.rule_timeouts += found.rule_timeouts
+            if scan.read_error is None:
+                scan.read_error = found.read_error
+            offset += found.newlines
+        if late_hits:  # in line order among the others, wherever pieces began
+            scan.hits = sorted(scan.hits + late_hits, key=lambda h: h.where.line)
+        for where, record in context.env.flush():
+            scan.envs.append(_env_print(where, record))
+        final = surveys[-1]
+        if final.tail is not None and not final.ends_with_newline:
+            offset += 1
+        scan.lines = offset
+        state = surveys[0].state
+        scan.size = sum(found.state.size for found in surveys)
+        scan.truncated = state.truncated
+        scan.compressed = state.compressed
         scan.mtime = state.mtime
         if scan.mtime is None:
             try:
                 scan.mtime = os.stat(path).st_mtime
             except OSError:
                 pass
-        for where, record in context.env.flush():
-            scan.envs.append(_env_print(where, record))
-        if last_block is not None and not last_block.endswith(b"\n"):
-            lines_before += 1
-        scan.lines = lines_before
-        scan.size = state.size
-        scan.truncated = state.truncated
-        scan.compressed = state.compressed
-        self._edges(scan, first_block, last_block, lines_before)
-        first, last = context.first_progress, context.last_progress
-        scan.progress = [p for p in (first, last) if p is not None]
-        if first is not None and last is not None and first.where.line == last.where.line:
-            scan.progress = [first]
+        self._edges(scan, surveys[0].head, next(
+            (f.tail for f in reversed(surveys) if f.tail is not None), None), offset)
+        if first is not None:
+            scan.progress = [Progress(_where(scan, first[1], first[0]))]
+            if last[0] != first[0]:
+                scan.progress.append(Progress(_where(scan, last[1], last[0])))
         return scan
 
-    def _edges(self, scan: FileScan, first_block, last_block, line_count: int) -> None:
-        if first_block:
-            head = first_block[:first_block.find(b"\n")] if b"\n" in first_block else first_block
-            scan.first_time = strip_prefixes(_decode(head[:MAX_EVIDENCE * 4])).time
-        if last_block:
-            tail = last_block.rstrip(b"\n")
-            raw = tail[tail.rfind(b"\n") + 1:]
-            text = _decode(raw[:MAX_EVIDENCE * 4])
+    def _edges(self, scan: FileScan, head: bytes | None, tail: bytes | None,
+               line_count: int) -> None:
+        if head is not None:
+            scan.first_time = strip_prefixes(_decode(head)).time
+        if tail is not None:
+            text = _decode(tail)
             stripped = strip_prefixes(text)
             scan.last_time = stripped.time
             scan.last_line = Where(scan.display, line_count, text[:MAX_EVIDENCE],
                                    stripped.rank, stripped.local_rank, stripped.time)
-
-    def _scan_block(self, block: bytes, lines_before: int, scan: FileScan,
-                    context: _FileContext) -> int:
-        """Handle the block's candidate lines and progress; return its number of newlines."""
-        starts, newlines = self.finder.scan(block)
-        numbers = _LineNumbers(block, newlines, lines_before)
-        confirm = self.candidates.search
-        size = len(block)
-        start = 0 if context.summary_left else (starts[0] if starts else size)
-        index = 0
-        while start < size:
-            end = block.find(b"\n", start)
-            end = size if end < 0 else end
-            in_summary = context.summary_left > 0
-            if in_summary:
-                context.summary_left -= 1
-            if in_summary or confirm(block, start, end) is not None:
-                self._handle_line(block[start:end], numbers.of(start), scan, context)
-            while index < len(starts) and starts[index] <= start:
-                index += 1
-            if context.summary_left:
-                start = end + 1
-            else:
-                start = starts[index] if index < len(starts) else size
-        self._block_progress(block, numbers, scan, context)
-        if self.keywordless:
-            self._scan_keywordless(block, lines_before, scan, context)
-        return newlines
-
-    def _block_progress(self, block: bytes, numbers: _LineNumbers, scan: FileScan,
-                        context: _FileContext) -> None:
-        first = None
-        if context.first_progress is None:
-            first = self.progress.first(block)
-            if first is None:
-                return  # no progress line in this block at all
-            context.first_progress = self._progress_at(block, first, numbers, scan)
-        last = self.progress.last(block)
-        if last is not None:
-            context.last_progress = (context.first_progress if last == first
-                                     else self._progress_at(block, last, numbers, scan))
-
-    def _progress_at(self, block: bytes, start: int, numbers: _LineNumbers,
-                     scan: FileScan) -> Progress:
-        end = block.find(b"\n", start)
-        end = len(block) if end < 0 else end
-        lineno = _LineNumbers(block, numbers.newlines, numbers.lines_before).of(start)
-        return Progress(_where(scan, block[start:end], lineno))
-
-    def _scan_keywordless(self, block: bytes, lines_before: int, scan: FileScan,
-                          context: _FileContext) -> None:
-        text = _decode(block)
-        for rule in self.keywordless:
-            if context.timeouts.get(rule.id, 0) >= MAX_RULE_TIMEOUTS:
-                continue
-            try:
-                for pattern in rule.compiled:
-                    for found in pattern.finditer(text, timeout=0.25 * 4):
-                        lineno = lines_before + text.count("\n", 0, found.start()) + 1
-                        start = text.rfind("\n", 0, found.start()) + 1
-                        end = text.find("\n", found.end())
-                        raw = text[start:] if end < 0 else text[start:end]
-                        groups = rule.match(strip_prefixes(raw).body)
-                        if groups is not None:
-                            where = _where(scan, raw.encode("utf-8", "replace"), lineno)
-                            scan.hits.append(SignalHit(rule.id, where, tuple(groups.items())))
-            except TimeoutError:
-                self._timed_out(rule, scan, context)
 
     def _timed_out(self, rule: Rule, scan: FileScan, context: _FileContext) -> None:
         scan.rule_timeouts.append(rule.id)
@@ -463,15 +503,10 @@ class Scanner:
         if lineparse.SUMMARY_ROOT in body:
             context.in_root_cause = True
             context.summary_entry = {}
-            context.summary_left = SUMMARY_MAX_LINES
             return where
         if body.strip() == lineparse.SUMMARY_FAILURES:
             context.in_root_cause = False
             context.summary_entry = {}
-            context.summary_left = SUMMARY_MAX_LINES
-            return where
-        if context.summary_left and body.startswith(SUMMARY_END):
-            context.summary_left = 0
             return where
         if (failed := lineparse.FAILED_LINE.search(body)) is not None:
             scan.exits.append(ProcessExit(where, None, int(failed["local_rank"]),

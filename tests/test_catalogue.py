@@ -58,16 +58,7 @@ def test_signature_messages_render_from_groups():
                 assert message and "{" not in message, (rule.id, message)
 
 
-def test_malformed_rule_file_is_one_line_error_naming_file_and_field(run_cli, tmp_path):
-    (tmp_path / "bad.toml").write_text('id = "my-rule"\nkind = "signature"\nseverity = "fatal"\n')
-    result = run_cli("rules", "--rules", tmp_path)
-    assert result.exit_code == 2
-    assert "bad.toml" in result.output and "'kind'" not in result.output
-    assert result.output.count("\n") == 1 and "Traceback" not in result.output
-
-
-def test_user_rule_dir_adds_a_rule(run_cli, tmp_path, ):
-    (tmp_path / "oom-killer.toml").write_text('''
+VALID_RULE = """
 id = "my-dataset-missing"
 kind = "signature"
 severity = "warning"
@@ -76,7 +67,7 @@ summary = "Our dataset mount is missing."
 message = "dataset {name} is not mounted"
 hint = "Mount the dataset volume."
 keywords = ["dataset"]
-patterns = ['dataset (?P<name>\\\\w+) not mounted']
+patterns = ['dataset (?P<name>\\w+) not mounted']
 [docs]
 what = "w"
 why = "y"
@@ -85,7 +76,23 @@ fix = "f"
 [tests]
 fire = ["dataset imagenet not mounted"]
 quiet = ["dataset imagenet mounted"]
-''')
+"""
+
+
+def test_malformed_rule_file_is_one_line_error_naming_file_and_field(run_cli, tmp_path):
+    for broken, field in ((VALID_RULE.replace('"warning"', '"fatal"'), "severity"),
+                          (VALID_RULE.replace("patterns = [", "patterns = ['(unclosed', "), "patterns"),
+                          (VALID_RULE.replace('fix = "f"', ""), "docs.fix"),
+                          ("id = [", "(syntax)")):
+        (tmp_path / "bad.toml").write_text(broken)
+        result = run_cli("rules", "--rules", tmp_path)
+        assert result.exit_code == 2, result.output
+        assert "bad.toml" in result.output and f"'{field}'" in result.output, result.output
+        assert result.output.count("\n") == 1 and "Traceback" not in result.output
+
+
+def test_user_rule_dir_adds_a_rule(run_cli, tmp_path):
+    (tmp_path / "dataset.toml").write_text(VALID_RULE)
     result = run_cli("rules", "--rules", tmp_path)
     assert result.exit_code == 0, result.output
     assert "my-dataset-missing" in result.output

@@ -69,6 +69,9 @@ def test_json_v1_shape(run_cli):
     worker = report["workers"][0]
     assert set(worker) >= {"node_rank", "host", "files", "nnodes", "gpus_per_node", "total_procs",
                            "master", "ranks", "reached_first_batch"}
+    crashed = json.loads(run_cli("scan", SAMPLES / "import-error-one-rank", "--format", "json").output)
+    by_rank = {p["rank"]: p for p in crashed["processes"]}
+    assert by_rank[2]["stage"] == "init" and by_rank[2]["node_rank"] == 1
     finding = report["findings"][0]
     assert set(finding) >= {"rule", "severity", "message", "hint", "node_rank", "rank", "evidence",
                             "stage", "cause", "caused_by"}

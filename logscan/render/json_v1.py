@@ -52,6 +52,10 @@ def diagnosis_record(d: Diagnosis) -> dict:
             "master": w.master, "ranks": list(w.ranks), "reached_first_batch": w.reached_first_batch,
             "stage": w.stage, "last_activity": w.last_activity,
         } for w in d.workers],
+        "processes": [{
+            "rank": p.rank, "node_rank": p.node_rank, "local_rank": p.local_rank,
+            "world_size": p.world_size, "stage": p.stage, "failed": p.failed, "cascade": p.cascade,
+        } for p in d.processes],
         "findings": [finding_record(f) for f in d.findings],
         "inputs": [{"path": n.path, "problem": n.problem} for n in d.inputs],
         "stats": {"files": d.files_scanned, "bytes": d.bytes_scanned, "lines": d.lines_scanned,
