@@ -10,9 +10,10 @@ from logscan.catalogue import Catalogue, load_catalogue
 from logscan.discovery import discover, printable, read_job_status
 from logscan.errors import InputError
 from logscan.events import FileScan
-from logscan.scanner import Scanner
+from logscan.reader import line_ranges
+from logscan.scanner import Scanner, Survey
 
-# A file this big is scanned in a worker process: starting one costs ~20 ms, and meanwhile this
+# A file this big is surveyed in worker processes: starting one costs ~20 ms, and meanwhile this
 # process loads the job model (pandas), so even a single big log gains.
 PARALLEL_MIN_BYTES = 8 << 20
 
@@ -32,16 +33,17 @@ class Settings:
 
 
 class PendingScans:
-    """Scans under way: the big files in worker processes, the rest here when `result` is called."""
+    """Scans under way: big files surveyed in worker processes, a very big one in line-aligned
+    pieces when there are more cores than big files; the rest is scanned here by `result`."""
 
     def __init__(self, logs, catalogue: Catalogue, settings: Settings,
                  contents: dict[str, tuple[bytes, float]] | None = None):
         self.logs = logs
-        self.contents = contents or {}
         self.settings = settings
+        self.contents = contents or {}
         self.scanner = Scanner(catalogue, settings.progress_patterns)
         self.pool = None
-        self.futures: dict[int, object] = {}
+        self.futures: dict[int, list] = {}
         sizes = []
         for log in logs:
             try:
@@ -50,11 +52,23 @@ class PendingScans:
                 sizes.append(0)
         big = [i for i in range(len(logs)) if sizes[i] >= PARALLEL_MIN_BYTES]
         workers = settings.jobs or os.cpu_count() or 1
-        if workers > 1 and big:
-            self._start_pool(min(workers, len(big)))
-            # Largest first, so one big file does not start last.
-            for i in sorted(big, key=lambda i: -sizes[i]):
-                self.futures[i] = self.pool.submit(_scan_in_worker, logs[i].path, logs[i].display)
+        if workers < 2 or not big:
+            return
+        pieces_per_file = -(-workers // len(big))
+        tasks = []
+        for i in big:
+            try:
+                ranges = line_ranges(logs[i].path, pieces_per_file, PARALLEL_MIN_BYTES // 2)
+            except OSError:
+                ranges = [(0, None)]  # the survey will say what is wrong with it
+            tasks += [(i, start, end) for start, end in ranges]
+        self._start_pool(min(workers, len(tasks)))
+        futures = {}
+        # Largest first, so one big piece does not start last.
+        for i, start, end in sorted(tasks, key=lambda t: -((t[2] or sizes[t[0]]) - t[1])):
+            futures[i, start] = self.pool.submit(_survey_in_worker, logs[i].path, start, end)
+        for i, start, _ in tasks:
+            self.futures.setdefault(i, []).append(futures[i, start])
 
     def _start_pool(self, workers: int) -> None:
         import multiprocessing
@@ -76,8 +90,9 @@ class PendingScans:
             scans = [None if i in self.futures else self.scanner.scan_file(
                 log.path, log.display, content=self.contents.get(log.path))
                 for i, log in enumerate(self.logs)]
-            for i, future in self.futures.items():
-                scans[i] = future.result()
+            for i, futures in self.futures.items():
+                log = self.logs[i]
+                scans[i] = self.scanner.merge(log.path, log.display, [f.result() for f in futures])
             return scans
         finally:
             self.close()
@@ -101,8 +116,8 @@ def _adopt_scanner(scanner: Scanner) -> None:
     _worker_scanner = scanner
 
 
-def _scan_in_worker(path: str, display: str) -> FileScan:
-    return _worker_scanner.scan_file(path, display)
+def _survey_in_worker(path: str, start: int, end: int | None) -> Survey:
+    return _worker_scanner.survey(path, start=start, end=end)
 
 
 def scan_files(logs, catalogue: Catalogue, settings: Settings) -> list[FileScan]:

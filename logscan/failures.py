@@ -65,6 +65,10 @@ def _merge(job: Job, failure: Failure, exc: PythonException) -> Failure:
                    signals=tuple(dict.fromkeys(signals)))
 
 
+def _progress_after(worker: Worker, where: Where) -> bool:
+    return any(p.where.file == where.file and p.where.line > where.line for p in worker.progress)
+
+
 def _exit_time(worker: Worker, rank: int | None) -> datetime | None:
     return next((e.time for e in worker.exits if e.rank == rank and e.time), None)
 
@@ -105,10 +109,13 @@ def _process_failures(job: Job) -> list[Failure]:
         crashed = {_exit_rank(worker, e) for e in worker.exits if (e.exitcode or 0) > 0}
         unranked_claimed = False
         seen: set = set()
+        exited_badly = any((e.exitcode or 0) > 0 for e in worker.exits)
         for exc in worker.exceptions:
             if exc.agent:
                 continue
             prefixed = exc.where.rank is not None or exc.where.local_rank is not None
+            if not prefixed and not exited_badly and _progress_after(worker, exc.where):
+                continue  # logged and survived: training went on after it
             rank = worker.global_rank(exc.where)
             signals = (*exc.line_signals, *(exc.traceback_signals if prefixed else ()))
             cascade = (any(s in waiting for s in signals)

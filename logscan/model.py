@@ -78,6 +78,13 @@ class Worker:
         return min(fractions) if fractions else None
 
     @property
+    def ran_torchrun(self) -> bool:
+        """The launch line was printed, or torchrun itself left traces (its own logs, a traceback
+        of its own, rendezvous messages): other launch scripts print no launch line."""
+        return (self.launch is not None or self.started_processes or bool(self.hits)
+                or any(x.agent for x in self.exceptions))
+
+    @property
     def started_processes(self) -> bool:
         """torchrun got past rendezvous and spawned training processes."""
         return bool(self.envs or self.progress or any(e.exitcode is not None for e in self.exits)

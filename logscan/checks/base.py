@@ -21,7 +21,19 @@ def finding(rule: Rule, message: str, evidence: Iterable[Where] = (), *, node_ra
         worker=worker, time=stamp, **extra)
 
 
-def plural(items: Iterable[int], one: str, many: str) -> str:
+def plural(items: Iterable, one: str, many: str) -> str:
     items = list(items)
-    names = ", ".join(str(i) for i in items)
-    return f"{one} {names}" if len(items) == 1 else f"{many} {names}"
+    return f"{one} {items[0]}" if len(items) == 1 else f"{many} {_ranges(items)}"
+
+
+def _ranges(items: list) -> str:
+    """`0-511, 600` for a long run of ints, so a large world still reads in one line."""
+    if not all(isinstance(i, int) for i in items):
+        return ", ".join(str(i) for i in items)
+    ordered, out, start = sorted(items), [], 0
+    for i in range(1, len(ordered) + 1):
+        if i == len(ordered) or ordered[i] != ordered[i - 1] + 1:
+            run = ordered[start:i]
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)))
+            start = i
+    return ", ".join(out)

@@ -22,8 +22,8 @@ def _hits(worker: Worker, *rule_ids: str):
 
 def hang_in_rendezvous(job: Job, rule):
     out = []
-    for worker in job.launched:
-        if worker.started_processes or _hits(worker, *LAUNCH_FAILURE_RULES):
+    for worker in job.workers:
+        if not worker.ran_torchrun or worker.started_processes or _hits(worker, *LAUNCH_FAILURE_RULES):
             continue
         waits = _hits(worker, *RENDEZVOUS_SIGNALS)
         terminated = _hits(worker, *TERMINATED_SIGNALS)
@@ -42,7 +42,8 @@ def hang_in_rendezvous(job: Job, rule):
         else:
             continue
         out.append(finding(rule, f"{worker.label} launched but torchrun never started its "
-                                 f"processes: {reason}", [worker.launch.where, *evidence],
+                                 f"processes: {reason}",
+                           [worker.launch.where if worker.launch else None, *evidence],
                            node_rank=worker.node_rank, worker=worker.label))
     return out
 
@@ -84,7 +85,7 @@ def _waiting_evidence(job: Job, failures: list[Failure]):
 
 
 def hang_before_first_batch(job: Job, rule):
-    started = [w for w in job.launched if w.started_processes]
+    started = [w for w in job.workers if w.started_processes]
     if not started or job.progressed:
         return []
     failures = process_failures(job)
@@ -199,7 +200,7 @@ def crash_during_training(job: Job, rule):
 
 def restart_loop(job: Job, rule):
     out = []
-    for worker in job.launched:
+    for worker in job.workers:
         restarts = len(_hits(worker, "worker-group-restart"))
         prints = defaultdict(int)
         for env in worker.envs:

@@ -1,0 +1,59 @@
+"""Rules on layouts and training loops the samples do not cover. Each input here is SYNTHETIC:
+a real sample log (named) edited as stated, so the lines stay torch 2.13's own."""
+
+from __future__ import annotations
+
+from conftest import SAMPLES
+from logscan.engine import Settings, diagnose_paths
+
+
+def _write(tmp_path, name: str, data: bytes):
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def _lines(sample: str, worker: str) -> list[bytes]:
+    return (SAMPLES / sample / worker / "launch_ddp.log").read_bytes().splitlines(keepends=True)
+
+
+def test_a_launch_script_without_a_shape_line_still_gets_stage_rules(tmp_path):
+    # missing-worker sample with the DDP launch lines removed: torchrun's own rendezvous timeout
+    # must still place both Workers in rendezvous.
+    for worker in ("worker-0", "worker-1"):
+        kept = [l for l in _lines("missing-worker", worker) if b"DDP launch:" not in l]
+        _write(tmp_path, f"{worker}.log", b"".join(kept))
+    d = diagnose_paths([str(tmp_path)], Settings())
+    rules = {f.rule for f in d.findings}
+    assert "hang-in-rendezvous" in rules and not d.healthy
+
+
+def test_an_exception_the_training_survived_is_not_a_crash(tmp_path):
+    # healthy-2x2 worker-0 with a handled, logged exception inserted before its progress lines.
+    lines = _lines("healthy-2x2", "worker-0")
+    at = next(i for i, l in enumerate(lines) if l.startswith(b"step "))
+    lines[at:at] = [b"Traceback (most recent call last):\n",
+                    b'  File "train.py", line 10, in fetch\n',
+                    b"ConnectionResetError: [Errno 104] Connection reset by peer\n",
+                    b"retrying download of tokenizer files\n"]
+    _write(tmp_path, "worker-0/launch_ddp.log", b"".join(lines))
+    _write(tmp_path, "worker-1/launch_ddp.log", b"".join(_lines("healthy-2x2", "worker-1")))
+    d = diagnose_paths([str(tmp_path)], Settings())
+    assert d.healthy, [f.message for f in d.findings]
+
+
+def test_a_large_world_names_ranks_as_ranges(tmp_path):
+    from logscan.checks.base import plural
+
+    assert plural(list(range(512)), "rank", "ranks") == "ranks 0-511"
+    assert plural([0, 1, 5, 6, 7, 9], "rank", "ranks") == "ranks 0, 1, 5-7, 9"
+    assert plural([3], "rank", "ranks") == "rank 3"
+
+
+def test_progress_in_an_error_message_is_not_progress(tmp_path):
+    # masked-upload-sleep worker-1 alone: its only `step N` text is inside the exception line.
+    data = (SAMPLES / "masked-upload-sleep" / "worker-1" / "launch_ddp.log").read_bytes()
+    _write(tmp_path, "launch_ddp.log", data)
+    d = diagnose_paths([str(tmp_path)], Settings())
+    assert d.reached_first_batch is False
