@@ -105,8 +105,8 @@ def scan(
         threshold = fail_on.value if fail_on else config.get("fail-on", "error")
         if threshold not in ("error", "warning", "never"):
             _fail(f"invalid fail-on {threshold!r}: use error, warning or never")
-        _check_rule_ids(settings)
-        diagnosis = diagnose_paths(list(paths), settings)
+        catalogue = _check_rule_ids(settings)
+        diagnosis = diagnose_paths(list(paths), settings, catalogue)
         use_color = color if color is not None else (output is None and sys.stdout.isatty())
         text = RENDERERS[chosen_format](diagnosis, color=use_color and chosen_format == "human")
         if output is not None:
@@ -137,10 +137,11 @@ def _check_rule_ids(settings) -> None:
     from logscan.catalogue import load_catalogue
     from logscan.errors import ConfigError
 
-    known = set(load_catalogue(settings.rule_dirs).rules)
+    catalogue = load_catalogue(settings.rule_dirs)
     for rule_id in (*settings.select, *settings.ignore):
-        if rule_id not in known:
+        if rule_id not in catalogue.rules:
             raise ConfigError(f"unknown rule id {rule_id!r} (see 'logscan rules')")
+    return catalogue
 
 
 @rules_app.callback(invoke_without_command=True)

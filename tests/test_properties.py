@@ -4,7 +4,8 @@
 - Candidate and progress lines are found exactly: the literal pre-filter and the block-edge
   progress search give the same lines as matching every line one by one would.
 - A job's diagnosis depends neither on the order its files are given in nor on where read
-  blocks happen to end (inside a line, a traceback, an interleaved env print).
+  blocks happen to end (inside a line, a traceback, an interleaved env print), nor on how a big
+  file is split into pieces for several processes.
 - Env prints of several ranks, interleaved as whole lines or at the `torchrun env:` prefix as
   in real logs, are all recovered.
 
@@ -179,6 +180,20 @@ def test_file_scan_does_not_depend_on_read_blocks(chunk, data):
     for path in job_files(job):
         assert as_record(SCANNER.scan_file(str(path), "x", chunk_size=chunk)) == \
             as_record(SCANNER.scan_file(str(path), "x"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(pieces=st.integers(min_value=2, max_value=9), chunk=st.integers(min_value=1, max_value=3000),
+       data=st.data())
+def test_file_scan_does_not_depend_on_how_the_file_is_split_for_workers(pieces, chunk, data):
+    """A big file is surveyed in line-aligned pieces by several processes, then merged."""
+    from logscan.reader import line_ranges
+
+    job = data.draw(st.sampled_from(sample_dirs()), label="job")
+    for path in map(str, job_files(job)):
+        ranges = line_ranges(path, pieces, min_size=1)
+        surveys = [SCANNER.survey(path, chunk, start=start, end=end) for start, end in ranges]
+        assert as_record(SCANNER.merge(path, "x", surveys)) == as_record(SCANNER.scan_file(path, "x"))
 
 
 # --- interleaved env prints -------------------------------------------------------------------
