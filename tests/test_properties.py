@@ -2,7 +2,8 @@
 
 - It never raises, whatever bytes a file holds.
 - Candidate and progress lines are found exactly: the literal pre-filter and the block-edge
-  progress search give the same lines as matching every line one by one would.
+  progress search give the same lines as matching every line one by one would; the optional
+  Hyperscan matcher finds the same lines as the default one.
 - A job's diagnosis depends neither on the order its files are given in nor on where read
   blocks happen to end (inside a line, a traceback, an interleaved env print), nor on how a big
   file is split into pieces for several processes.
@@ -29,10 +30,15 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from conftest import POST_MORTEM_NOW, SAMPLES, sample_dirs
 from logscan.catalogue import Catalogue, load_catalogue
 from logscan.scanner import (CORE_CANDIDATES, DEFAULT_PROGRESS, LineFinder, ProgressFinder,
-                             Scanner)
+                             Scanner, make_line_finder)
 
 CATALOGUE = load_catalogue()
-SCANNER = Scanner(CATALOGUE)
+SCANNER = Scanner(CATALOGUE, matcher="python")
+try:  # the optional matcher, tested against the default one where it is installed
+    FAST_SCANNER = Scanner(CATALOGUE, matcher="hyperscan")
+except ImportError:
+    FAST_SCANNER = None
+needs_hyperscan = pytest.mark.skipif(FAST_SCANNER is None, reason="hyperscan is not installed")
 FAST = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -107,6 +113,33 @@ def test_candidate_lines_are_exactly_the_lines_the_pattern_matches(blocks):
         found = [s for s in starts if SCANNER.candidates.search(
             block, s, len(block) if block.find(b"\n", s) < 0 else block.find(b"\n", s))]
         assert found == lines_with(SCANNER.candidates, block)
+
+
+@needs_hyperscan
+@FAST
+@given(blocks=st.lists(st.lists(pieces, max_size=200).map(b"".join), min_size=1, max_size=6))
+def test_the_optional_matcher_finds_the_same_lines(blocks):
+    python = LineFinder(SCANNER.finder.literals)
+    python.FEW = 4
+    for block in blocks:
+        assert FAST_SCANNER.finder.scan(block) == python.scan(block)
+
+
+@needs_hyperscan
+@pytest.mark.parametrize("job", sample_dirs(), ids=lambda p: p.name)
+def test_the_optional_matcher_gives_the_same_scans(job):
+    for path in map(str, job_files(job)):
+        for chunk in (1 << 20, 97):
+            assert as_record(FAST_SCANNER.scan_file(path, "x", chunk_size=chunk)) == \
+                as_record(SCANNER.scan_file(path, "x", chunk_size=chunk))
+
+
+def test_matcher_choice(monkeypatch):
+    assert type(make_line_finder([b"x"], "python")) is LineFinder
+    monkeypatch.setenv("LOGSCAN_MATCHER", "python")
+    assert type(make_line_finder([b"x"])) is LineFinder
+    with pytest.raises(ValueError):
+        make_line_finder([b"x"], "grep")
 
 
 @FAST
