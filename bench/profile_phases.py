@@ -69,32 +69,38 @@ def main() -> None:
     print(f"  {'total':45} {total:6.3f} s")
 
     stats = pstats.Stats(profiler)
+    # C functions (bytes.translate, re search, ...) count for the Python function that called them.
     groups = {
-        "read blocks (reader.py, file reads)": ("reader.py", "'read' of", "readinto"),
-        "bytes.translate: key bytes and newlines": ("'translate' of",),
-        "bytes.find: literals, key byte places": ("'find' of", "'startswith' of"),
-        "bytes.rfind / count: lines, line numbers": ("'rfind' of", "'count' of"),
-        "progress lines (first and last per block)": ("ProgressFinder", "_lines_", "'lower' of",
-                                                      "'search' of", "_block_progress",
-                                                      "_progress_at"),
-        "candidate lines: parsing, rules": ("_handle_line", "_summary", "strip_prefixes", "_where",
-                                            "lineparse", "catalogue.py", "'decode' of"),
+        "read blocks (reader.py, file reads)": lambda f, n: f.endswith("reader.py"),
+        "find candidate lines (literals: LineFinder or Hyperscan)":
+            lambda f, n: f.endswith("scanner.py") and n in ("scan", "_rekey", "_choose_keys",
+                                                            "on_match", "<listcomp>"),
+        "first and last progress line per block":
+            lambda f, n: f.endswith("scanner.py") and n in (
+                "first", "last", "_by_literal", "_by_user", "_is_progress", "_line_of",
+                "_lines_forward", "_lines_backward", "_line_at"),
+        "confirm and number candidate lines":
+            lambda f, n: f.endswith("scanner.py") and n in ("_survey_block", "of", "survey"),
+        "interpret candidate lines (parsers, rules)":
+            lambda f, n: f.endswith(("scanner.py", "prefixes.py", "lineparse.py", "catalogue.py",
+                                     "events.py")),
     }
-    totals = dict.fromkeys(groups, 0.0)
-    other = 0.0
-    for (filename, _, function), (_, _, tottime, _, _) in stats.stats.items():
-        label = f"{filename}:{function}"
-        for group, needles in groups.items():
-            if any(n in label for n in needles):
-                totals[group] += tottime
-                break
+
+    def group_of(function) -> str:
+        filename, _, name = function
+        return next((g for g, test in groups.items() if test(filename, name)), "other")
+
+    totals = dict.fromkeys([*groups, "other"], 0.0)
+    for function, (_, _, tottime, _, callers) in stats.stats.items():
+        if function[0] == "~" and callers:  # a C function: split by caller
+            for caller, entry in callers.items():
+                totals[group_of(caller)] += entry[2]
         else:
-            other += tottime
-    scan_total = sum(totals.values()) + other
-    print("\n  the scan, by kind of work (cProfile self time):")
+            totals[group_of(function)] += tottime
+    scan_total = sum(totals.values())
+    print("\n  the scan, by kind of work (cProfile self time; C calls count for their caller):")
     for group, seconds in totals.items():
-        print(f"    {group:45} {seconds:6.3f} s  {100 * seconds / scan_total:4.0f}%")
-    print(f"    {'other':45} {other:6.3f} s  {100 * other / scan_total:4.0f}%")
+        print(f"    {group:58} {seconds:6.3f} s  {100 * seconds / scan_total:4.0f}%")
     buffer = io.StringIO()
     pstats.Stats(profiler, stream=buffer).sort_stats("tottime").print_stats(10)
     print("\n  hottest functions:")
