@@ -74,7 +74,8 @@ def main() -> None:
         "read blocks (reader.py, file reads)": lambda f, n: f.endswith("reader.py"),
         "find candidate lines (literals: LineFinder or Hyperscan)":
             lambda f, n: f.endswith("scanner.py") and n in ("scan", "_rekey", "_choose_keys",
-                                                            "on_match", "<listcomp>"),
+                                                            "on_match", "<listcomp>", "<dictcomp>",
+                                                            "<genexpr>"),
         "first and last progress line per block":
             lambda f, n: f.endswith("scanner.py") and n in (
                 "first", "last", "_by_literal", "_by_user", "_is_progress", "_line_of",

@@ -17,20 +17,19 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-import os
 import re
 import tempfile
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import POST_MORTEM_NOW, SAMPLES, sample_dirs
-from logscan.catalogue import Catalogue, load_catalogue
-from logscan.scanner import (CORE_CANDIDATES, DEFAULT_PROGRESS, LineFinder, ProgressFinder,
-                             Scanner, make_line_finder)
+from logscan.catalogue import load_catalogue
+from logscan.scanner import (CORE_CANDIDATES, LineFinder, ProgressFinder, Scanner,
+                             make_line_finder)
 
 CATALOGUE = load_catalogue()
 SCANNER = Scanner(CATALOGUE, matcher="python")
