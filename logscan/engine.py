@@ -32,6 +32,14 @@ class Settings:
 
 
 
+def usable_cores() -> int:
+    """Cores this process may run on (a container's CPU set, not the host's core count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 class PendingScans:
     """Scans under way: big files surveyed in worker processes, a very big one in line-aligned
     pieces when there are more cores than big files; the rest is scanned here by `result`."""
@@ -51,7 +59,7 @@ class PendingScans:
             except OSError:
                 sizes.append(0)
         big = [i for i in range(len(logs)) if sizes[i] >= PARALLEL_MIN_BYTES]
-        workers = settings.jobs or os.cpu_count() or 1
+        workers = settings.jobs or usable_cores()
         if workers < 2 or not big:
             return
         pieces_per_file = -(-workers // len(big))
