@@ -212,16 +212,15 @@ def line_blocks(path: str, state: ReadState | None = None, chunk_size: int = CHU
                 continue
             block = block[newline + 1:]
             skipping = False
-        data = carry + block if carry else block
-        cut = data.rfind(b"\n")
+        cut = block.rfind(b"\n")  # the carry holds no newline: the block's last is the last
         if cut < 0:
-            carry = data
+            carry = carry + block if carry else block
         else:
-            if cut + 1 < len(data):
-                carry = data[cut + 1:]
-                data = data[:cut + 1]
+            if carry:  # one copy: the carry, then the block up to its last newline
+                data = b"".join((carry, memoryview(block)[:cut + 1]))
             else:
-                carry = b""
+                data = block if cut + 1 == len(block) else block[:cut + 1]
+            carry = block[cut + 1:]
             yield data
         if len(carry) > max_line:
             # The head stands for the whole line; its own newline ends it.
