@@ -2,8 +2,11 @@
 
 Files are never read whole: blocks are CHUNK_SIZE bytes cut at the last newline. A plain file is
 read up to the size it had when opened, so a log still being written gives a consistent snapshot
-and the scan ends. A line longer than MAX_LINE keeps its head and loses the rest, so a 10 MiB line
-with no newline costs no more memory than a short one.
+and the scan ends. A line longer than MAX_LINE (that does not fit in the block it starts in)
+keeps its head and loses the rest, so a 10 MiB line with no newline costs no more memory than a
+short one. Files are opened without ever blocking (a FIFO in a log's place is refused), a
+compressed stream yields all it holds up to any damage, and a big plain file can be read in
+line-aligned pieces (line_ranges) by several processes.
 """
 
 from __future__ import annotations

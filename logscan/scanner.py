@@ -86,8 +86,9 @@ class LineFinder:
     Each literal has a key byte: of its bytes, the one rarest in the log. One `bytes.translate`
     reduces a block to its key bytes and newlines, which also counts its lines. A literal is then
     looked for only when its key byte is in the block: at each place the key byte is when those
-    are few, by `bytes.find` when they are many. When key bytes turn common (the log changed
-    style), keys are chosen again from a sample of the block.
+    are few, by searching the block for the literal when they are many (a "dense" literal, made
+    only of bytes common in this stretch of log: the costly case). When key bytes turn common
+    (the log changed style), keys are chosen again from a sample of the block.
     """
 
     FEW = 256          # key byte places checked one by one; above this, bytes.find
