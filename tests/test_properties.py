@@ -15,9 +15,11 @@ Generated text is built from REAL lines of sample_logs/ (listed below) and SYNTH
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import gzip
 import re
+import shutil
 import tempfile
 from collections import Counter
 from datetime import datetime
@@ -54,6 +56,7 @@ def sample_lines() -> list[bytes]:
 
 REAL_LINES = sample_lines()
 WORK = Path(tempfile.mkdtemp(prefix="logscan-properties-"))
+atexit.register(shutil.rmtree, WORK, True)
 
 
 def write(data: bytes, name: str = "launch_ddp.log") -> str:
