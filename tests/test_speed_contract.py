@@ -5,6 +5,7 @@
 - Progress lines, the bulk of a training log, are not matched one by one, and neither is any
   other line that holds no candidate literal.
 - Memory does not grow with the size of a log, nor with the length of its longest line.
+- The benchmark log can still be built from the sample logs.
 
 The logs here are SYNTHETIC, made of REAL lines of sample_logs/healthy-2x2.
 """
@@ -104,3 +105,18 @@ def test_memory_does_not_grow_with_the_log(tmp_path, long_line):
             assert scan.exceptions and scan.exceptions[-1].detail == "after the long line"
     assert max(peaks) < 6 * CHUNK_SIZE + (1 << 20), peaks  # a few blocks, whatever the size
     assert abs(peaks[1] - peaks[0]) < CHUNK_SIZE, peaks
+
+
+def test_benchmark_log_can_still_be_built_from_the_samples(tmp_path):
+    """bench/make_log.py takes its lines from sample_logs/: it must keep finding them."""
+    sys.path.insert(0, str(SAMPLES.parent / "bench"))
+    try:
+        import make_log
+        import run_bench
+    finally:
+        sys.path.pop(0)
+    log = make_log.generate(1 << 20, tmp_path / "worker-0.log")
+    assert (1 << 20) <= log.stat().st_size < (2 << 20)
+    scan = Scanner(load_catalogue()).scan_file(str(log), "worker-0.log")
+    assert scan.launches and scan.envs and len(scan.progress) == 2 and scan.exceptions
+    assert len(run_bench.grep_patterns()) > 20
