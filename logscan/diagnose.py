@@ -77,7 +77,8 @@ def _input_notes(job: Job, found) -> tuple[InputNote, ...]:
         if scan.read_error:
             notes.append(InputNote(scan.display, f"read stopped early: {scan.read_error}"))
         for rule_id in dict.fromkeys(scan.rule_timeouts):
-            notes.append(InputNote(scan.display, f"rule {rule_id} timed out on a line and was skipped there"))
+            notes.append(InputNote(scan.display, f"rule {rule_id} timed out on this file's lines (a runaway pattern) and was "
+                                                    f"not tried on the rest of the file"))
     return tuple(notes)
 
 

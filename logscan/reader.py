@@ -132,6 +132,7 @@ def _gunzip(handle, state: ReadState, chunk_size: int, data: bytes) -> Iterator[
         if out:
             pieces.append(out)
             held += len(out)
+            state.size += len(out)
             if held >= chunk_size:
                 yield b"".join(pieces)
                 pieces, held = [], 0

@@ -50,7 +50,7 @@ AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line')
 MAX_RAW = MAX_EVIDENCE * 4  # bytes of a line that are ever looked at (see _where)
 
 DEFAULT_PROGRESS = (
-    r"(?i:\b(?:global[_ ])?step\b[ \t]*[:=#]?[ \t]*\[?\d+)",
+    r"(?i:\b(?:global[_ ])?steps?\b[ \t]*[:=#]?[ \t]*\[?\d+)",
     r"(?i:\biter(?:ation)?\b[ \t]*[:=#]?[ \t]*\[?\d+)",
     r"\d+%\|",
     r"""['"](?:loss|train_loss)['"][ \t]*:[ \t]*['"]?[-+]?[\d.]""",
