@@ -92,9 +92,22 @@ class ProcessExit:
     root_cause: bool = False
 
 
-@dataclass(slots=True)
-class FileScan:
-    """Everything one scan of one file produced, in line order per kind."""
+@dataclass(kw_only=True)
+class EventLists:
+    """The events of one file, or of one Worker's files, each kind in line order."""
+
+    launches: list[LaunchLine] = field(default_factory=list)
+    envs: list[EnvPrint] = field(default_factory=list)
+    progress: list[Progress] = field(default_factory=list)
+    hits: list[SignalHit] = field(default_factory=list)
+    exceptions: list[PythonException] = field(default_factory=list)
+    exits: list[ProcessExit] = field(default_factory=list)
+    env_markers: int = 0
+
+
+@dataclass
+class FileScan(EventLists):
+    """Everything one scan of one file produced."""
 
     path: str
     display: str
@@ -104,13 +117,6 @@ class FileScan:
     compressed: bool = False
     truncated: str | None = None
     read_error: str | None = None
-    launches: list[LaunchLine] = field(default_factory=list)
-    envs: list[EnvPrint] = field(default_factory=list)
-    progress: list[Progress] = field(default_factory=list)
-    hits: list[SignalHit] = field(default_factory=list)
-    exceptions: list[PythonException] = field(default_factory=list)
-    exits: list[ProcessExit] = field(default_factory=list)
-    env_markers: int = 0
     first_time: datetime | None = None
     last_time: datetime | None = None
     last_line: Where | None = None

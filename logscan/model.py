@@ -17,25 +17,20 @@ import pandas as pd
 from logscan.catalogue import Catalogue
 from logscan.discovery import LogFile
 from logscan.prefixes import strip_prefixes
-from logscan.events import (EnvPrint, FileScan, LaunchLine, ProcessExit, Progress,
-                            PythonException, SignalHit, Where)
+from logscan.events import EnvPrint, EventLists, FileScan, LaunchLine, Progress, Where
 
 
 @dataclass(eq=False)  # a Worker is an identity, compared and hashed as one
-class Worker:
+class Worker(EventLists):
     stream: str
     node_rank: int | None
     files: list[str] = field(default_factory=list)
     scans: list[FileScan] = field(default_factory=list)
-    launches: list[LaunchLine] = field(default_factory=list)
-    envs: list[EnvPrint] = field(default_factory=list)
-    progress: list[Progress] = field(default_factory=list)
-    hits: list[SignalHit] = field(default_factory=list)
-    exceptions: list[PythonException] = field(default_factory=list)
-    exits: list[ProcessExit] = field(default_factory=list)
-    env_markers: int = 0
     shared_file: bool = False
     rank_offset: int | None = None
+
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
 
     @property
     def label(self) -> str:
