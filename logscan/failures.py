@@ -149,10 +149,13 @@ def _process_failures(job: Job) -> list[Failure]:
             out[unranked[0]] = replace(out[unranked[0]], rank=failed_exits[0])
         if len(unranked) >= len(failed_exits):
             explained |= set(failed_exits)  # the tracebacks already tell these failures
+        told = sum(1 for f in out if f.worker is worker)
         for exit_ in worker.exits:
             rank = _exit_rank(worker, exit_)
             if exit_.exitcode in (None, 0) or rank in explained:
                 continue
+            if rank is None and (exit_.exitcode or 0) > 0 and told >= len(failed_exits):
+                continue  # as many tracebacks as failed exits: they tell these failures
             explained.add(rank)
             out.append(Failure(
                 worker, rank, exit_.where, f"exit code {exit_.exitcode}",

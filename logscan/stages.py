@@ -6,7 +6,7 @@ from logscan.model import Job, Worker
 
 
 def worker_stage(job: Job, worker: Worker) -> str:
-    if worker.launch is None:
+    if not worker.ran_torchrun:
         return "launch"
     if not worker.started_processes:
         return "rendezvous"
