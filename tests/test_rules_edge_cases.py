@@ -57,3 +57,13 @@ def test_progress_in_an_error_message_is_not_progress(tmp_path):
     _write(tmp_path, "launch_ddp.log", data)
     d = diagnose_paths([str(tmp_path)], Settings())
     assert d.reached_first_batch is False
+
+
+def test_a_stray_text_file_beside_the_logs_is_no_extra_worker(tmp_path):
+    # healthy-2x2 copied, plus a notes file with no launch line and no torchrun output.
+    for worker in ("worker-0", "worker-1"):
+        _write(tmp_path, f"{worker}/launch_ddp.log", b"".join(_lines("healthy-2x2", worker)))
+    _write(tmp_path, "notes.txt", b"lr sweep 3e-4, batch 32\nrerun after the data fix\n")
+    d = diagnose_paths([str(tmp_path)], Settings())
+    assert "launch-mismatch" not in {f.rule for f in d.findings}
+    assert d.healthy

@@ -95,11 +95,14 @@ def launch_mismatch(job: Job, rule):
                       f"gpus_per_node = {launch.nnodes} × {launch.gpus_per_node}",
                 [launch.where], node_rank=worker.node_rank))
     nnodes = job.nnodes
-    streams = {w.stream for w in job.workers}
+    # Only logs that show a launch or torchrun at work count as Workers' logs: a stray text
+    # file beside them (notes, a data manifest) is no extra Worker.
+    workers = [w for w in job.workers if w.ran_torchrun]
+    streams = {w.stream for w in workers}
     if nnodes is not None and len(streams) > nnodes:
         out.append(finding(
             rule, f"{len(streams)} Worker logs for nnodes={nnodes}",
-            [w.launch.where if w.launch else w.last_line for w in job.workers]))
+            [w.launch.where if w.launch else w.last_line for w in workers]))
     return out
 
 
