@@ -16,7 +16,6 @@ import pandas as pd
 
 from logscan.catalogue import Catalogue
 from logscan.discovery import LogFile
-from logscan.prefixes import strip_prefixes
 from logscan.events import EnvPrint, EventLists, FileScan, LaunchLine, Progress, Where
 
 
@@ -213,15 +212,7 @@ def _split_by_launch(stream: str, scans: list[FileScan]) -> list[Worker]:
     return workers
 
 
-# A line that matches a progress pattern but tells of an error ("... at step 12") is no progress.
 _N_OF_M = re.compile(r"(?<![\d/.:-])(\d+)\s*/\s*(\d+)(?![\d/.:-])")
-_NOT_PROGRESS = re.compile(r"Error|Exception|Traceback|^\s*File \"|Warning")
-
-
-def _is_progress(progress: Progress) -> bool:
-    # A `\r`-updated bar may share its physical line with what came next (a traceback).
-    return any(segment.strip() and not _NOT_PROGRESS.search(strip_prefixes(segment).body)
-               for segment in progress.where.text.split("\r"))
 
 
 def _absorb(worker: Worker, scan: FileScan, mine) -> None:
@@ -230,7 +221,7 @@ def _absorb(worker: Worker, scan: FileScan, mine) -> None:
         worker.scans.append(scan)
     worker.launches += [l for l in scan.launches if mine(l.where) and l.node_rank == worker.node_rank]
     worker.envs += [e for e in scan.envs if mine(e.where)]
-    worker.progress += [p for p in scan.progress if mine(p.where) and _is_progress(p)]
+    worker.progress += [p for p in scan.progress if mine(p.where)]
     worker.hits += [h for h in scan.hits if mine(h.where)]
     worker.exceptions += [x for x in scan.exceptions if mine(x.where)]
     worker.exits += [e for e in scan.exits if mine(e.where)]

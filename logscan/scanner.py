@@ -66,6 +66,10 @@ _COMMON_BYTES = (b" etaoinsrlcdhupmfg0123456789.:/-_=,[]()bywvk'\"ETAOINSRLCDHUP
 _STATIC_RANK = {b: i for i, b in enumerate(_COMMON_BYTES)}
 
 
+# Words that make a line an error report, whatever progress-like words it holds.
+NOT_PROGRESS = re.compile(rb'Error|Exception|Traceback|Warning|\bFile "')
+
+
 def compile_progress(user_patterns: tuple[str, ...] = ()) -> re.Pattern[bytes]:
     return re.compile("|".join(f"(?:{p})" for p in (*DEFAULT_PROGRESS, *user_patterns)).encode())
 
@@ -248,8 +252,21 @@ class ProgressFinder:
         self.user = (re.compile("|".join(f"(?:{p})" for p in user_patterns).encode())
                      if user_patterns else None)
 
+    def is_progress_line(self, line: bytes, pattern: re.Pattern[bytes] | None = None) -> bool:
+        """Some pattern matches, on a `\r`-segment that does not tell of an error: an exception
+        "... at step 12" is no progress, and a bar may share its line with the traceback after it."""
+        pattern = pattern or self.pattern
+        if pattern.search(line) is None:
+            return False
+        if NOT_PROGRESS.search(line) is None:
+            return True
+        return any(pattern.search(segment) is not None and NOT_PROGRESS.search(segment) is None
+                   for segment in line.split(b"\r"))
+
     def _is_progress(self, block: bytes, start: int, end: int) -> bool:
-        return self.pattern.search(block, start, end) is not None
+        if self.pattern.search(block, start, end) is None:
+            return False
+        return self.is_progress_line(block[start:end])
 
     def first(self, block: bytes) -> int | None:
         for start, end in _lines_forward(block, self.LOOK):
@@ -291,7 +308,7 @@ class ProgressFinder:
         found = []
         for match in self.user.finditer(block):
             start, end = self._line_of(block, match.start())
-            if self.user.search(block, start, end) is not None:
+            if self.is_progress_line(block[start:end], self.user):
                 found.append(start)
                 if forward:
                     break
