@@ -6,7 +6,6 @@ file holds launch lines of several node_ranks (Workers that shared a log path).
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
@@ -140,10 +139,27 @@ class Job:
     @property
     def nnodes(self) -> int | None:
         """The node count most launch lines agree on (ties: the larger)."""
-        counts = Counter(l.nnodes for w in self.workers for l in w.launches[:1] if l.nnodes)
-        if not counts:
+        counts = self.launched_table["nnodes"].dropna().value_counts()
+        if counts.empty:
             return None
-        return max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0]
+        return int(max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0])
+
+    @property
+    def launched_table(self) -> pd.DataFrame:
+        """The Worker table's rows that printed a launch line."""
+        return self.worker_table[self.worker_table["launched"]]
+
+    def env_of(self, row) -> EnvPrint:
+        """The env print behind a process-table row."""
+        return self.workers[row.worker_index].envs[row.env_index]
+
+    def workers_by(self, *columns: str) -> dict:
+        """Launched Workers grouped by the values of some Worker-table columns (rows lacking
+        one of the values are left out)."""
+        table = self.launched_table.dropna(subset=list(columns))
+        key = list(columns) if len(columns) > 1 else columns[0]
+        return {_native(value): [self.workers[i] for i in rows.index]
+                for value, rows in table.groupby(key, sort=False)}
 
     @property
     def expected_processes(self) -> int | None:
@@ -251,16 +267,26 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     _assign_rank_offsets(workers)
     job = Job(name=name, workers=workers, scans=scans, catalogue=catalogue, **settings)
     job.worker_table = _worker_table(workers)
-    job.process_table = _process_table(workers)
+    job.process_table = _process_table(job)
     return job
 
 
+def _native(value):
+    """Plain Python values for group keys, so messages and JSON never see numpy scalars."""
+    if isinstance(value, tuple):
+        return tuple(_native(v) for v in value)
+    return value.item() if hasattr(value, "item") else value
+
+
 def _worker_table(workers: list[Worker]) -> pd.DataFrame:
+    """One row per Worker, in the order of `Job.workers` (its index is that position)."""
     rows = []
     for w in workers:
         launch = w.launch
         rows.append({
             "worker": w.label,
+            "stream": w.stream,
+            "launched": launch is not None,
             "node_rank": w.node_rank,
             "host": w.host,
             "files": tuple(w.files),
@@ -281,13 +307,22 @@ def _worker_table(workers: list[Worker]) -> pd.DataFrame:
     return table
 
 
-def _process_table(workers: list[Worker]) -> pd.DataFrame:
-    rows = [{
-        "worker": w.label, "node_rank": w.node_rank, "rank": e.rank, "local_rank": e.local_rank,
-        "world_size": e.world_size, "file": e.where.file, "line": e.where.line,
-    } for w in workers for e in w.envs]
-    columns = ["worker", "node_rank", "rank", "local_rank", "world_size", "file", "line"]
+def _process_table(job: "Job") -> pd.DataFrame:
+    """One row per env print: the process's RANK/LOCAL_RANK/WORLD_SIZE, the Worker it sits in
+    (`worker_index` into `Job.workers`, `env_index` into that Worker's `envs`) and whether it
+    was printed by another Worker's process into this one's log (`foreign`)."""
+    rows = []
+    for index, w in enumerate(job.workers):
+        foreign = job.foreign_envs(w)
+        rows += [{
+            "worker_index": index, "env_index": env_index, "worker": w.label,
+            "node_rank": w.node_rank, "rank": e.rank, "local_rank": e.local_rank,
+            "world_size": e.world_size, "foreign": e in foreign,
+        } for env_index, e in enumerate(w.envs)]
+    columns = ["worker_index", "env_index", "worker", "node_rank", "rank", "local_rank",
+               "world_size", "foreign"]
     table = pd.DataFrame(rows, columns=columns)
-    for column in ("node_rank", "rank", "local_rank", "world_size", "line"):
+    for column in ("node_rank", "rank", "local_rank", "world_size"):
         table[column] = table[column].astype("Int64")
+    table["foreign"] = table["foreign"].astype(bool)
     return table

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import replace
 
 from logscan.checks.base import finding, plural
@@ -13,7 +12,7 @@ def missing_worker(job: Job, rule):
     nnodes = job.nnodes
     if nnodes is None:
         return []
-    claimed = {w.node_rank for w in job.launched}
+    claimed = set(job.launched_table["node_rank"].dropna().astype(int))
     # A node whose processes' env lines sit in another Worker's log ran; only its launch line
     # was overwritten (log-collision tells that story).
     seen_running = {job.home_node(e) for w in job.workers for e in job.foreign_envs(w)}
@@ -32,17 +31,13 @@ def missing_worker(job: Job, rule):
 
 
 def duplicate_node_rank(job: Job, rule):
-    claims = defaultdict(list)
-    for worker in job.launched:
-        claims[worker.node_rank].append(worker)
     out = []
-    for node_rank, workers in sorted(claims.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
-        streams = {w.stream for w in workers}
-        if node_rank is None or len(streams) < 2:
+    for node_rank, workers in job.workers_by("node_rank").items():
+        streams = sorted({w.stream for w in workers})
+        if len(streams) < 2:
             continue
         out.append(finding(
-            rule, f"{len(streams)} Worker logs claim node_rank {node_rank}: "
-                  f"{', '.join(sorted(streams))}",
+            rule, f"{len(streams)} Worker logs claim node_rank {node_rank}: {', '.join(streams)}",
             [w.launch.where for w in workers], node_rank=node_rank))
     return out
 
@@ -76,11 +71,8 @@ def _disagreement(rule, what: str, groups: dict, show, node0_decides: bool = Fal
 
 def launch_mismatch(job: Job, rule):
     launched = job.launched
-    by_nnodes = defaultdict(list)
-    by_master = defaultdict(list)
-    for worker in launched:
-        by_nnodes[worker.launch.nnodes].append(worker)
-        by_master[(worker.launch.master_addr, worker.launch.master_port)].append(worker)
+    by_nnodes = job.workers_by("nnodes")
+    by_master = job.workers_by("master_addr", "master_port")
     # Node 0 hosts the rendezvous store: its nnodes and its port are the ones the job waits on.
     out = _disagreement(rule, "nnodes", by_nnodes, lambda n: f"nnodes={n}", node0_decides=True)
     out += _disagreement(rule, "the master address", by_master, lambda am: _master(*am),
@@ -107,10 +99,7 @@ def launch_mismatch(job: Job, rule):
 
 
 def gpu_count_mismatch(job: Job, rule):
-    counts = defaultdict(list)
-    for worker in job.launched:
-        if worker.launch.gpus_per_node is not None:
-            counts[worker.launch.gpus_per_node].append(worker)
+    counts = job.workers_by("gpus_per_node")
     if len(counts) < 2:
         return []
     found = _disagreement(rule, "gpus_per_node", counts, lambda g: f"gpus_per_node={g}")[0]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+import pandas as pd
 
 from logscan.checks.base import finding, plural
 from logscan.model import Job
@@ -12,33 +12,40 @@ UNEVEN_GPUS_HINT = ("Give every Worker the same number of GPUs, or make the laun
                     "training code compute ranks and world size for uneven Workers.")
 
 
+def _processes_with_launch(job: Job) -> pd.DataFrame:
+    """Each process's own env print beside its Worker's launch line."""
+    own = job.process_table[~job.process_table["foreign"]]
+    launch = job.launched_table[["total_procs", "nnodes", "gpus_per_node", "rank_offset"]]
+    return own.merge(launch, left_on="worker_index", right_index=True)
+
+
 def world_size_mismatch(job: Job, rule):
-    uneven = len({w.launch.gpus_per_node for w in job.launched}) > 1
-    wrong_size = defaultdict(list)   # (WORLD_SIZE seen, total_procs expected, nnodes) -> envs
+    table = _processes_with_launch(job)
+    uneven = table["gpus_per_node"].nunique() > 1
     out = []
-    for worker in job.launched:
-        launch = worker.launch
-        foreign = job.foreign_envs(worker)  # reported by log-collision, not as wrong ranks
-        for env in worker.envs:
-            if env in foreign:
-                continue
-            if env.world_size != launch.total_procs:
-                wrong_size[(env.world_size, launch.total_procs, launch.nnodes)].append((worker, env))
-            expected = (worker.rank_offset + env.local_rank
-                        if worker.rank_offset is not None and env.local_rank is not None else None)
-            if expected is not None and env.rank is not None and env.rank != expected:
-                message = (f"{worker.label}: RANK={env.rank} with LOCAL_RANK={env.local_rank}, "
-                           f"expected RANK={expected}")
-            elif (launch.gpus_per_node is not None and env.local_rank is not None
-                  and env.local_rank >= launch.gpus_per_node):
-                message = (f"{worker.label}: LOCAL_RANK={env.local_rank} but the Worker has "
-                           f"gpus_per_node={launch.gpus_per_node}")
-            else:
-                continue
-            out.append(finding(rule, message, [env.where], node_rank=worker.node_rank, rank=env.rank))
-    for (size, total, nnodes), seen in wrong_size.items():
-        workers = list(dict.fromkeys(w for w, _ in seen))
-        ranks = sorted({e.rank for _, e in seen if e.rank is not None})
+    expected = table["rank_offset"] + table["local_rank"]
+    wrong_rank = (table["rank"] != expected).fillna(False)
+    too_local = (table["local_rank"] >= table["gpus_per_node"]).fillna(False) & ~wrong_rank
+    for row in table[wrong_rank | too_local].itertuples():
+        env = job.env_of(row)
+        worker = job.workers[row.worker_index]
+        if wrong_rank[row.Index]:
+            message = (f"{worker.label}: RANK={env.rank} with LOCAL_RANK={env.local_rank}, "
+                       f"expected RANK={expected[row.Index]}")
+        else:
+            message = (f"{worker.label}: LOCAL_RANK={env.local_rank} but the Worker has "
+                       f"gpus_per_node={row.gpus_per_node}")
+        out.append(finding(rule, message, [env.where], node_rank=worker.node_rank, rank=env.rank))
+    # WORLD_SIZE unset counts as wrong; a launch line without total_procs gives no expectation.
+    wrong_size = table["total_procs"].notna() & (
+        table["world_size"].isna() | (table["world_size"] != table["total_procs"]).fillna(False))
+    for (size, total, nnodes), rows in table[wrong_size].groupby(
+            ["world_size", "total_procs", "nnodes"], dropna=False, sort=False):
+        size = None if pd.isna(size) else int(size)
+        total = int(total)
+        nnodes = None if pd.isna(nnodes) else int(nnodes)
+        workers = [job.workers[i] for i in dict.fromkeys(rows["worker_index"])]
+        ranks = sorted(int(r) for r in rows["rank"].dropna().unique())
         where = workers[0].label if len(workers) == 1 else f"{len(workers)} Workers"
         who = plural(ranks, "rank", "ranks") if ranks else "processes"
         if size is None:
@@ -50,7 +57,7 @@ def world_size_mismatch(job: Job, rule):
         if leaked:
             message += "; that is nnodes: the platform's WORLD_SIZE leaked into the training processes"
         # One line per Worker is evidence enough; the rest say the same.
-        evidence = [next(e.where for w2, e in seen if w2 is w) for w in workers]
+        evidence = [job.env_of(group.iloc[0]).where for _, group in rows.groupby("worker_index", sort=False)]
         out.append(finding(rule, message, evidence,
                            node_rank=workers[0].node_rank if len(workers) == 1 else None,
                            rank=ranks[0] if len(ranks) == 1 else None, ranks=tuple(ranks),
