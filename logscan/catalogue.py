@@ -41,10 +41,6 @@ class Rule:
     references: tuple[str, ...] = ()
     tests: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
-    @property
-    def is_finding_rule(self) -> bool:
-        return self.kind in ("signature", "code")
-
     @cached_property
     def compiled(self):
         import regex

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from logscan.catalogue import Catalogue, load_catalogue
@@ -28,7 +28,6 @@ class Settings:
     now: datetime | None = None
     stall_after: timedelta = timedelta(minutes=30)
     jobs: int = 0  # worker processes for scanning; 0 = one per core
-    extra: dict = field(default_factory=dict)
 
 
 

@@ -52,10 +52,6 @@ class Worker(EventLists):
         return bool(self.progress)
 
     @property
-    def first_progress(self) -> Progress | None:
-        return min(self.progress, key=lambda p: (p.where.file, p.where.line), default=None)
-
-    @property
     def last_progress(self) -> Progress | None:
         order = {name: i for i, name in enumerate(self.files)}
         return max(self.progress, key=lambda p: (order.get(p.where.file, 0), p.where.line), default=None)
@@ -200,9 +196,6 @@ class Job:
     @property
     def prints_env(self) -> bool:
         return any(w.envs for w in self.workers)
-
-    def worker_by_node(self, node_rank: int | None) -> Worker | None:
-        return next((w for w in self.workers if w.node_rank == node_rank), None)
 
 
 def _split_by_launch(stream: str, scans: list[FileScan]) -> list[Worker]:
