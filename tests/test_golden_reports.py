@@ -1,0 +1,39 @@
+"""The JSON report of every real sample, compared with the committed one in tests/golden/.
+
+A change that alters any sample's report shows up here as a diff to review. After a deliberate
+change, rewrite the files with `LOGSCAN_UPDATE_GOLDEN=1 python -m pytest tests/test_golden_reports.py`
+and review `git diff tests/golden`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import POST_MORTEM_NOW, sample_dirs
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def _report(sample: Path) -> str:
+    from logscan.render.json_v1 import diagnosis_record
+    from test_samples import diagnose
+
+    record = diagnosis_record(diagnose(sample))
+    # A Worker's last activity falls back to its file's mtime, which a fresh clone sets anew.
+    for worker in record["workers"]:
+        worker["last_activity"] = "(masked)" if worker["last_activity"] else None
+    return json.dumps(record, indent=2, ensure_ascii=True) + "\n"
+
+
+@pytest.mark.parametrize("sample", sample_dirs(), ids=lambda p: p.name)
+def test_sample_report_is_unchanged(sample):
+    golden = GOLDEN / f"{sample.name}.json"
+    got = _report(sample)
+    if os.environ.get("LOGSCAN_UPDATE_GOLDEN"):
+        golden.write_text(got)
+    assert golden.exists(), f"no golden report for {sample.name}: run with LOGSCAN_UPDATE_GOLDEN=1"
+    assert got == golden.read_text(), f"{sample.name}: report changed (see module docstring)"
