@@ -1,5 +1,5 @@
-"""Where the time of one `logscan scan LOG` goes: each phase of the command timed in order, in
-one process (as with --jobs 1, so nothing overlaps), then the scan's hottest functions.
+"""Where the time of one `logscan scan LOG` goes: each phase timed in order, in one process
+(--jobs 1, so nothing overlaps) through the pipeline the command runs; then the scan's hottest functions.
 
 Usage: python bench/profile_phases.py LOG
 """
@@ -31,38 +31,36 @@ def main() -> None:
 
     import logscan.cli  # noqa: F401  typer, click
     lap("import the CLI (typer)")
-    from logscan.engine import Settings, job_name
+    from logscan.pipeline import diagnose_paths
     from logscan.render import RENDERERS
-    lap("import engine, scanner, renderers (rich)")
+    from logscan.settings import Settings
+    lap("import the pipeline, scanner, renderers (rich)")
     from logscan.catalogue import load_catalogue
     catalogue = load_catalogue()
     lap("load the rule catalogue (TOML, regex)")
-    from logscan.discovery import discover
-    found = discover([log])
-    lap("discover")
-    from logscan.scanner import Scanner
-    scanner = Scanner(catalogue)
     profiler = cProfile.Profile()
-    profiler.enable()
-    scans = [scanner.scan_file(f.path, f.display) for f in found.logs]
-    profiler.disable()
-    lap("scan (cProfile on: a little slower)")
-    from logscan.diagnose import diagnose_job
-    from logscan.model import build_job
-    lap("import the job model and rules (pandas)")
-    job = build_job(job_name([log]), found.logs, scans, catalogue,
-                    now=datetime(2030, 1, 1, tzinfo=timezone.utc), stall_after=Settings().stall_after)
-    diagnosis = diagnose_job(job, Settings(), found)
-    lap("job model, rules, root cause")
+    names = {"discover": "discover", "scan": "scan (cProfile on: a little slower)",
+             "job model": "import pandas, build the job model",
+             "rules and root cause": "rules, root cause"}
+
+    def on_phase(name: str) -> None:
+        if name == "discover":
+            profiler.enable()  # the scan is what the profile below is about
+        elif name == "scan":
+            profiler.disable()
+        if name in names:
+            lap(names[name])
+
+    settings = Settings(now=datetime(2030, 1, 1, tzinfo=timezone.utc), jobs=1)
+    diagnosis = diagnose_paths([log], settings, catalogue, on_phase=on_phase)
     RENDERERS["human"](diagnosis)
     lap("render the report")
-
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", "pass"], check=True)
     interpreter = time.perf_counter() - start
-    size = sum(s.size for s in scans)
+    size = diagnosis.bytes_scanned
     total = sum(t for _, t in phases) + interpreter
-    print(f"{log}: {size / (1 << 20):.0f} MiB, {sum(s.lines for s in scans)} lines")
+    print(f"{log}: {size / (1 << 20):.0f} MiB, {diagnosis.lines_scanned} lines")
     print(f"  {'start the interpreter':45} {interpreter:6.3f} s")
     for name, seconds in phases:
         print(f"  {name:45} {seconds:6.3f} s  {100 * seconds / total:4.0f}%")

@@ -84,7 +84,8 @@ def scan(
     """Diagnose one DDP job from its launch logs."""
     try:
         from logscan.config import find_config, parse_duration, parse_time
-        from logscan.engine import Settings, diagnose_paths
+        from logscan.pipeline import diagnose_paths
+        from logscan.settings import Settings
         from logscan.render import RENDERERS
 
         config, _ = find_config()

@@ -8,7 +8,8 @@ import shutil
 
 from conftest import SAMPLES
 from logscan.discovery import discover
-from logscan.engine import Settings, diagnose_paths
+from logscan.pipeline import diagnose_paths
+from logscan.settings import Settings
 
 REAL = SAMPLES / "healthy-2x2"
 

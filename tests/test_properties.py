@@ -179,7 +179,8 @@ def test_first_and_last_progress_lines_are_exact(block):
 # --- diagnosis independent of file order and read blocks ------------------------------------
 
 def diagnose(paths, chunk: int | None = None, monkeypatch=None) -> dict:
-    from logscan import engine
+    from logscan import pipeline, scanpool
+    from logscan.settings import Settings
     from logscan.render.json_v1 import diagnosis_record
 
     if chunk is not None:
@@ -187,10 +188,10 @@ def diagnose(paths, chunk: int | None = None, monkeypatch=None) -> dict:
             def scan_file(self, path, display, chunk_size=chunk, content=None):
                 return super().scan_file(path, display, chunk_size=chunk)
 
-        monkeypatch.setattr(engine, "Scanner", ChunkedScanner)
+        monkeypatch.setattr(scanpool, "Scanner", ChunkedScanner)
     now = datetime.fromisoformat(POST_MORTEM_NOW.replace("Z", "+00:00"))
-    record = diagnosis_record(engine.diagnose_paths([str(p) for p in paths],
-                                                    engine.Settings(now=now, jobs=1)))
+    record = diagnosis_record(pipeline.diagnose_paths([str(p) for p in paths],
+                                                    Settings(now=now, jobs=1)))
     return record
 
 

@@ -4,7 +4,8 @@ a real sample log (named) edited as stated, so the lines stay torch 2.13's own."
 from __future__ import annotations
 
 from conftest import SAMPLES
-from logscan.engine import Settings, diagnose_paths
+from logscan.pipeline import diagnose_paths
+from logscan.settings import Settings
 
 
 def _write(tmp_path, name: str, data: bytes):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import POST_MORTEM_NOW, expected, healthy_samples, sample_dirs
-from logscan.engine import Settings, diagnose_paths
+from logscan.pipeline import diagnose_paths
+from logscan.settings import Settings
 from logscan.config import parse_time
 
 
