@@ -15,6 +15,14 @@ from pathlib import Path
 from logscan.errors import RuleFileError
 
 KINDS = ("signature", "code", "signal")
+# What a rule's finding is to the root-cause pass (rootcause.py): a launch-shape problem explains
+# everything after it; a failure is something a process or Worker did wrong by itself; a cascade
+# is what processes suffer from another's failure and leads only when nothing else explains the
+# job; an expectation is something a gate asked for that the logs do not show.
+ROLES = ("launch-shape", "failure", "cascade", "expectation")
+ROLE_ORDER = {role: i for i, role in enumerate(ROLES)}
+# A user's rule file that says neither: a failure, after the built-in signatures (precedence 10).
+DEFAULT_ROLE, DEFAULT_PRECEDENCE = "failure", 50
 SEVERITIES = ("error", "warning", "info")
 STAGES = ("launch", "rendezvous", "init", "training", "exit")
 DOC_SECTIONS = ("what", "why", "example", "fix")
@@ -33,8 +41,16 @@ class Rule:
     severity: str = "info"
     message: str = ""
     hint: str = ""
+    # rules: see ROLES; among findings of one role, the lower precedence explains the higher
+    role: str = DEFAULT_ROLE
+    precedence: int = DEFAULT_PRECEDENCE
+    job_may_run: bool = False   # a shape the job can run despite: alone, it places no failure
+    # signals: the line means its process suffered another's failure
     cascade: bool = False
+    # signals: the crash cause class a traceback holding the line has (lower precedence wins)
     cause: str | None = None
+    # signals: a traceback holding the line was raised at this stage, whatever progress says
+    traceback_stage: str | None = None
     keywords: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -86,6 +102,24 @@ def _require_str(path: Path, data: dict, key: str, choices: Iterable[str] | None
     return value
 
 
+def _optional_str(path: Path, data: dict, key: str, choices: Iterable[str] | None = None) -> str | None:
+    return _require_str(path, data, key, choices) if key in data else None
+
+
+def _require_int(path: Path, data: dict, key: str) -> int:
+    value = data.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 1000:
+        raise RuleFileError(path, key, "is required and must be an integer from 0 to 1000")
+    return value
+
+
+def _bool(path: Path, data: dict, key: str) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise RuleFileError(path, key, "must be true or false")
+    return value
+
+
 def _str_list(path: Path, data: dict, key: str) -> tuple[str, ...]:
     value = data.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -111,16 +145,31 @@ def parse_rule(path: Path, data: dict) -> Rule:
         summary=_require_str(path, data, "summary") if kind != "signal" else data.get("summary", docs["what"]),
         stage=_require_str(path, data, "stage", STAGES),
         docs={s: docs[s].strip() for s in DOC_SECTIONS},
-        cascade=bool(data.get("cascade", False)),
-        cause=data.get("cause"),
         references=_str_list(path, data, "references"),
     )
-    if kind != "signal":
+    if "precedence" in data:
+        fields["precedence"] = _require_int(path, data, "precedence")
+    if kind == "signal":
+        fields.update(
+            cascade=_bool(path, data, "cascade"),
+            cause=_optional_str(path, data, "cause"),
+            traceback_stage=_optional_str(path, data, "traceback_stage", STAGES),
+        )
+    else:
         fields.update(
             severity=_require_str(path, data, "severity", SEVERITIES),
-            message=_require_str(path, data, "message"),
+            role=_optional_str(path, data, "role", ROLES) or DEFAULT_ROLE,
+            job_may_run=_bool(path, data, "job_may_run"),
             hint=_require_str(path, data, "hint"),
         )
+        unused = {"cascade", "cause", "traceback_stage"} & set(data)
+        if unused:
+            raise RuleFileError(path, sorted(unused)[0], "is a signal's field, not a rule's")
+    if kind == "signature":
+        # A code rule's message is built by its code; a signature's is this template.
+        fields["message"] = _require_str(path, data, "message")
+    elif "message" in data:
+        raise RuleFileError(path, "message", "belongs to signature rules; a code rule's code writes its message")
     if kind != "code":
         patterns = _str_list(path, data, "patterns")
         if not patterns:
@@ -161,7 +210,7 @@ def builtin_rules_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "rules"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Catalogue:
     rules: dict[str, Rule]      # signature and code rules, by id
     signals: dict[str, Rule]    # signals, by id
@@ -180,6 +229,34 @@ class Catalogue:
 
     def signals_with_cause(self) -> dict[str, str]:
         return {s.id: s.cause for s in self.signals.values() if s.cause}
+
+    @cached_property
+    def cause_order(self) -> tuple[str, ...]:
+        """Crash cause classes, the most telling first: when a traceback shows several, the first
+        of these names it (a collate frame explains a ValueError better than the data path)."""
+        best: dict[str, int] = {}
+        for signal in self.signals.values():
+            if signal.cause:
+                best[signal.cause] = min(best.get(signal.cause, 1 << 30), signal.precedence)
+        return tuple(sorted(best, key=lambda cause: (best[cause], cause)))
+
+    @cached_property
+    def cascade_signals(self) -> frozenset[str]:
+        return frozenset(s.id for s in self.signals.values() if s.cascade)
+
+    def signals_at(self, traceback_stage: str) -> frozenset[str]:
+        """Signals whose line in a traceback places the exception at this stage."""
+        return frozenset(s.id for s in self.signals.values() if s.traceback_stage == traceback_stage)
+
+    def with_role(self, role: str) -> tuple[Rule, ...]:
+        return tuple(r for r in self.rules.values() if r.role == role)
+
+    def explanation_order(self, rule_id: str) -> tuple[int, int]:
+        """(role, precedence) of a rule: the lower explains the higher (see ROLES)."""
+        rule = self.rules.get(rule_id)
+        if rule is None:
+            return (len(ROLES), 1 << 30)
+        return (ROLE_ORDER[rule.role], rule.precedence)
 
 
 def load_catalogue(extra_dirs: Iterable[str | Path] = ()) -> Catalogue:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from logscan.checks import CHECKS
+from logscan.events import format_master
 from logscan.checks.signatures import signature_findings
-from logscan.failures import process_failures
-from logscan.findings import Diagnosis, InputNote, ProcessSummary, WorkerSummary
+from logscan.diagnosis import Diagnosis, InputNote, ProcessSummary, WorkerSummary
 from logscan.model import Job
 from logscan.rootcause import choose_root_cause
-from logscan.stages import worker_stage
+from logscan.rule_ids import MISSING_RANK, MISSING_WORKER
 
 
 def _selected(rule_id: str, settings) -> bool:
@@ -34,10 +34,8 @@ def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
     for w in job.workers:
         launch = w.launch
         ranks = sorted({e.rank for e in w.envs if e.rank is not None})
-        master = None
-        if launch and launch.master_addr:
-            addr = launch.master_addr
-            master = f"[{addr}]:{launch.master_port}" if ":" in addr else f"{addr}:{launch.master_port}"
+        master = format_master(launch.master_addr, launch.master_port) \
+            if launch and launch.master_addr else None
         last = w.last_activity()
         out.append(WorkerSummary(
             label=w.label, node_rank=w.node_rank, host=w.host, files=tuple(w.files),
@@ -45,16 +43,16 @@ def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
             gpus_per_node=launch.gpus_per_node if launch else None,
             total_procs=launch.total_procs if launch else None, master=master,
             ranks=tuple(ranks), reached_first_batch=job.reached_first_batch(w),
-            stage=worker_stage(job, w), last_activity=last.isoformat() if last else None))
+            stage=job.stage_of(w), last_activity=last.isoformat() if last else None))
     return tuple(out)
 
 
 def _processes(job: Job) -> tuple[ProcessSummary, ...]:
-    failures = {(f.worker.label, f.rank): f for f in process_failures(job) if f.rank is not None}
+    failures = {(f.worker.label, f.rank): f for f in job.failures if f.rank is not None}
     out = {}
     for w in job.workers:
         for env in w.envs:
-            if env.rank is None or env.rank in out or env in job.foreign_envs(w):
+            if env.rank is None or env.rank in out or env in w.foreign_envs:
                 continue
             failure = failures.get((w.label, env.rank))
             if failure is not None:
@@ -86,8 +84,8 @@ def diagnose_job(job: Job, settings, found) -> Diagnosis:
     findings = run_rules(job, settings)
     findings, root, first = choose_root_cause(job, findings)
     findings.sort(key=lambda f: f.sort_key)
-    missing_nodes = sorted({n for f in findings if f.rule == "missing-worker" for n in f.node_ranks})
-    missing_ranks = sorted({r for f in findings if f.rule == "missing-rank" for r in f.ranks})
+    missing_nodes = sorted({n for f in findings if f.rule == MISSING_WORKER for n in f.node_ranks})
+    missing_ranks = sorted({r for f in findings if f.rule == MISSING_RANK for r in f.ranks})
     diagnosis = Diagnosis(
         job=job.name, workers=_summaries(job), processes=_processes(job), findings=tuple(findings),
         root_cause=root, first_failure=first,

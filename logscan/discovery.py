@@ -5,6 +5,7 @@ events, configs) quietly. Problems with an input are kept as notes for the repor
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -216,7 +217,7 @@ def _reason(exc: OSError) -> str:
         return "not a regular file (FIFO, socket or device): skipped"
     if isinstance(exc, PermissionError):
         return "cannot read: permission denied"
-    if exc.errno == 40:  # ELOOP
+    if exc.errno == errno.ELOOP:
         return "symbolic link loop"
     if isinstance(exc, FileNotFoundError):
         return "broken symbolic link or vanished file"

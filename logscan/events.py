@@ -32,6 +32,12 @@ class LaunchLine:
     raw_fields: tuple[tuple[str, str], ...] = ()
 
 
+def format_master(addr: str | None, port: int | None) -> str:
+    """`host:port`, with an IPv6 address in brackets."""
+    addr = addr or "?"
+    return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
+
+
 @dataclass(frozen=True, slots=True)
 class EnvPrint:
     """What torchrun injected into one training process, as the process printed it."""

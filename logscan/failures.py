@@ -2,7 +2,8 @@
 
 A failure is a cascade when a process suffered it because another one failed first: it lost a
 peer, waited on a collective or the store until a timeout, or was SIGTERMed by torchrun or the
-platform. Catalogue signals flagged `cascade = true` say which lines mean that.
+platform. Catalogue signals flagged `cascade = true` say which lines mean that; signals with a
+`cause` name a crash's cause class, and signals with a `traceback_stage` place a traceback.
 """
 
 from __future__ import annotations
@@ -13,9 +14,6 @@ from datetime import datetime
 from logscan.events import PythonException, Where
 from logscan.model import Job, Worker
 
-# Signals that mean "this process was waiting for others", cascade-flagged or not.
-WAITING_SIGNALS = ("store-timeout", "connect-failed")
-CAUSE_ORDER = ("collator", "missing-dependency", "data-path", "env-var", "out-of-memory")
 SIGTERM = -15
 SIGKILL = -9
 
@@ -39,14 +37,10 @@ class Failure:
         return self.worker.node_rank
 
 
-def cascade_signals(job: Job) -> set[str]:
-    return {s.id for s in job.catalogue.signals.values() if s.cascade} | set(WAITING_SIGNALS)
-
-
 def _cause(job: Job, exc: PythonException) -> str:
     causes = job.catalogue.signals_with_cause()
     found = {causes[s] for s in (*exc.line_signals, *exc.traceback_signals) if s in causes}
-    return next((c for c in CAUSE_ORDER if c in found), "other")
+    return next((c for c in job.catalogue.cause_order if c in found), "other")
 
 
 def _merge(job: Job, failure: Failure, exc: PythonException) -> Failure:
@@ -59,7 +53,7 @@ def _merge(job: Job, failure: Failure, exc: PythonException) -> Failure:
     causes = job.catalogue.signals_with_cause()
     signals = (*failure.signals, *exc.line_signals, *exc.traceback_signals)
     found = {causes[s] for s in signals if s in causes}
-    cause = next((c for c in CAUSE_ORDER if c in found), failure.cause)
+    cause = next((c for c in job.catalogue.cause_order if c in found), failure.cause)
     summary = f"{exc.exc_type}: {exc.detail}" if exc.detail else exc.exc_type
     return replace(failure, summary=summary, cause=cause, more=(*failure.more, exc.where),
                    signals=tuple(dict.fromkeys(signals)))
@@ -75,7 +69,7 @@ def _exit_time(worker: Worker, rank: int | None) -> datetime | None:
 
 def _after_progress(job: Job, worker: Worker, where: Where, signals=()) -> bool:
     """Did this line come after training had started?"""
-    if "init-frame" in signals:
+    if job.catalogue.signals_at("init") & set(signals):
         return False  # raised while joining the process group or building DDP
     own = [p.where for p in worker.progress if p.where.file == where.file]
     if own:
@@ -86,9 +80,8 @@ def _after_progress(job: Job, worker: Worker, where: Where, signals=()) -> bool:
 
 
 def process_failures(job: Job) -> list[Failure]:
-    if "failures" not in job.derived:
-        job.derived["failures"] = _process_failures(job)
-    return job.derived["failures"]
+    """Computed once, by build_job (`Job.failures`); rules read that."""
+    return _process_failures(job)
 
 
 def _exit_rank(worker: Worker, exit_) -> int | None:
@@ -100,7 +93,7 @@ def _exit_rank(worker: Worker, exit_) -> int | None:
 
 
 def _process_failures(job: Job) -> list[Failure]:
-    waiting = cascade_signals(job)
+    waiting = job.catalogue.cascade_signals
     out: list[Failure] = []
     for worker in job.workers:
         # torchrun's "first observed failure" on this node: unprefixed tracebacks carry no rank,

@@ -26,6 +26,8 @@ class Worker(EventLists):
     scans: list[FileScan] = field(default_factory=list)
     shared_file: bool = False
     rank_offset: int | None = None
+    # Env lines in this Worker's log printed by another Worker's process (a shared log path).
+    foreign_envs: list[EnvPrint] = field(default_factory=list)
 
     __eq__ = object.__eq__
     __hash__ = object.__hash__
@@ -119,26 +121,33 @@ class Job:
     job_status_source: str | None = None
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     stall_after: timedelta = timedelta(minutes=30)
+    # Facts every rule may read, computed once by build_job.
+    launched: list[Worker] = field(default_factory=list)   # Workers that printed a launch line
+    nnodes: int | None = None              # the node count most launch lines agree on
+    uniform_gpus: int | None = None        # gpus_per_node, when every launch line says the same
+    expected_processes: int | None = None  # the training processes the launch lines add up to
+    failures: list = field(default_factory=list)  # per-process failures (logscan.failures)
     worker_table: pd.DataFrame = field(default_factory=pd.DataFrame)
     process_table: pd.DataFrame = field(default_factory=pd.DataFrame)
-    derived: dict = field(default_factory=dict)  # facts several rules share, computed once
 
     @property
     def progressed(self) -> bool:
         return any(w.progress for w in self.workers)
 
+    def stage_of(self, worker: Worker) -> str:
+        """Where a Worker stopped: launch → rendezvous → init (processes spawned) → training."""
+        if not worker.ran_torchrun:
+            return "launch"
+        if not worker.started_processes:
+            return "rendezvous"
+        if not self.reached_first_batch(worker):
+            return "init"
+        return "training"
+
     def reached_first_batch(self, worker: Worker) -> bool:
         # Ranks usually log progress on rank 0 only; DDP synchronises every step, so progress
         # anywhere means every process that had started passed its first batch.
         return worker.reached_first_batch or (self.progressed and worker.started_processes)
-
-    @property
-    def nnodes(self) -> int | None:
-        """The node count most launch lines agree on (ties: the larger)."""
-        counts = self.launched_table["nnodes"].dropna().value_counts()
-        if counts.empty:
-            return None
-        return int(max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0])
 
     @property
     def launched_table(self) -> pd.DataFrame:
@@ -157,18 +166,6 @@ class Job:
         return {_native(value): [self.workers[i] for i in rows.index]
                 for value, rows in table.groupby(key, sort=False)}
 
-    @property
-    def expected_processes(self) -> int | None:
-        """How many training processes the launch lines add up to."""
-        if not self.launched or self.nnodes != len(self.launched):
-            return None
-        return sum(w.gpus or 0 for w in self.launched) or None
-
-    @property
-    def uniform_gpus(self) -> int | None:
-        counts = {w.launch.gpus_per_node for w in self.launched}
-        return counts.pop() if len(counts) == 1 else None
-
     def home_node(self, env: EnvPrint) -> int | None:
         """The node_rank whose process printed this env line, judged by its own RANK/LOCAL_RANK."""
         gpus = self.uniform_gpus
@@ -183,15 +180,6 @@ class Job:
                     worker.rank_offset <= rank < worker.rank_offset + worker.gpus:
                 return worker.node_rank
         return None
-
-    def foreign_envs(self, worker: Worker) -> list[EnvPrint]:
-        """Env lines in this Worker's log printed by another Worker's process (a shared log)."""
-        return [e for e in worker.envs
-                if (home := self.home_node(e)) is not None and home != worker.node_rank]
-
-    @property
-    def launched(self) -> list[Worker]:
-        return [w for w in self.workers if w.launch is not None]
 
     @property
     def prints_env(self) -> bool:
@@ -259,9 +247,37 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     workers.sort(key=lambda w: (w.node_rank is None, w.node_rank or 0, w.stream))
     _assign_rank_offsets(workers)
     job = Job(name=name, workers=workers, scans=scans, catalogue=catalogue, **settings)
+    job.launched = [w for w in workers if w.launch is not None]
     job.worker_table = _worker_table(workers)
+    job.nnodes = _agreed_nnodes(job.launched_table)
+    gpu_counts = {w.launch.gpus_per_node for w in job.launched}
+    job.uniform_gpus = gpu_counts.pop() if len(gpu_counts) == 1 else None
+    if job.launched and job.nnodes == len(job.launched):
+        job.expected_processes = sum(w.gpus or 0 for w in job.launched) or None
+    for worker in workers:
+        worker.foreign_envs = _foreign_envs(worker)
     job.process_table = _process_table(job)
+    from logscan.failures import process_failures  # they read the facts above
+
+    job.failures = process_failures(job)
     return job
+
+
+def _foreign_envs(worker: Worker) -> list[EnvPrint]:
+    """Env lines whose RANK lies outside this Worker's ranks: another Worker's process wrote
+    them into this log (a shared log path)."""
+    gpus, offset = worker.gpus, worker.rank_offset
+    if worker.launch is None or not gpus or offset is None:
+        return []
+    return [e for e in worker.envs if e.rank is not None and not offset <= e.rank < offset + gpus]
+
+
+def _agreed_nnodes(launched: pd.DataFrame) -> int | None:
+    """The node count most launch lines agree on (ties: the larger)."""
+    counts = launched["nnodes"].dropna().value_counts()
+    if counts.empty:
+        return None
+    return int(max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0])
 
 
 def _native(value):
@@ -306,11 +322,11 @@ def _process_table(job: "Job") -> pd.DataFrame:
     was printed by another Worker's process into this one's log (`foreign`)."""
     rows = []
     for index, w in enumerate(job.workers):
-        foreign = job.foreign_envs(w)
+        foreign = set(map(id, w.foreign_envs))
         rows += [{
             "worker_index": index, "env_index": env_index, "worker": w.label,
             "node_rank": w.node_rank, "rank": e.rank, "local_rank": e.local_rank,
-            "world_size": e.world_size, "foreign": e in foreign,
+            "world_size": e.world_size, "foreign": id(e) in foreign,
         } for env_index, e in enumerate(w.envs)]
     columns = ["worker_index", "env_index", "worker", "node_rank", "rank", "local_rank",
                "world_size", "foreign"]

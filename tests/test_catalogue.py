@@ -6,7 +6,7 @@ import pytest
 
 from logscan.catalogue import DOC_SECTIONS, load_catalogue
 from logscan.checks import CHECKS
-from logscan.failures import WAITING_SIGNALS
+from logscan import rule_ids
 
 CATALOGUE = load_catalogue()
 MATCHERS = [r for r in CATALOGUE.matchers]
@@ -17,13 +17,44 @@ def test_code_rules_and_checks_agree():
     assert code_ids == set(CHECKS)
 
 
-def test_signals_the_code_reads_exist():
-    import logscan.checks.stages as stages
+def test_ids_the_code_names_exist():
+    named = {value for name, value in vars(rule_ids).items() if name.isupper() and isinstance(value, str)}
+    named |= {v for name, value in vars(rule_ids).items() if isinstance(value, tuple) for v in value}
+    assert named, "rule_ids names no id"
+    assert named <= set(CATALOGUE.rules) | set(CATALOGUE.signals)
 
-    read = {*WAITING_SIGNALS, *stages.RENDEZVOUS_SIGNALS, *stages.TERMINATED_SIGNALS,
-            "collective-timeout-line", "worker-group-restart", "peer-lost"}
-    assert read <= set(CATALOGUE.signals)
-    assert set(stages.LAUNCH_FAILURE_RULES) <= set(CATALOGUE.rules)
+
+def test_no_rule_id_literal_outside_the_ids_module():
+    """Rule knowledge is data: code names an id only through logscan.rule_ids (or CHECKS)."""
+    import re
+    from pathlib import Path
+
+    package = Path(rule_ids.__file__).parent
+    ids = set(CATALOGUE.rules) | set(CATALOGUE.signals)
+    for path in package.rglob("*.py"):
+        if path.name == "rule_ids.py" or path.parent.name == "checks" and path.name == "__init__.py":
+            continue
+        for literal in re.findall(r'"([a-z0-9-]+)"', path.read_text()):
+            assert literal not in ids, f"{path.name} names {literal!r}: use logscan.rule_ids"
+
+
+def test_every_builtin_rule_declares_its_role_and_precedence():
+    import tomllib
+    from pathlib import Path
+
+    from logscan.catalogue import builtin_rules_dir
+
+    for path in builtin_rules_dir().rglob("*.toml"):
+        data = tomllib.loads(path.read_text())
+        if data["kind"] != "signal":
+            assert "role" in data and "precedence" in data, path.name
+        if data.get("cause"):
+            assert "precedence" in data, path.name
+
+
+def test_cause_order_comes_from_the_signals():
+    assert CATALOGUE.cause_order[0] == "collator"
+    assert set(CATALOGUE.cause_order) == {s.cause for s in CATALOGUE.signals.values() if s.cause}
 
 
 @pytest.mark.parametrize("rule", [*CATALOGUE.rules.values(), *CATALOGUE.signals.values()], ids=lambda r: r.id)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from logscan.checks.collision import log_collision
 from logscan.checks.launch import duplicate_node_rank, gpu_count_mismatch, launch_mismatch, missing_worker
 from logscan.checks.processes import missing_rank, world_size_mismatch
-from logscan.checks.stages import (collective_timeout, crash_before_first_batch, crash_during_training,
-                                   hang_before_first_batch, hang_in_rendezvous, masked_exit_code,
-                                   restart_loop)
+from logscan.checks.crashes import crash_before_first_batch, crash_during_training, restart_loop
+from logscan.checks.exit_status import masked_exit_code
+from logscan.checks.hangs import collective_timeout, hang_before_first_batch, hang_in_rendezvous
 
 CHECKS = {
     "missing-worker": missing_worker,

@@ -5,15 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from logscan.catalogue import Rule
-from logscan.events import Where
-from logscan.findings import Evidence, Finding
+from logscan.events import SignalHit, Where
+from logscan.diagnosis import Evidence, Finding, number_ranges
+from logscan.model import Job, Worker
 
-MAX_EVIDENCE_LINES = 4
+# Evidence lines a finding keeps: enough to show the failure and where it was seen again.
+EVIDENCE_PER_FINDING = 4
 
 
 def finding(rule: Rule, message: str, evidence: Iterable[Where] = (), *, node_rank=None,
             rank=None, worker=None, hint: str | None = None, **extra) -> Finding:
-    wheres = list(dict.fromkeys(w for w in evidence if w is not None))[:MAX_EVIDENCE_LINES]
+    wheres = list(dict.fromkeys(w for w in evidence if w is not None))[:EVIDENCE_PER_FINDING]
     stamp = next((w.time.isoformat() for w in wheres if w.time is not None), None)
     return Finding(
         rule=rule.id, severity=rule.severity, message=message, hint=hint or rule.hint, stage=rule.stage,
@@ -23,17 +25,14 @@ def finding(rule: Rule, message: str, evidence: Iterable[Where] = (), *, node_ra
 
 def plural(items: Iterable, one: str, many: str) -> str:
     items = list(items)
-    return f"{one} {items[0]}" if len(items) == 1 else f"{many} {_ranges(items)}"
+    return f"{one} {items[0]}" if len(items) == 1 else f"{many} {number_ranges(items)}"
 
 
-def _ranges(items: list) -> str:
-    """`0-511, 600` for a long run of ints, so a large world still reads in one line."""
-    if not all(isinstance(i, int) for i in items):
-        return ", ".join(str(i) for i in items)
-    ordered, out, start = sorted(items), [], 0
-    for i in range(1, len(ordered) + 1):
-        if i == len(ordered) or ordered[i] != ordered[i - 1] + 1:
-            run = ordered[start:i]
-            out.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)))
-            start = i
-    return ", ".join(out)
+def hits(worker: Worker, *rule_ids: str) -> list[SignalHit]:
+    return [h for h in worker.hits if h.rule_id in rule_ids]
+
+
+def duration(job: Job) -> str:
+    """The stall threshold as a message says it."""
+    minutes = int(job.stall_after.total_seconds() // 60)
+    return f"{minutes} min" if minutes else f"{int(job.stall_after.total_seconds())} s"

@@ -21,12 +21,8 @@ def log_collision(job: Job, rule):
                                      f"{', '.join(map(str, node_ranks))}",
                                [l.where for l in launches]))
     for worker in job.launched:
-        gpus = worker.launch.gpus_per_node
-        if worker.shared_file or worker.rank_offset is None or not gpus:
-            continue
-        foreign = [e for e in worker.envs if e.rank is not None
-                   and not worker.rank_offset <= e.rank < worker.rank_offset + gpus]
-        if foreign:
+        foreign = worker.foreign_envs
+        if foreign and not worker.shared_file:
             ranks = sorted({e.rank for e in foreign})
             homes = sorted({h for e in foreign if (h := job.home_node(e)) is not None})
             owner = f"node_rank {', '.join(map(str, homes))}" if homes else "another node_rank"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from logscan.checks.base import finding, plural
+from logscan.events import format_master
 from logscan.model import Job
 
 
@@ -15,7 +16,7 @@ def missing_worker(job: Job, rule):
     claimed = set(job.launched_table["node_rank"].dropna().astype(int))
     # A node whose processes' env lines sit in another Worker's log ran; only its launch line
     # was overwritten (log-collision tells that story).
-    seen_running = {job.home_node(e) for w in job.workers for e in job.foreign_envs(w)}
+    seen_running = {job.home_node(e) for w in job.workers for e in w.foreign_envs}
     missing = [n for n in range(nnodes) if n not in claimed and n not in seen_running]
     if not missing:
         return []
@@ -75,7 +76,7 @@ def launch_mismatch(job: Job, rule):
     by_master = job.workers_by("master_addr", "master_port")
     # Node 0 hosts the rendezvous store: its nnodes and its port are the ones the job waits on.
     out = _disagreement(rule, "nnodes", by_nnodes, lambda n: f"nnodes={n}", node0_decides=True)
-    out += _disagreement(rule, "the master address", by_master, lambda am: _master(*am),
+    out += _disagreement(rule, "the master address", by_master, lambda am: format_master(*am),
                          node0_decides=True)
     for worker in launched:
         launch = worker.launch
@@ -112,7 +113,3 @@ def gpu_count_mismatch(job: Job, rule):
                     f"not the total_procs={'/'.join(map(str, totals))} the launch lines expect")
     return [replace(found, message=message)]
 
-
-def _master(addr, port) -> str:
-    addr = addr or "?"
-    return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"

@@ -74,7 +74,7 @@ def missing_rank(job: Job, rule):
         gpus = worker.launch.gpus_per_node
         if not gpus or not worker.started_processes or worker.rank_offset is None:
             continue
-        if worker.shared_file or job.foreign_envs(worker):
+        if worker.shared_file or worker.foreign_envs:
             continue  # another Worker overwrote part of this log: absence proves nothing
         own = worker.envs
         seen = {e.local_rank for e in own if e.local_rank is not None}

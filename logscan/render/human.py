@@ -9,14 +9,13 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from logscan.findings import Diagnosis, Finding, place_label
+from logscan.diagnosis import Diagnosis, Finding, number_ranges, place_label
 from logscan.render.inert import inert, no_workflow_commands
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 # A directory of 100,000 stray logs must not make a 100,000-row report: past these, the human
 # report says how many it left out (JSON keeps everything).
 MAX_TABLE_ROWS = 64
-MAX_EVIDENCE_LINES = 20
 
 
 def _workers_table(d: Diagnosis) -> Table:
@@ -28,24 +27,12 @@ def _workers_table(d: Diagnosis) -> Table:
         table.add_row(*(Text(inert(str(v))) for v in (
             w.node_rank if w.node_rank is not None else "?", w.host or "-",
             _dash(w.nnodes), _dash(w.gpus_per_node), _dash(w.total_procs), w.master or "-",
-            _ranges(w.ranks) or "-", w.stage, ", ".join(w.files))))
+            number_ranges(w.ranks, ",") or "-", w.stage, ", ".join(w.files))))
     return table
 
 
 def _dash(value) -> str:
     return "-" if value is None else str(value)
-
-
-def _ranges(ranks) -> str:
-    out, ranks = [], sorted(ranks)
-    i = 0
-    while i < len(ranks):
-        j = i
-        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
-            j += 1
-        out.append(str(ranks[i]) if i == j else f"{ranks[i]}-{ranks[j]}")
-        i = j + 1
-    return ",".join(out)
 
 
 def _finding_block(f: Finding, cascades: list[Finding], indent: str = "", marker: str = "") -> list[Text]:
@@ -57,14 +44,11 @@ def _finding_block(f: Finding, cascades: list[Finding], indent: str = "", marker
         head.append(f" [cause: {f.cause}]")
     head.append(": " + inert(f.message))
     lines = [head]
-    for e in f.evidence[:MAX_EVIDENCE_LINES]:
+    for e in f.evidence:
         line = Text(f"{indent}    ")
         line.append(inert(f"{e.file}:{e.line}"), style="dim")
         line.append("  " + inert(e.text.strip()))
         lines.append(line)
-    if len(f.evidence) > MAX_EVIDENCE_LINES:
-        lines.append(Text(f"{indent}    … {len(f.evidence) - MAX_EVIDENCE_LINES} more evidence "
-                          "line(s); --format json has them all", style="dim"))
     lines.append(Text(f"{indent}    hint: " + inert(f.hint), style="green"))
     for c in cascades:
         lines += _finding_block(c, [], indent + "    ", marker="↳ ")

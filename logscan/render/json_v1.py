@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from logscan.findings import Diagnosis, Finding
+from logscan.diagnosis import Diagnosis, Finding
 
 SCHEMA_VERSION = 1
 

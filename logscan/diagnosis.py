@@ -141,6 +141,20 @@ class Diagnosis:
         return min((f.severity for f in self.findings), key=SEVERITY_ORDER.__getitem__)
 
 
+def number_ranges(items, sep: str = ", ") -> str:
+    """`0-511, 600` for a long run of ints, so a large world still reads in one line."""
+    items = list(items)
+    if not all(isinstance(i, int) for i in items):
+        return sep.join(str(i) for i in items)
+    ordered, out, start = sorted(items), [], 0
+    for i in range(1, len(ordered) + 1):
+        if i == len(ordered) or ordered[i] != ordered[i - 1] + 1:
+            run = ordered[start:i]
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else sep.join(map(str, run)))
+            start = i
+    return sep.join(out)
+
+
 def place_label(node_rank: int | None, rank: int | None) -> str:
     parts = []
     if node_rank is not None:

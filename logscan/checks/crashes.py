@@ -1,0 +1,104 @@
+"""Crashes: a training process raised or died by itself, before its first batch or during
+training. Several ranks telling one error make one finding; their victims are folded under it."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from logscan.checks.base import finding, hits, plural
+from logscan.failures import SIGKILL, SIGTERM, Failure
+from logscan.model import Job
+from logscan.rule_ids import WORKER_GROUP_RESTART
+
+
+def _crashes(job: Job, rule, during: bool):
+    failures = [f for f in job.failures if f.after_progress == during]
+    # A SIGKILL has its own rule (worker-killed); a SIGTERM is what victims get.
+    crashes = [f for f in failures if not f.cascade and f.exitcode not in (SIGKILL, SIGTERM)]
+    when = "after training had started" if during else "before the first batch"
+    out = [_crash_finding(job, rule, same, when) for same in _same_error(crashes)]
+    if out:
+        # The victims of these crashes, folded under them by the root-cause pass.
+        victims = [f for f in failures if f.cascade]
+        for same in _same_error(victims):
+            out.append(_victim_finding(rule, same, when))
+    return out
+
+
+def _same_error(failures: list[Failure]) -> list[list[Failure]]:
+    """Group failures that are one error told by several ranks (they differ only in numbers)."""
+    groups = defaultdict(list)
+    for f in failures:
+        groups[(re.sub(r"\d+", "#", f.summary), f.cause)].append(f)
+    for same in groups.values():
+        same.sort(key=lambda f: (f.time is None, f.time or 0,
+                                 f.rank if f.rank is not None else 1 << 30))
+    return list(groups.values())
+
+
+def _crash_finding(job: Job, rule, same: list[Failure], when: str):
+    first = same[0]
+    ranks = sorted({f.rank for f in same if f.rank is not None})
+    verb = "raised" if first.exitcode is None else "failed with"
+    if len(same) == 1:
+        who = f"rank {first.rank}" if first.rank is not None else f"a process on {first.worker.label}"
+    elif len(ranks) == len(same):
+        who = f"{plural(ranks, 'rank', 'ranks')} all"
+    else:
+        who = f"{len(same)} processes" + (f" (first: rank {first.rank})" if first.rank is not None else "")
+    nodes = sorted({f.node_rank for f in same if f.node_rank is not None})
+    # Every process hit the same local error: it is the job's, not one rank's.
+    everyone = len(same) > 1 and job.expected_processes is not None and \
+        len(ranks) >= job.expected_processes
+    return finding(rule, f"{who} {verb} {first.summary} {when}",
+                   [w for f in same for w in (f.where, *f.more)],
+                   node_rank=None if everyone else first.node_rank, node_ranks=tuple(nodes),
+                   rank=None if everyone else first.rank,
+                   ranks=tuple(ranks), cause=first.cause, worker=first.worker.label)
+
+
+def _victim_finding(rule, same: list[Failure], when: str):
+    first = same[0]
+    ranks = sorted({f.rank for f in same if f.rank is not None})
+    who = plural(ranks, "rank", "ranks") if ranks else f"{len(same)} process(es)"
+    what = ("were terminated by torchrun" if first.exitcode is not None
+            else f"then failed with {first.summary}")
+    return finding(rule, f"{who} {what} {when}: a consequence of the failure above",
+                   [f.where for f in same], node_rank=first.node_rank if len(same) == 1 else None,
+                   rank=first.rank if len(same) == 1 else None, ranks=tuple(ranks),
+                   worker=first.worker.label, cascade=True)
+
+
+def crash_before_first_batch(job: Job, rule):
+    return _crashes(job, rule, during=False)
+
+
+def crash_during_training(job: Job, rule):
+    return _crashes(job, rule, during=True)
+
+
+def restart_loop(job: Job, rule):
+    out = []
+    for worker in job.workers:
+        restarts = len(hits(worker, WORKER_GROUP_RESTART))
+        prints = defaultdict(int)
+        for env in worker.envs:
+            prints[(env.rank, env.local_rank)] += 1
+        restarts = max(restarts, max(prints.values(), default=1) - 1)
+        if restarts < 1:
+            continue
+        failures = [f for f in job.failures if f.worker is worker]
+        if not failures and not worker.exits:
+            continue
+        first = min(failures, key=lambda f: (f.where.file, f.where.line), default=None)
+        message = (f"{worker.label}: torchrun restarted the worker group {restarts} "
+                   f"time{'s' if restarts > 1 else ''} and it failed again")
+        if first is not None:
+            message += f"; first failure: {first.summary}"
+        evidence = [h.where for h in hits(worker, WORKER_GROUP_RESTART)[:2]]
+        if first is not None:
+            evidence.insert(0, first.where)
+        out.append(finding(rule, message, evidence or [worker.last_line], node_rank=worker.node_rank,
+                           rank=first.rank if first else None, worker=worker.label))
+    return out

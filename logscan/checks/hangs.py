@@ -1,0 +1,130 @@
+"""Hangs: a Worker stuck in rendezvous, processes that never reached their first batch, and a
+collective that timed out once training had started. Each names the straggler where the logs do."""
+
+from __future__ import annotations
+
+from logscan.checks.base import duration, finding, hits, plural
+from logscan.failures import SIGTERM, Failure, awaited_ranks, is_stale, job_ended
+from logscan.model import Job, Worker
+from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE, SIGTERM_RECEIVED, WAITING_EVIDENCE
+
+
+def _rendezvous_signals(job: Job) -> tuple[str, ...]:
+    """Lines of a Worker left waiting in rendezvous for the others."""
+    return tuple(s.id for s in job.catalogue.signals.values() if s.cascade and s.stage == "rendezvous")
+
+
+def _launch_failures(job: Job) -> tuple[str, ...]:
+    """Signatures that already explain why a Worker's torchrun stopped before spawning."""
+    return tuple(r.id for r in job.catalogue.with_role("launch-shape") if r.kind == "signature")
+
+
+def hang_in_rendezvous(job: Job, rule):
+    out = []
+    for worker in job.workers:
+        if not worker.ran_torchrun or worker.started_processes or hits(worker, *_launch_failures(job)):
+            continue
+        waits = hits(worker, *_rendezvous_signals(job))
+        terminated = hits(worker, SIGTERM_RECEIVED)
+        if waits:
+            reason = "its rendezvous timed out waiting for the other Workers"
+            evidence = [h.where for h in waits]
+        elif terminated:
+            reason = "it was terminated while waiting in rendezvous"
+            evidence = [h.where for h in terminated]
+        elif is_stale(job, worker) and (job.job_status == "running" or not job_ended(job, worker)):
+            reason = f"its log has been quiet for more than {duration(job)} before any process started"
+            evidence = [worker.last_line]
+        elif job.job_status in ("failed", "succeeded") and not _own_failure(worker):
+            reason = "its log stops there with no error of its own: it was still waiting when the job ended"
+            evidence = [worker.last_line]
+        else:
+            continue
+        out.append(finding(rule, f"{worker.label} launched but torchrun never started its "
+                                 f"processes: {reason}",
+                           [worker.launch.where if worker.launch else None, *evidence],
+                           node_rank=worker.node_rank, worker=worker.label))
+    return out
+
+
+def _own_failure(worker: Worker) -> bool:
+    """Did this Worker's torchrun or processes fail by themselves (anything error-like logged)?"""
+    return bool(worker.exceptions or worker.exits or worker.hits)
+
+
+def _straggler(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:
+    """(node_rank, rank, evidence) of the one process the others waited for, if the logs say."""
+    awaited = awaited_ranks(job)
+    if len(awaited) == 1:
+        rank = awaited.pop()
+        evidence = [h.where for w in job.workers for h in w.hits if h.group("peer_rank") == str(rank)]
+        return job.node_of_rank(rank), rank, evidence[:2]
+    killed = _terminated_straggler(failures)
+    if killed is not None:
+        return killed.node_rank, killed.rank, [killed.where]
+    return None, None, []
+
+
+def _terminated_straggler(failures: list[Failure]) -> Failure | None:
+    """The one process torchrun had to SIGTERM while every other one gave up waiting."""
+    killed = [f for f in failures if f.exitcode == SIGTERM or "SignalException" in f.summary]
+    killed_ranks = {f.rank for f in killed if f.rank is not None}
+    waited = [f for f in failures if f.cascade and f not in killed]
+    if len(killed_ranks) == 1 and waited:
+        return next(f for f in killed if f.rank in killed_ranks)
+    return None
+
+
+def _waiting_evidence(job: Job, failures: list[Failure]):
+    waited = [f for f in failures if f.cascade]
+    hits = [h for w in job.workers for h in w.hits
+            if h.rule_id in WAITING_EVIDENCE]
+    return waited, hits
+
+
+def hang_before_first_batch(job: Job, rule):
+    started = [w for w in job.workers if w.started_processes]
+    if not started or job.progressed:
+        return []
+    failures = job.failures
+    if any(not f.cascade for f in failures):
+        return []  # something crashed by itself: that is the story, not a hang
+    waited, hits = _waiting_evidence(job, failures)
+    stale = [w for w in started if is_stale(job, w)
+             and (job.job_status == "running" or not job_ended(job, w))]
+    if not (waited or hits or stale):
+        return []
+    node_rank, rank, proof = _straggler(job, failures)
+    if rank is not None:
+        message = (f"processes started but none reached the first batch; rank {rank} "
+                   f"never arrived and the others gave up waiting for it")
+        evidence = proof + [f.where for f in waited[:2]]
+        return [finding(rule, message, evidence, node_rank=node_rank, rank=rank)]
+    if waited or hits:
+        message = "processes started but none reached the first batch: they timed out waiting"
+        evidence = [f.where for f in waited[:3]] + [h.where for h in hits[:2]]
+    else:
+        message = (f"processes started but none reached the first batch; the logs have been "
+                   f"quiet for more than {duration(job)}")
+        evidence = [w.last_line for w in stale]
+    return [finding(rule, message, evidence)]
+
+
+def collective_timeout(job: Job, rule):
+    if not job.progressed:
+        return []
+    failures = [f for f in job.failures if f.after_progress]
+    timed_out = [f for f in failures if COLLECTIVE_TIMEOUT_LINE in f.signals]
+    hits = [h for w in job.workers for h in w.hits if h.rule_id == COLLECTIVE_TIMEOUT_LINE]
+    if not (timed_out or hits):
+        return []
+    node_rank, rank, proof = _straggler(job, failures)
+    ranks = sorted({f.rank for f in timed_out if f.rank is not None})
+    message = f"a collective timed out after training had started ({plural(ranks, 'rank', 'ranks')} waited)" \
+        if ranks else "a collective timed out after training had started"
+    if rank is not None:
+        message += f"; rank {rank} never arrived"
+        return [finding(rule, message, proof + [f.where for f in timed_out[:3]],
+                        node_rank=node_rank, rank=rank, ranks=tuple(ranks))]
+    evidence = [f.where for f in timed_out[:3]] or [h.where for h in hits[:3]]
+    return [finding(rule, message, evidence, ranks=tuple(ranks))]

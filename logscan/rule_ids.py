@@ -1,0 +1,20 @@
+"""The rule and signal ids that code names. Everything else about a rule (its role, precedence,
+cause class, whether its line means a cascade) is data in its catalogue file; a test checks that
+each id here is in the catalogue."""
+
+from __future__ import annotations
+
+# Rules whose findings other code reads.
+MISSING_WORKER = "missing-worker"
+MISSING_RANK = "missing-rank"
+
+# Signals that code rules read for what they mean in particular.
+COLLECTIVE_TIMEOUT_LINE = "collective-timeout-line"
+SIGTERM_RECEIVED = "sigterm-received"
+STORE_TIMEOUT = "store-timeout"
+CONNECT_FAILED = "connect-failed"
+PEER_LOST = "peer-lost"
+WORKER_GROUP_RESTART = "worker-group-restart"
+
+# What a process waiting on others reports: evidence that it was waiting, not failing.
+WAITING_EVIDENCE = (COLLECTIVE_TIMEOUT_LINE, SIGTERM_RECEIVED, STORE_TIMEOUT, CONNECT_FAILED, PEER_LOST)
