@@ -127,3 +127,13 @@ def test_user_rule_dir_adds_a_rule(run_cli, tmp_path):
     result = run_cli("rules", "--rules", tmp_path)
     assert result.exit_code == 0, result.output
     assert "my-dataset-missing" in result.output
+
+
+def test_readme_rule_table_matches_the_catalogue():
+    """The README's table of rules lists every rule once, with its catalogue severity."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    rows = re.findall(r"^\| `([a-z0-9-]+)` \| (error|warning|info) \|", readme, re.M)
+    assert sorted(rows) == sorted((r.id, r.severity) for r in CATALOGUE.rules.values())
