@@ -45,8 +45,11 @@ class Rule:
     role: str = DEFAULT_ROLE
     precedence: int = DEFAULT_PRECEDENCE
     job_may_run: bool = False   # a shape the job can run despite: alone, it places no failure
+    fallback: bool = False      # tried only when no other rule found an error
     # signals: the line means its process suffered another's failure
     cascade: bool = False
+    # signals: the line tells where a Worker got, not that anything went wrong
+    informational: bool = False
     # signals: the crash cause class a traceback holding the line has (lower precedence wins)
     cause: str | None = None
     # signals: a traceback holding the line was raised at this stage, whatever progress says
@@ -152,6 +155,7 @@ def parse_rule(path: Path, data: dict) -> Rule:
     if kind == "signal":
         fields.update(
             cascade=_bool(path, data, "cascade"),
+            informational=_bool(path, data, "informational"),
             cause=_optional_str(path, data, "cause"),
             traceback_stage=_optional_str(path, data, "traceback_stage", STAGES),
         )
@@ -160,9 +164,10 @@ def parse_rule(path: Path, data: dict) -> Rule:
             severity=_require_str(path, data, "severity", SEVERITIES),
             role=_optional_str(path, data, "role", ROLES) or DEFAULT_ROLE,
             job_may_run=_bool(path, data, "job_may_run"),
+            fallback=_bool(path, data, "fallback"),
             hint=_require_str(path, data, "hint"),
         )
-        unused = {"cascade", "cause", "traceback_stage"} & set(data)
+        unused = {"cascade", "cause", "traceback_stage", "informational"} & set(data)
         if unused:
             raise RuleFileError(path, sorted(unused)[0], "is a signal's field, not a rule's")
     if kind == "signature":
@@ -239,6 +244,10 @@ class Catalogue:
             if signal.cause:
                 best[signal.cause] = min(best.get(signal.cause, 1 << 30), signal.precedence)
         return tuple(sorted(best, key=lambda cause: (best[cause], cause)))
+
+    @cached_property
+    def informational(self) -> frozenset[str]:
+        return frozenset(s.id for s in self.signals.values() if s.informational)
 
     @cached_property
     def cascade_signals(self) -> frozenset[str]:

@@ -9,6 +9,7 @@ from logscan.diagnosis import Diagnosis, InputNote, ProcessSummary, WorkerSummar
 from logscan.model import Job
 from logscan.rootcause import choose_root_cause
 from logscan.rule_ids import MISSING_RANK, MISSING_WORKER
+from logscan.verdict import judge
 
 
 def _selected(rule_id: str, settings) -> bool:
@@ -17,15 +18,18 @@ def _selected(rule_id: str, settings) -> bool:
     return rule_id not in settings.ignore
 
 
+def _run(job: Job, rule) -> list:
+    if rule.kind == "signature":
+        return signature_findings(job, rule)
+    return CHECKS[rule.id](job, rule) if rule.id in CHECKS else []
+
+
 def run_rules(job: Job, settings) -> list:
-    findings = []
-    for rule in job.catalogue.rules.values():
-        if not _selected(rule.id, settings):
-            continue
-        if rule.kind == "signature":
-            findings += signature_findings(job, rule)
-        elif rule.id in CHECKS:
-            findings += CHECKS[rule.id](job, rule)
+    selected = [r for r in job.catalogue.rules.values() if _selected(r.id, settings)]
+    findings = [f for rule in selected if not rule.fallback for f in _run(job, rule)]
+    if not any(f.severity == "error" for f in findings):
+        # Fallback rules say what there is to read when nothing else explains the job.
+        findings += [f for rule in selected if rule.fallback for f in _run(job, rule)]
     return findings
 
 
@@ -86,11 +90,13 @@ def diagnose_job(job: Job, settings, found) -> Diagnosis:
     findings.sort(key=lambda f: f.sort_key)
     missing_nodes = sorted({n for f in findings if f.rule == MISSING_WORKER for n in f.node_ranks})
     missing_ranks = sorted({r for f in findings if f.rule == MISSING_RANK for r in f.ranks})
+    verdict, reason = judge(job, findings)
     diagnosis = Diagnosis(
         job=job.name, workers=_summaries(job), processes=_processes(job), findings=tuple(findings),
         root_cause=root, first_failure=first,
         reached_first_batch=any(w.reached_first_batch for w in job.workers),
         missing_node_ranks=tuple(missing_nodes), missing_ranks=tuple(missing_ranks),
+        verdict=verdict, verdict_reason=reason,
         job_status=job.job_status, inputs=_input_notes(job, found), skipped=tuple(found.skipped),
         files_scanned=len(job.scans), bytes_scanned=sum(s.size for s in job.scans),
         lines_scanned=sum(s.lines for s in job.scans))

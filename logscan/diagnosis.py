@@ -109,6 +109,8 @@ class Diagnosis:
     reached_first_batch: bool
     missing_node_ranks: tuple[int, ...]
     missing_ranks: tuple[int, ...]
+    verdict: str = "INCONCLUSIVE"   # HEALTHY, FAILED, RUNNING or INCONCLUSIVE (logscan.verdict)
+    verdict_reason: str = ""
     job_status: str | None = None
     inputs: tuple[InputNote, ...] = ()
     skipped: tuple[str, ...] = ()
@@ -118,18 +120,19 @@ class Diagnosis:
 
     @property
     def healthy(self) -> bool:
-        return not any(f.severity == "error" for f in self.findings)
+        return self.verdict == "HEALTHY"
 
     def summary(self) -> str:
         """The one-line verdict: what every renderer leads with."""
-        if self.healthy and self.job_status == "running":
+        if self.verdict == "RUNNING":
             progress = "past the first batch" if self.reached_first_batch else "not past the first batch yet"
             return f"RUNNING {self.job}: {len(self.workers)} Worker(s), {progress}, no failure so far"
-        if self.healthy:
-            progress = "reached the first batch" if self.reached_first_batch else "no progress line seen"
+        if self.verdict == "HEALTHY":
             warnings = sum(f.severity == "warning" for f in self.findings)
-            return (f"HEALTHY {self.job}: {len(self.workers)} Worker(s), {progress}"
+            return (f"HEALTHY {self.job}: {len(self.workers)} Worker(s), reached the first batch"
                     + (f", {warnings} warning(s)" if warnings else ""))
+        if self.verdict == "INCONCLUSIVE":
+            return f"INCONCLUSIVE {self.job}: {self.verdict_reason}"
         root = self.root_cause
         if root is None:
             return f"FAILED {self.job}"

@@ -75,6 +75,17 @@ class Worker(EventLists):
         return (self.launch is not None or self.started_processes or bool(self.hits)
                 or any(x.agent for x in self.exceptions))
 
+    def error_lines(self, catalogue: Catalogue) -> list[Where]:
+        """Lines of this Worker that look like errors, in line order: exception lines (with or
+        without a traceback header), non-zero exit codes, and every catalogue hit that is more
+        than information."""
+        informational = catalogue.informational
+        lines = [x.where for x in self.exceptions]
+        lines += [e.where for e in self.exits if e.exitcode]
+        lines += [h.where for h in self.hits if h.rule_id not in informational]
+        order = {name: i for i, name in enumerate(self.files)}
+        return sorted(dict.fromkeys(lines), key=lambda w: (order.get(w.file, 0), w.line))
+
     @property
     def started_processes(self) -> bool:
         """torchrun got past rendezvous and spawned training processes."""

@@ -36,3 +36,27 @@ def masked_exit_code(job: Job, rule):
     evidence += ends[:2]
     where = f"; the log stops at {ends[0].file}:{ends[0].line}" if ends else ""
     return [finding(rule, f"the platform reports the job succeeded, but {reason}{where}", evidence)]
+
+
+# Of each Worker, this many of its last error-like lines are cited.
+ERROR_LINES_PER_WORKER = 2
+
+
+def unexplained_failure(job: Job, rule):
+    if job.job_status != "failed":
+        return []
+    evidence, told = [], []
+    for worker in job.workers:
+        errors = worker.error_lines(job.catalogue)[-ERROR_LINES_PER_WORKER:]
+        evidence += errors
+        if worker.last_line is not None:
+            evidence.append(worker.last_line)
+        if errors:
+            told.append(f"{worker.label}: {errors[-1].text.strip()[:120]}")
+    if told:
+        reason = "the last error-like lines are " + "; ".join(told[:3]) + \
+            (f" (and {len(told) - 3} more Workers)" if len(told) > 3 else "")
+    else:
+        reason = "no log line says what failed; the logs stop without an error"
+    return [finding(rule, f"the platform reports the job failed and no rule explains it: {reason}",
+                    evidence, limit=12)]

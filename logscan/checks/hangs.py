@@ -35,7 +35,7 @@ def hang_in_rendezvous(job: Job, rule):
         elif is_stale(job, worker) and (job.job_status == "running" or not job_ended(job, worker)):
             reason = f"its log has been quiet for more than {duration(job)} before any process started"
             evidence = [worker.last_line]
-        elif job.job_status in ("failed", "succeeded") and not _own_failure(worker):
+        elif job.job_status in ("failed", "succeeded") and not worker.error_lines(job.catalogue):
             reason = "its log stops there with no error of its own: it was still waiting when the job ended"
             evidence = [worker.last_line]
         else:
@@ -45,11 +45,6 @@ def hang_in_rendezvous(job: Job, rule):
                            [worker.launch.where if worker.launch else None, *evidence],
                            node_rank=worker.node_rank, worker=worker.label))
     return out
-
-
-def _own_failure(worker: Worker) -> bool:
-    """Did this Worker's torchrun or processes fail by themselves (anything error-like logged)?"""
-    return bool(worker.exceptions or worker.exits or worker.hits)
 
 
 def _straggler(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:

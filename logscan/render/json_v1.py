@@ -35,6 +35,8 @@ def diagnosis_record(d: Diagnosis) -> dict:
     return {
         "schema_version": SCHEMA_VERSION,
         "job": d.job,
+        "verdict": d.verdict,
+        "verdict_reason": d.verdict_reason,
         "healthy": d.healthy,
         "summary": d.summary(),
         "job_status": d.job_status,
