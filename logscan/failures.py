@@ -92,13 +92,27 @@ def _exit_rank(worker: Worker, exit_) -> int | None:
     return worker.global_rank(exit_.where)
 
 
+def _first_observed(worker: Worker):
+    """torchrun's "first observed failure" of this node, when it really came first. torchrun
+    polls its processes (every 5 s in older releases): processes found dead at one poll share a
+    time, and then the one it names is only the lowest local rank, often a victim."""
+    failed = [e for e in worker.exits if (e.exitcode or 0) > 0]
+    named = next((e for e in failed if e.root_cause), None)
+    if named is None or len({e.local_rank if e.rank is None else e.rank for e in failed}) == 1:
+        return named
+    others = [e for e in failed if (e.rank, e.local_rank) != (named.rank, named.local_rank)]
+    if named.time is not None and all(e.time is not None and e.time > named.time for e in others):
+        return named
+    return None
+
+
 def _process_failures(job: Job) -> list[Failure]:
     waiting = job.catalogue.cascade_signals
     out: list[Failure] = []
     for worker in job.workers:
         # torchrun's "first observed failure" on this node: unprefixed tracebacks carry no rank,
         # and the first one printed is the likeliest to be that process's.
-        root_exit = next((e for e in worker.exits if e.root_cause and (e.exitcode or 0) > 0), None)
+        root_exit = _first_observed(worker)
         crashed = {_exit_rank(worker, e) for e in worker.exits if (e.exitcode or 0) > 0}
         unranked_claimed = False
         seen: set = set()

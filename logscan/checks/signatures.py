@@ -2,7 +2,8 @@
 
 When a rule's groups say what two ranks were doing (`rank`/`op` and `other_rank`/`other_op`, as
 in a collective mismatch), every rank reports the disagreement; the rank whose `op` the fewest
-ranks share is the odd one out, and the other reports are cascades of it.
+ranks share is the odd one out (between two, the one not running the training loop's usual
+collective), and the other reports are cascades of it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ from dataclasses import replace
 
 from logscan.checks.base import finding
 from logscan.model import Job
+
+# What a training loop runs every step (DDP's gradient reduction): in a two-rank disagreement, the
+# rank running something else is the one that left the loop's usual path.
+USUAL_COLLECTIVES = ("ALLREDUCE",)
 
 
 def _odd_ones_out(reports: list[dict]) -> set[int]:
@@ -25,9 +30,13 @@ def _odd_ones_out(reports: list[dict]) -> set[int]:
         return set()
     counts = Counter(did.values())
     fewest = min(counts.values())
-    if list(counts.values()).count(fewest) > 1:
-        return set()  # no single minority: the logs do not say who diverged
-    minority = next(op for op, n in counts.items() if n == fewest)
+    minorities = [op for op, n in counts.items() if n == fewest]
+    if len(minorities) > 1:
+        unusual = [op for op in minorities if op not in USUAL_COLLECTIVES]
+        if len(unusual) != 1:
+            return set()  # no single minority: the logs do not say who diverged
+        minorities = unusual
+    minority = minorities[0]
     return {rank for rank, op in did.items() if op == minority}
 
 
