@@ -71,18 +71,18 @@ def main() -> None:
     groups = {
         "read blocks (reader.py, file reads)": lambda f, n: f.endswith("reader.py"),
         "find candidate lines (literals: LineFinder or Hyperscan)":
-            lambda f, n: f.endswith("scanner.py") and n in ("scan", "_rekey", "_choose_keys",
+            lambda f, n: f.endswith("finders.py") and n in ("scan", "_rekey", "_choose_keys",
                                                             "on_match", "<listcomp>", "<dictcomp>",
                                                             "<genexpr>"),
         "first and last progress line per block":
-            lambda f, n: f.endswith("scanner.py") and n in (
+            lambda f, n: (f.endswith("finders.py") and n in (
                 "first", "last", "_by_literal", "_by_user", "_is_progress", "_line_of",
-                "_lines_forward", "_lines_backward", "_line_at"),
+                "_lines_forward", "_lines_backward")) or (f.endswith("scanner.py") and n == "_line_at"),
         "confirm and number candidate lines":
             lambda f, n: f.endswith("scanner.py") and n in ("_survey_block", "of", "survey"),
         "interpret candidate lines (parsers, rules)":
-            lambda f, n: f.endswith(("scanner.py", "prefixes.py", "lineparse.py", "catalogue.py",
-                                     "events.py")),
+            lambda f, n: f.endswith(("interpret.py", "scanner.py", "finders.py", "prefixes.py",
+                                     "lineparse.py", "catalogue.py", "events.py")),
     }
 
     def group_of(function) -> str:

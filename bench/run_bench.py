@@ -50,15 +50,13 @@ def logscan_command() -> list[str]:
 def grep_patterns() -> list[str]:
     """logscan's candidate patterns and keywords, as POSIX extended regexes."""
     from logscan.catalogue import load_catalogue
-    from logscan.scanner import CORE_CANDIDATES
+    from logscan.lineparse import CANDIDATES
 
     def ere(pattern: str) -> str:
         pattern = pattern.replace("(?<![A-Za-z_])", "").replace("(?:", "(")
         return pattern.replace("\\t", "\t").replace('\\"', '"')
 
-    patterns = [ere(p.decode()) for _, p in CORE_CANDIDATES]
-    # torchrun's failure summary fields, which logscan reads after a `Failures:` line
-    patterns.append("\\b(time|host|rank|exitcode|traceback)[ \t]+:")
+    patterns = [ere(c.pattern.decode()) for c in CANDIDATES]
     patterns += [re.sub(r"([.\[\]()*+?{}|^$\\])", r"\\\1", k) for k in sorted(load_catalogue().keywords())]
     return patterns
 

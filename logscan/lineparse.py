@@ -1,36 +1,50 @@
-"""Parsers for the structured lines logscan understands natively.
+"""Parsers for the structured lines logscan understands natively, and the lines each one needs.
 
-Each takes a prefix-stripped line body and returns fields or None. They know nothing of rules.
+Each parser takes a prefix-stripped line body and returns fields or None; they know nothing of
+rules. Each also declares, right above it (`@needs(Candidates(...))`), the lines it must be fed:
+literals one of which every such line holds, and a pattern that confirms it. The scanner builds
+its literal pre-filter and its confirm pattern from that registry (CANDIDATES) plus the
+catalogue's keywords, so a parser added here is fed its lines without a second list to update.
+Every candidate line reaches every parser, in file order (see logscan.interpret).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime
 
-LAUNCH = re.compile(r"DDP launch:(?P<rest>.*)")
-_KEY_VALUE = re.compile(r"(?P<key>[A-Za-z_][\w.-]*)=(?P<value>\S*)")
 
-# `RANK=` must not be read inside `LOCAL_RANK=` or `NODE_RANK=`.
-ENV_TOKEN = re.compile(
-    r"(?<![A-Za-z_])(?P<key>LOCAL_RANK|RANK|WORLD_SIZE)\s*[=:]\s*(?P<value>-?\d+|None|'[^']*'|\"[^\"]*\")?")
-ENV_MARKER = "torchrun env"
-# A continuation piece of an interleaved env print holds nothing but env tokens.
-_ENV_ONLY = re.compile(
-    r"\s*(?:(?:torchrun env:?|(?<![A-Za-z_])(?:LOCAL_RANK|RANK|WORLD_SIZE)\s*[=:]\s*(?:-?\d+|None)?|[,;])\s*)+")
+@dataclass(frozen=True)
+class Candidates:
+    """Lines a parser needs. Every match of `pattern` holds one of `literals`: the literals find
+    the lines fast, in bulk (logscan.finders); the pattern then decides."""
 
-TRACEBACK_START = "Traceback (most recent call last)"
-CHAINED = ("During handling of the above exception", "The above exception was the direct cause",
-           "Original Traceback")
-EXCEPTION = re.compile(
-    r"(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::[ ]?(?P<detail>.*))?")
+    literals: tuple[bytes, ...]
+    pattern: bytes
+    parser: str = ""  # filled in by @needs: which parser asked for these lines
 
-SUMMARY_FIELD = re.compile(
-    r"\s*(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)")
-SUMMARY_ROOT = "Root Cause (first observed failure)"
-SUMMARY_FAILURES = "Failures:"
-FAILED_LINE = re.compile(
-    r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)")
+
+# The lines the native parsers need, in declaration order. Read at Scanner construction.
+CANDIDATES: list[Candidates] = []
+
+
+def needs(*candidates: Candidates):
+    """Register the lines the decorated parser must be fed (see Candidates)."""
+
+    def register(parser):
+        declared = tuple(Candidates(c.literals, c.pattern, parser.__name__) for c in candidates)
+        CANDIDATES.extend(declared)
+        parser.candidates = declared
+        return parser
+
+    return register
+
+
+def _literal(text: bytes) -> Candidates:
+    """A line holding `text`. Only regex syntax is escaped (not spaces, as re.escape does), so the
+    pattern also reads as a POSIX extended regex (bench/run_bench.py hands them to grep -E)."""
+    return Candidates((text,), re.sub(rb"([.^$*+?{}\[\]()|\\])", rb"\\\1", text))
 
 
 def _to_int(value: str | None) -> int | None:
@@ -43,6 +57,13 @@ def _to_int(value: str | None) -> int | None:
         return None
 
 
+# --- the launch line: `DDP launch: nnodes=2 node_rank=0 ... master=host:port` -----------------
+
+LAUNCH = re.compile(r"DDP launch:(?P<rest>.*)")
+_KEY_VALUE = re.compile(r"(?P<key>[A-Za-z_][\w.-]*)=(?P<value>\S*)")
+
+
+@needs(_literal(b"DDP launch:"))
 def parse_launch(body: str) -> dict | None:
     found = LAUNCH.search(body)
     if not found:
@@ -69,6 +90,21 @@ def parse_launch(body: str) -> dict | None:
     }
 
 
+
+# --- env prints: `torchrun env: RANK= 2 LOCAL_RANK= 0 WORLD_SIZE= 4`, or pieces of them ------
+
+# `RANK=` must not be read inside `LOCAL_RANK=` or `NODE_RANK=`.
+ENV_TOKEN = re.compile(
+    r"(?<![A-Za-z_])(?P<key>LOCAL_RANK|RANK|WORLD_SIZE)\s*[=:]\s*(?P<value>-?\d+|None|'[^']*'|\"[^\"]*\")?")
+ENV_MARKER = "torchrun env"
+# A continuation piece of an interleaved env print holds nothing but env tokens.
+_ENV_ONLY = re.compile(
+    r"\s*(?:(?:torchrun env:?|(?<![A-Za-z_])(?:LOCAL_RANK|RANK|WORLD_SIZE)\s*[=:]\s*(?:-?\d+|None)?|[,;])\s*)+")
+
+
+@needs(_literal(b"torchrun env"), _literal(b"LOCAL_RANK"), _literal(b"WORLD_SIZE"),
+       # A piece holding only `RANK= 3` still counts; `NODE_RANK=` and free text do not.
+       Candidates((b"RANK",), rb"(?<![A-Za-z_])RANK[ \t]*[=:]"))
 def env_tokens(body: str) -> tuple[int, list[tuple[str, int | None]]] | None:
     """(number of `torchrun env` markers, [(key, value)]) for an env print or a piece of one."""
     markers = body.count(ENV_MARKER)
@@ -111,11 +147,93 @@ class EnvAssembler:
         return rest
 
 
+# --- Python tracebacks ----------------------------------------------------------------------
+
+TRACEBACK_START = "Traceback (most recent call last)"
+CHAINED = ("During handling of the above exception", "The above exception was the direct cause",
+           "Original Traceback")
+# Frames of torchrun itself: a traceback holding one was raised by the agent, not a process.
+AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line')
+EXCEPTION = re.compile(
+    r"(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::[ ]?(?P<detail>.*))?")
+
+
+@needs(_literal(b"Traceback (most recent"))
+def is_traceback_start(body: str) -> bool:
+    return body.startswith(TRACEBACK_START)
+
+
+# `Original Traceback (most recent call last):` (a DataLoader worker's) is fed by the literal above.
+@needs(_literal(b"During handling of the above"), _literal(b"The above exception was"))
+def is_chained(body: str) -> bool:
+    """A traceback that continues the one before it (`During handling of the above ...`)."""
+    return any(phrase in body for phrase in CHAINED)
+
+
+@needs(*(_literal(frame.encode()) for frame in AGENT_FRAMES))
+def is_agent_frame(body: str) -> bool:
+    return any(frame in body for frame in AGENT_FRAMES)
+
+
+@needs(_literal(b"Error"), _literal(b"Exception"), _literal(b"Interrupt"), _literal(b"SystemExit"))
 def parse_exception(body: str) -> tuple[str, str] | None:
+    """The last line of a traceback, `ExcType: detail`: (type, detail)."""
     found = EXCEPTION.fullmatch(body.rstrip())
     if not found:
         return None
     return found["exc"], (found["detail"] or "").strip()
+
+
+# --- torchrun's failure summary: a block of `key : value` lines per failed process -------------
+
+SUMMARY_FIELD = re.compile(
+    r"\s*(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)")
+SUMMARY_ROOT = "Root Cause (first observed failure)"
+SUMMARY_FAILURES = "Failures:"
+FAILED_LINE = re.compile(
+    r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)")
+_SUMMARY_RANK = re.compile(r"(-?\d+)(?:\s*\(local_rank:\s*(\d+)\))?")
+_SUMMARY_CODE = re.compile(r"-?\d+")
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryLine:
+    """One line of the failure summary. kind: "root" (`Root Cause ...`), "failures", "failed"
+    (value: (local_rank, exitcode) of a `failed (exitcode: N) local_rank: L` line), or a field
+    name: time (datetime | None), host (str), rank ((rank, local_rank | None) | None),
+    exitcode (int | None), error_file or traceback (str)."""
+
+    kind: str
+    value: object = None
+
+
+@needs(_literal(b"Root Cause"), _literal(b"Failures:"),
+       # `  exitcode  : 1 (pid: 6442)`
+       Candidates(tuple(word + gap for word in (b"time", b"host", b"rank", b"exitcode", b"traceback")
+                        for gap in (b" ", b"\t")),
+                  rb"\b(?:time|host|rank|exitcode|traceback)[ \t]+:"),
+       _literal(b"error_file:"),
+       _literal(b"(exitcode: "))
+def parse_summary_line(body: str) -> SummaryLine | None:
+    if SUMMARY_ROOT in body:
+        return SummaryLine("root")
+    if body.strip() == SUMMARY_FAILURES:
+        return SummaryLine("failures")
+    if (failed := FAILED_LINE.search(body)) is not None:
+        return SummaryLine("failed", (int(failed["local_rank"]), int(failed["exitcode"])))
+    field_match = SUMMARY_FIELD.fullmatch(body)
+    if field_match is None:
+        return None
+    name, value = field_match["key"], field_match["value"].strip()
+    if name == "time":
+        return SummaryLine(name, parse_summary_time(value))
+    if name == "rank":
+        ranks = _SUMMARY_RANK.match(value)
+        return SummaryLine(name, (int(ranks[1]), int(ranks[2]) if ranks[2] else None) if ranks else None)
+    if name == "exitcode":
+        code = _SUMMARY_CODE.match(value)
+        return SummaryLine(name, int(code[0]) if code else None)
+    return SummaryLine(name, value)
 
 
 def parse_summary_time(value: str) -> datetime | None:

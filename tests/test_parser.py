@@ -3,8 +3,15 @@ SYNTHETIC are built here to pin an edge case no sample shows."""
 
 from __future__ import annotations
 
+import pytest
+
+import logscan.scanner
+from logscan import lineparse
 from logscan.catalogue import Catalogue
-from logscan.lineparse import parse_launch
+from logscan.errors import ConfigError
+from logscan.finders import MATCHERS, compile_progress
+from logscan.interpret import FileInterpreter
+from logscan.lineparse import Candidates, parse_launch
 from logscan.prefixes import strip_prefixes
 from logscan.scanner import Scanner
 
@@ -145,3 +152,49 @@ def test_exception_in_rank_prefixed_traceback(tmp_path):
     (exc,) = scan.exceptions
     assert (exc.where.rank, exc.exc_type, exc.detail) == (1, "ModuleNotFoundError", "No module named 'foo'")
     assert not exc.agent
+
+
+def test_progress_patterns_with_leading_global_flags(tmp_path):
+    # SYNTHETIC: `(?i)` is valid alone, and used to fail once joined to the other patterns.
+    pattern = compile_progress(("(?i)epoch \\d+", "Batch \\d+"))
+    assert pattern.search(b"EPOCH 3 done") and pattern.search(b"Batch 4")
+    assert not pattern.search(b"BATCH 4")  # the flag stays inside its own pattern
+    assert compile_progress(("(?x) epoch \\d+  # a comment",)).search(b"epoch12")
+    assert compile_progress(("(?i)(?s)a.b",)).search(b"A\nB")
+    path = tmp_path / "launch_ddp.log"
+    path.write_bytes(b"EPOCH 1 loss=nan\nnoise\nEPOCH 2\n")
+    scan = Scanner(Catalogue({}, {}), ("(?i)epoch \\d+",)).scan_file(str(path), "x")
+    assert [p.where.line for p in scan.progress] == [1, 3]
+
+
+def test_progress_patterns_that_only_fail_together_are_a_config_error():
+    # SYNTHETIC: each compiles alone (what the CLI checks); the two share a group name.
+    with pytest.raises(ConfigError, match="do not compile as one"):
+        compile_progress(("(?P<n>step) \\d+", "(?P<n>iter) \\d+"))
+
+
+@pytest.mark.parametrize("matcher", MATCHERS)
+def test_a_parser_registered_with_a_literal_is_fed_its_line(tmp_path, monkeypatch, matcher):
+    """A parser declares its lines next to it (lineparse.needs); the scanner then feeds them to
+    the interpreter with no other list to update."""
+    if matcher != "python":
+        pytest.importorskip(matcher)
+    monkeypatch.setattr(lineparse, "CANDIDATES", list(lineparse.CANDIDATES))
+
+    @lineparse.needs(Candidates((b"zebra crossing",), rb"zebra crossing \d+"))
+    def parse_zebra(body):
+        return body
+
+    assert parse_zebra.candidates[0].parser == "parse_zebra"
+    fed = []
+
+    class Recording(FileInterpreter):
+        def line(self, raw, lineno):
+            fed.append((lineno, raw))
+            super().line(raw, lineno)
+
+    monkeypatch.setattr(logscan.scanner, "FileInterpreter", Recording)
+    path = tmp_path / "launch_ddp.log"
+    path.write_bytes(b"noise\n[rank0]: zebra crossing 7\nzebra crossing x\nstep 1\n")
+    Scanner(Catalogue({}, {}), matcher=matcher).scan_file(str(path), "x")
+    assert fed == [(2, b"[rank0]: zebra crossing 7")]  # the literal finds, the pattern decides

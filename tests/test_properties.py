@@ -3,7 +3,8 @@
 - It never raises, whatever bytes a file holds.
 - Candidate and progress lines are found exactly: the literal pre-filter and the block-edge
   progress search give the same lines as matching every line one by one would; the optional
-  Hyperscan matcher finds the same lines as the default one.
+  Hyperscan matcher finds the same lines as the default one; every line a native parser
+  declares (lineparse.CANDIDATES) is fed to the interpreter.
 - A job's diagnosis depends neither on the order its files are given in nor on where read
   blocks happen to end (inside a line, a traceback, an interleaved env print), nor on how a big
   file is split into pieces for several processes.
@@ -20,6 +21,7 @@ import dataclasses
 import gzip
 import re
 import shutil
+import sys
 import tempfile
 from collections import Counter
 from datetime import datetime
@@ -29,15 +31,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import POST_MORTEM_NOW, SAMPLES, sample_dirs
-from logscan.catalogue import load_catalogue
-from logscan.scanner import (CORE_CANDIDATES, LineFinder, ProgressFinder, Scanner,
-                             make_line_finder)
+from logscan.catalogue import Catalogue, load_catalogue
+from logscan.errors import ConfigError
+from logscan.finders import LineFinder, ProgressFinder, make_line_finder
+from logscan.interpret import MAX_RAW
+from logscan.lineparse import CANDIDATES as CORE_CANDIDATES
+from logscan.scanner import Scanner
 
 CATALOGUE = load_catalogue()
 SCANNER = Scanner(CATALOGUE, matcher="python")
 try:  # the optional matcher, tested against the default one where it is installed
     FAST_SCANNER = Scanner(CATALOGUE, matcher="hyperscan")
-except ImportError:
+except ConfigError:
     FAST_SCANNER = None
 needs_hyperscan = pytest.mark.skipif(FAST_SCANNER is None, reason="hyperscan is not installed")
 FAST = settings(max_examples=60, deadline=None,
@@ -92,7 +97,7 @@ def test_scanner_never_raises_on_arbitrary_bytes(data, chunk):
 
 # --- candidate and progress lines are exact -------------------------------------------------
 
-LITERALS = sorted({l for lits, _ in CORE_CANDIDATES for l in lits} | {k.encode() for k in CATALOGUE.keywords()})
+LITERALS = sorted({l for c in CORE_CANDIDATES for l in c.literals} | {k.encode() for k in CATALOGUE.keywords()})
 pieces = st.one_of(st.sampled_from(LITERALS), st.sampled_from(REAL_LINES),
                    st.sampled_from([b"\n", b" ", b"a", b"e", b"0", b":", b"\t", b"RANK=", b"%|"]),
                    st.binary(max_size=8))
@@ -151,14 +156,48 @@ def test_matcher_choice(monkeypatch):
     assert type(make_line_finder([b"x"], "python")) is LineFinder
     monkeypatch.setenv("LOGSCAN_MATCHER", "python")
     assert type(make_line_finder([b"x"])) is LineFinder
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError):
         make_line_finder([b"x"], "grep")
+
+
+def test_an_unusable_matcher_is_a_one_line_config_error(monkeypatch):
+    with pytest.raises(ConfigError, match="unknown matcher 'grep'") as raised:
+        make_line_finder([b"x"], "grep")
+    assert "\n" not in str(raised.value)
+    monkeypatch.setenv("LOGSCAN_MATCHER", "grep")
+    with pytest.raises(ConfigError):
+        Scanner(CATALOGUE)
+    monkeypatch.delenv("LOGSCAN_MATCHER")
+    monkeypatch.setitem(sys.modules, "hyperscan", None)  # as if not installed: import fails
+    with pytest.raises(ConfigError, match="hyperscan") as raised:
+        make_line_finder([b"x"], "hyperscan")
+    assert "\n" not in str(raised.value)
+    assert type(make_line_finder([b"x"])) is LineFinder  # by default, the pure-Python one
+
+
+NATIVE_ONLY = Scanner(Catalogue({}, {}), matcher="python")  # only the parsers' lines are wanted
+
+
+@FAST
+@given(data=st.data(), noise=st.lists(st.sampled_from(REAL_LINES), max_size=20),
+       chunk=st.integers(min_value=1, max_value=500))
+def test_every_line_a_parser_declares_is_fed_to_the_interpreter(data, noise, chunk):
+    """Each parser's declared lines (lineparse.CANDIDATES) are found, whatever else the log holds."""
+    wanted = data.draw(st.sampled_from(CORE_CANDIDATES), label="declared")
+    line = data.draw(st.from_regex(wanted.pattern, fullmatch=False), label="line")
+    line = line.replace(b"\n", b" ").replace(b"\r", b" ")
+    assert re.search(wanted.pattern, line)
+    at = data.draw(st.integers(min_value=0, max_value=len(noise)), label="at")
+    lines = [b"log:", *noise[:at], line, *noise[at:]]  # not read as gzip, whatever `line` is
+    survey = NATIVE_ONLY.survey(write(b"\n".join(lines) + b"\n"), chunk)
+    assert (at + 1, line[:MAX_RAW]) in survey.candidates, wanted.parser
 
 
 @FAST
 @given(literals=st.data())
 def test_every_core_candidate_match_holds_one_of_its_literals(literals):
-    for lits, pattern in CORE_CANDIDATES:
+    for wanted in CORE_CANDIDATES:
+        lits, pattern = wanted.literals, wanted.pattern
         text = literals.draw(st.from_regex(pattern, fullmatch=False), label=pattern.decode())
         assert any(l in text for l in lits), (pattern, text)
 
