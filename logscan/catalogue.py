@@ -157,6 +157,7 @@ def parse_rule(path: Path, data: dict) -> Rule:
             cascade=_bool(path, data, "cascade"),
             informational=_bool(path, data, "informational"),
             cause=_optional_str(path, data, "cause"),
+            hint=_optional_str(path, data, "hint") or "",
             traceback_stage=_optional_str(path, data, "traceback_stage", STAGES),
         )
     else:
@@ -244,6 +245,11 @@ class Catalogue:
             if signal.cause:
                 best[signal.cause] = min(best.get(signal.cause, 1 << 30), signal.precedence)
         return tuple(sorted(best, key=lambda cause: (best[cause], cause)))
+
+    def cause_hint(self, cause: str | None) -> str | None:
+        """The hint a crash of this cause class gets, where its signal gives one."""
+        return next((s.hint for s in self.signals.values() if cause and s.cause == cause and s.hint),
+                    None)
 
     @cached_property
     def informational(self) -> frozenset[str]:

@@ -43,6 +43,14 @@ def _cause(job: Job, exc: PythonException) -> str:
     return next((c for c in job.catalogue.cause_order if c in found), "other")
 
 
+def _loose_cause(job: Job, worker: Worker) -> str:
+    """The cause class of an exit no traceback tells: what the Worker's own lines say (argparse
+    rejecting an argument prints no traceback)."""
+    causes = job.catalogue.signals_with_cause()
+    found = {causes[h.rule_id] for h in worker.hits if h.rule_id in causes}
+    return next((c for c in job.catalogue.cause_order if c in found), "other")
+
+
 def _merge(job: Job, failure: Failure, exc: PythonException) -> Failure:
     """Fold a further exception line of the same process into its failure.
 
@@ -166,7 +174,8 @@ def _process_failures(job: Job) -> list[Failure]:
             explained.add(rank)
             out.append(Failure(
                 worker, rank, exit_.where, f"exit code {exit_.exitcode}",
-                exit_.exitcode == SIGTERM, None if exit_.exitcode < 0 else "other", exit_.exitcode,
+                exit_.exitcode == SIGTERM, None if exit_.exitcode < 0 else _loose_cause(job, worker),
+                exit_.exitcode,
                 exit_.time, _after_progress(job, worker, exit_.where)))
     return out
 

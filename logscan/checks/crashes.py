@@ -17,7 +17,8 @@ def _crashes(job: Job, rule, during: bool):
     # A SIGKILL has its own rule (worker-killed); a SIGTERM is what victims get.
     crashes = [f for f in failures if not f.cascade and f.exitcode not in (SIGKILL, SIGTERM)]
     when = "after training had started" if during else "before the first batch"
-    out = [_crash_finding(job, rule, same, when) for same in _same_error(crashes)]
+    terminated = {f.rank for f in failures if f.exitcode == SIGTERM and f.rank is not None}
+    out = [_crash_finding(job, rule, same, when, terminated) for same in _same_error(crashes)]
     if out:
         # The victims of these crashes, folded under them by the root-cause pass.
         victims = [f for f in failures if f.cascade]
@@ -37,7 +38,7 @@ def _same_error(failures: list[Failure]) -> list[list[Failure]]:
     return list(groups.values())
 
 
-def _crash_finding(job: Job, rule, same: list[Failure], when: str):
+def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: set[int]):
     first = same[0]
     ranks = sorted({f.rank for f in same if f.rank is not None})
     verb = "raised" if first.exitcode is None else "failed with"
@@ -48,14 +49,18 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str):
     else:
         who = f"{len(same)} processes" + (f" (first: rank {first.rank})" if first.rank is not None else "")
     nodes = sorted({f.node_rank for f in same if f.node_rank is not None})
-    # Every process hit the same local error: it is the job's, not one rank's.
-    everyone = len(same) > 1 and job.expected_processes is not None and \
-        len(ranks) >= job.expected_processes
+    # Every process hit the same local error (on every Worker, torchrun SIGTERMing the slower
+    # siblings of the first to fail): it is the job's, not one rank's.
+    expected = job.expected_processes
+    every_node = {w.node_rank for w in job.launched} <= set(nodes)
+    everyone = len(same) > 1 and expected is not None and (
+        len(ranks) >= expected or (every_node and len(set(ranks) | terminated) >= expected))
     return finding(rule, f"{who} {verb} {first.summary} {when}",
                    [w for f in same for w in (f.where, *f.more)],
                    node_rank=None if everyone else first.node_rank, node_ranks=tuple(nodes),
                    rank=None if everyone else first.rank,
-                   ranks=tuple(ranks), cause=first.cause, worker=first.worker.label)
+                   ranks=tuple(ranks), cause=first.cause, worker=first.worker.label,
+                   hint=job.catalogue.cause_hint(first.cause))
 
 
 def _victim_finding(rule, same: list[Failure], when: str):
