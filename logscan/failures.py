@@ -79,6 +79,8 @@ def _after_progress(job: Job, worker: Worker, where: Where, signals=()) -> bool:
     """Did this line come after training had started?"""
     if job.catalogue.signals_at("init") & set(signals):
         return False  # raised while joining the process group or building DDP
+    if job.catalogue.signals_at("training") & set(signals):
+        return True  # raised in the backward pass or an optimizer step
     own = [p.where for p in worker.progress if p.where.file == where.file]
     if own:
         return min(p.line for p in own) < where.line
