@@ -1,4 +1,12 @@
-"""Settings from `[tool.logscan]` in pyproject.toml or from logscan.toml; the CLI overrides both."""
+"""Config files, found the way ruff finds its own, and the duration and time values in them.
+
+A config file is a `logscan.toml` (the whole file) or a `pyproject.toml` with a `[tool.logscan]`
+table; a pyproject.toml without one is passed over. The nearest one wins, looking in the current
+directory and then upward, but never above a repository root (a directory holding `.git`): a
+config file in some ancestor of the repository does not apply to it. In one directory
+logscan.toml comes before pyproject.toml. `--config FILE` names the file instead; `--isolated`
+reads none. This module only reads the table; `Settings.resolve` checks what it holds.
+"""
 
 from __future__ import annotations
 
@@ -9,19 +17,23 @@ from pathlib import Path
 
 from logscan.errors import ConfigError
 
-KNOWN_KEYS = {"rules", "select", "ignore", "progress-patterns", "fail-on", "stall-after", "format"}
+# In the order looked for in one directory: (file name, where the table is in it).
+CONFIG_FILES = (("logscan.toml", ()), ("pyproject.toml", ("tool", "logscan")))
 _DURATION = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 
 
 def parse_duration(text: str) -> timedelta:
     text = text.strip()
-    if text.isdigit():
-        return timedelta(seconds=int(text))
-    found = _DURATION.fullmatch(text)
-    if not text or not found or not any(found.groups()):
-        raise ConfigError(f"invalid duration {text!r}: use e.g. 45s, 30m, 2h, 1h30m")
-    days, hours, minutes, seconds = (int(g or 0) for g in found.groups())
-    return timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
+    try:
+        if text.isdigit():
+            return timedelta(seconds=int(text))
+        found = _DURATION.fullmatch(text)
+        if not text or not found or not any(found.groups()):
+            raise ConfigError(f"invalid duration {text!r}: use e.g. 45s, 30m, 2h, 1h30m")
+        days, hours, minutes, seconds = (int(g or 0) for g in found.groups())
+        return timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
+    except (OverflowError, ValueError):  # more days than a timedelta holds, or digits beyond int()
+        raise ConfigError(f"duration {text[:40]!r} is far too long") from None
 
 
 def parse_time(text: str) -> datetime:
@@ -33,33 +45,66 @@ def parse_time(text: str) -> datetime:
 
 
 def find_config(start: Path | None = None) -> tuple[dict, Path | None]:
-    """The nearest logscan.toml, or pyproject.toml with a [tool.logscan] table, from start upward."""
-    directory = (start or Path.cwd()).resolve()
+    """(the settings table, its file) of the nearest config file from `start` (default: the
+    current directory) upward, stopping at the repository root; ({}, None) if there is none."""
+    try:
+        directory = (start or Path.cwd()).resolve()
+    except OSError:  # the current directory was removed
+        return {}, None
     for folder in (directory, *directory.parents):
-        for name, table_path in (("logscan.toml", ()), ("pyproject.toml", ("tool", "logscan"))):
+        for name, table_path in CONFIG_FILES:
             path = folder / name
-            if not path.is_file():
-                continue
-            try:
-                with open(path, "rb") as handle:
-                    data = tomllib.load(handle)
-            except (OSError, tomllib.TOMLDecodeError) as exc:
-                raise ConfigError(f"{path}: cannot read settings: {exc}") from None
-            for key in table_path:
-                data = data.get(key) if isinstance(data, dict) else None
-            if isinstance(data, dict) and (table_path == () or data is not None):
-                unknown = set(data) - KNOWN_KEYS
-                if unknown:
-                    raise ConfigError(f"{path}: unknown setting {sorted(unknown)[0]!r}; "
-                                      f"known: {', '.join(sorted(KNOWN_KEYS))}")
-                return _relative_rules(data, path.parent), path
+            if _exists(path, file=True):
+                table = _read_table(path, table_path, required=False)
+                if table is not None:
+                    return table, path
+        if _exists(folder / ".git"):  # a directory, or a file in a worktree or submodule
+            break
     return {}, None
 
 
-def _relative_rules(data: dict, base: Path) -> dict:
-    rules = data.get("rules", [])
-    if isinstance(rules, str):
-        rules = [rules]
-    if not isinstance(rules, list):
-        raise ConfigError(f"setting 'rules' must be a list of directories")
-    return {**data, "rules": [str(base / r) for r in rules]}
+def load_config(path: Path | str) -> tuple[dict, Path]:
+    """The settings table of a file given with --config: [tool.logscan] of a pyproject.toml,
+    else the whole file."""
+    path = Path(path)
+    if not _exists(path, file=True):
+        problem = "is not a file" if _exists(path) else "no such file"
+        raise ConfigError(f"--config {path}: {problem}")
+    table_path = ("tool", "logscan") if path.name == "pyproject.toml" else ()
+    return _read_table(path, table_path, required=True), path
+
+
+def display_path(path: Path) -> str:
+    """A config file as a message names it: relative to the current directory when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
+
+
+def _exists(path: Path, file: bool = False) -> bool:
+    try:
+        return path.is_file() if file else path.exists()
+    except OSError:  # permission denied on the way, a name too long, ...
+        return False
+
+
+def _read_table(path: Path, table_path: tuple[str, ...], required: bool) -> dict | None:
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{display_path(path)}: cannot read settings: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{display_path(path)}: cannot read settings: not UTF-8 text") from None
+    except OSError as exc:
+        raise ConfigError(f"{display_path(path)}: cannot read settings: {exc.strerror or exc}") from None
+    for key in table_path:
+        data = data.get(key) if isinstance(data, dict) else None
+    if data is None:
+        if required:
+            raise ConfigError(f"{display_path(path)}: has no [{'.'.join(table_path)}] table")
+        return None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{display_path(path)}: [{'.'.join(table_path)}] must be a table")
+    return data

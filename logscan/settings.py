@@ -1,13 +1,73 @@
-"""What one run of logscan was asked to do: one frozen object, built in one place."""
+"""What one run of logscan was asked to do: one frozen object, built in one place.
+
+`Settings.resolve(flags, config, config_path)` is that place. It takes the command-line flags
+(keyed by field name; None or an empty list means "not given"), the `[tool.logscan]` table or
+logscan.toml found by `logscan.config` (kebab-case keys, as written in the file) and that file's
+path, checks the type and range of every value, and returns a Settings or raises a one-line
+ConfigError that names the flag, or the file and the key.
+
+Precedence: a flag given on the command line wins over the config file, which wins over the
+default; a list flag (`--select`, `--ignore`, `--progress-pattern`) replaces the file's list
+rather than adding to it. Rule directories are the exception: the file's `rules` and every
+`--rules DIR` add up (the file's first). Relative `rules` directories in a config file are taken
+relative to that file.
+
+Whether `select`/`ignore` name real rules is checked against the catalogue by the command that
+loads it, not here.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
+
+from logscan.config import display_path, parse_duration, parse_time
+from logscan.errors import ConfigError
+
+FORMATS = ("human", "json")  # the fallback when logscan.render cannot be asked
+FAIL_ON = ("error", "warning", "never")
+JOB_STATUSES = ("succeeded", "failed", "running")
+MATCHERS = ("python", "hyperscan", "auto")  # LOGSCAN_MATCHER, read by the scanner
+MAX_STALL_AFTER = timedelta(days=30)
+MAX_JOBS = 1024
+
+# Keys of a config file, and the Settings field each one sets.
+CONFIG_KEYS = {
+    "rules": "rule_dirs",
+    "select": "select",
+    "ignore": "ignore",
+    "progress-patterns": "progress_patterns",
+    "fail-on": "fail_on",
+    "stall-after": "stall_after",
+    "format": "format",
+}
+# Flags, by the Settings field each one sets (for messages).
+FLAG_NAMES = {
+    "rule_dirs": "--rules",
+    "select": "--select",
+    "ignore": "--ignore",
+    "progress_patterns": "--progress-pattern",
+    "job_status": "--job-status",
+    "now": "--now",
+    "stall_after": "--stall-after",
+    "jobs": "--jobs",
+    "format": "--format",
+    "fail_on": "--fail-on",
+    "output": "--output",
+}
+# Leading global inline flags, such as `(?i)`, which Python allows only at the very start of a
+# whole expression: the scanner joins the patterns into one, so they are made scoped groups.
+_GLOBAL_FLAGS = re.compile(r"\A(?:\(\?[aiLmsux]+\))+")
 
 
 @dataclass(frozen=True)
 class Settings:
+    # What the pipeline reads.
     rule_dirs: tuple[str, ...] = ()
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
@@ -16,3 +76,220 @@ class Settings:
     now: datetime | None = None
     stall_after: timedelta = timedelta(minutes=30)
     jobs: int = 0  # worker processes for scanning; 0 = one per core
+    # What the command does with the diagnosis.
+    format: str = "human"
+    fail_on: str = "error"
+    output: Path | None = None  # None: standard output
+    config_path: Path | None = None  # the config file these settings came from, if any
+
+    @classmethod
+    def resolve(cls, flags: Mapping[str, object], config: Mapping[str, object] | None = None,
+                config_path: Path | str | None = None,
+                env: Mapping[str, str] | None = None) -> "Settings":
+        """The settings of one run: flags over the config file over the defaults, every value
+        checked. `env` (default: os.environ) is checked for LOGSCAN_MATCHER."""
+        unknown_flags = set(flags) - set(FLAG_NAMES)
+        if unknown_flags:
+            raise TypeError(f"not a settings flag: {sorted(unknown_flags)[0]!r}")
+        config = dict(config or {})
+        path = Path(config_path) if config_path is not None else None
+        file_label = display_path(path) if path is not None else "config"
+        unknown = sorted(set(config) - set(CONFIG_KEYS))
+        if unknown:
+            raise ConfigError(f"{file_label}: unknown setting {unknown[0]!r}; "
+                              f"known: {', '.join(sorted(CONFIG_KEYS))}")
+        from_file = {CONFIG_KEYS[key]: (f"{file_label}: setting {key!r}", value)
+                     for key, value in config.items()}
+
+        def given(name: str):
+            value = flags.get(name)
+            if value is None or (isinstance(value, (list, tuple)) and not value):
+                return None
+            return value
+
+        def pick(name: str):
+            """(where it came from, value) of the flag, else of the file, else (None, None)."""
+            value = given(name)
+            if value is not None:
+                return FLAG_NAMES[name], value
+            return from_file.get(name, (None, None))
+
+        values: dict[str, object] = {}
+        # Rule directories add up: the file's (relative to it), then the flags'.
+        rule_dirs: list[str] = []
+        if "rule_dirs" in from_file:
+            where, value = from_file["rule_dirs"]
+            base = path.parent if path is not None else Path(".")
+            rule_dirs += [str(base / d) for d in _strings(where, value, "directories")]
+        if given("rule_dirs") is not None:
+            rule_dirs += list(_strings("--rules", flags["rule_dirs"], "directories"))
+        values["rule_dirs"] = tuple(rule_dirs)
+
+        for name in ("select", "ignore"):
+            where, value = pick(name)
+            if where is not None:
+                values[name] = _strings(where, value, "rule ids")
+        where, value = pick("progress_patterns")
+        if where is not None:
+            values["progress_patterns"] = tuple(
+                _progress_pattern(where, p) for p in _strings(where, value, "regular expressions"))
+            _check_joined(where, values["progress_patterns"])
+        where, value = pick("format")
+        if where is not None:
+            values["format"] = _choice(where, value, _formats())
+        where, value = pick("fail_on")
+        if where is not None:
+            values["fail_on"] = _choice(where, value, FAIL_ON)
+        where, value = pick("job_status")
+        if where is not None:
+            values["job_status"] = _choice(where, value, JOB_STATUSES)
+        where, value = pick("stall_after")
+        if where is not None:
+            values["stall_after"] = _stall_after(where, value)
+        where, value = pick("now")
+        if where is not None:
+            values["now"] = _now(where, value)
+        where, value = pick("jobs")
+        if where is not None:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{where} must be a whole number, not {_kind(value)}")
+            if not 0 <= value <= MAX_JOBS:
+                raise ConfigError(f"{where} must be between 0 (one per core) and {MAX_JOBS}, not {value}")
+            values["jobs"] = value
+        where, value = pick("output")
+        if where is not None:
+            if not isinstance(value, (str, os.PathLike)) or not os.fspath(value):
+                raise ConfigError(f"{where} must be a file name, not {_kind(value)}")
+            values["output"] = Path(value)
+        check_matcher(os.environ if env is None else env)
+        return cls(**values, config_path=path)
+
+
+def check_matcher(env: Mapping[str, str]) -> None:
+    """LOGSCAN_MATCHER, which the scanner reads, names a matcher that can be used."""
+    matcher = env.get("LOGSCAN_MATCHER") or "auto"
+    if matcher not in MATCHERS:
+        raise ConfigError(f"environment variable LOGSCAN_MATCHER={matcher!r} is not a matcher: "
+                          f"use {', '.join(MATCHERS)}")
+    if matcher == "hyperscan":
+        try:
+            found = importlib.util.find_spec("hyperscan") is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise ConfigError("LOGSCAN_MATCHER=hyperscan, but the hyperscan package is not "
+                              "installed: pip install 'ddp-logscan[fast]', or unset LOGSCAN_MATCHER")
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, datetime):
+        return "a date"
+    return f"a {type(value).__name__}"
+
+
+def _strings(where: str, value: object, what: str) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(f"{where} must be a list of {what}, not {_kind(value)}")
+    for item in value:
+        if not isinstance(item, str):
+            raise ConfigError(f"{where} must be a list of {what}, not a list holding {_kind(item)}")
+        if not item.strip():
+            raise ConfigError(f"{where}: an empty string is not one of the {what}")
+    return tuple(value)
+
+
+def _choice(where: str, value: object, choices) -> str:
+    value = getattr(value, "value", value)  # a typer Enum member
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} must be one of {', '.join(choices)}, not {_kind(value)}")
+    if value not in choices:
+        raise ConfigError(f"{where} must be one of {', '.join(choices)}, not {value!r}")
+    return value
+
+
+def _formats() -> tuple[str, ...]:
+    try:
+        from logscan.render import RENDERERS
+    except ImportError:
+        return FORMATS
+    return tuple(RENDERERS)
+
+
+def _stall_after(where: str, value: object) -> timedelta:
+    if isinstance(value, timedelta):
+        duration = value
+    elif isinstance(value, (int, str)) and not isinstance(value, bool):
+        try:  # a number in a config file is seconds, as a bare number on the command line is
+            duration = parse_duration(str(value))
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    else:
+        raise ConfigError(f"{where} must be a duration such as \"30m\", not {_kind(value)}")
+    if not timedelta(0) < duration <= MAX_STALL_AFTER:
+        raise ConfigError(f"{where} must be more than 0 and at most {MAX_STALL_AFTER.days} days, "
+                          f"not {value!r}")
+    return duration
+
+
+def _now(where: str, value: object) -> datetime:
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} must be an ISO 8601 time, not {_kind(value)}")
+    try:
+        return parse_time(value)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def scoped_flags(pattern: str) -> str:
+    """`(?i)step` as `(?i:step)`: leading global flags made a scoped group, so the pattern still
+    means the same once the scanner has joined it with others."""
+    found = _GLOBAL_FLAGS.match(pattern)
+    if found is None:
+        return pattern
+    flags = "".join(dict.fromkeys(re.findall(r"[aiLmsux]", found.group())))
+    rest = pattern[found.end():]
+    # A verbose pattern may end in a comment, which would swallow the closing parenthesis.
+    return f"(?{flags}:{rest}\n)" if "x" in flags else f"(?{flags}:{rest})"
+
+
+def _compile(pattern: str) -> re.Pattern[bytes]:
+    """As the scanner compiles it: bytes, inside a group."""
+    return re.compile(f"(?:{pattern})".encode())
+
+
+def _progress_pattern(where: str, pattern: str) -> str:
+    try:
+        pattern.encode()
+    except UnicodeEncodeError:
+        raise ConfigError(f"{where}: pattern {pattern!r} is not valid UTF-8") from None
+    scoped = scoped_flags(pattern)
+    try:
+        compiled = _compile(scoped)
+    except (re.error, ValueError, OverflowError, RecursionError) as exc:
+        raise ConfigError(f"{where}: invalid regular expression {pattern!r}: {exc}") from None
+    if compiled.search(b"") is not None:
+        raise ConfigError(f"{where}: pattern {pattern!r} matches an empty line, so every line "
+                          "would count as progress")
+    return scoped
+
+
+def _check_joined(where: str, patterns: tuple[str, ...]) -> None:
+    """The patterns also compile as the one expression the scanner makes of them (a group name
+    used by two of them would not)."""
+    try:
+        re.compile("|".join(f"(?:{p})" for p in patterns).encode())
+    except (re.error, ValueError, OverflowError, RecursionError) as exc:
+        raise ConfigError(f"{where}: the patterns do not compile together: {exc}") from None
+

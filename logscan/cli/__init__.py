@@ -1,0 +1,137 @@
+"""The `logscan` command: the typer app, its exit statuses, and the console entry `main()`.
+
+Each command is one module of this package with a `register(app)` function, listed once in
+COMMANDS. Nothing heavy is imported at module level, so `logscan --help` and `logscan rules`
+start fast: a command imports the pipeline, pandas or rich only when it runs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from importlib import import_module
+from typing import Annotated
+
+import typer
+
+# Exit statuses: the one place they are defined (the command modules import them from here).
+EXIT_HEALTHY = 0      # no finding at or above --fail-on
+EXIT_FINDINGS = 1     # findings at or above --fail-on
+EXIT_USAGE = 2        # usage, config or input error: one line on stderr
+EXIT_INTERNAL = 3     # a bug in logscan: one line on stderr, asking for a report
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+
+# `\b` keeps click from re-wrapping the table.
+EXIT_STATUS_HELP = f"""\b
+Exit status:
+  {EXIT_HEALTHY}    HEALTHY or RUNNING, no finding at or above --fail-on (default: error)
+  {EXIT_FINDINGS}    FAILED or INCONCLUSIVE, or findings at or above --fail-on
+  {EXIT_USAGE}    usage, config or input error (one line on stderr)
+  {EXIT_INTERNAL}    internal error in logscan (one line on stderr; please report it)
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)"""
+
+# The command modules, in the order `logscan --help` lists them. A new command is one module
+# here with a `register(app)` function, and its name in this tuple.
+COMMANDS = ("scan", "rules")
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  pretty_exceptions_enable=False, epilog=EXIT_STATUS_HELP,
+                  help="Diagnose PyTorch DDP jobs launched with torchrun from their per-Worker logs.")
+
+
+def version() -> str:
+    """The installed distribution's version, else the package's own (run from a checkout)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed_version
+
+    try:
+        return installed_version("ddp-logscan")
+    except PackageNotFoundError:
+        from logscan import __version__
+
+        return __version__
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from logscan.cli.common import emit
+
+        emit(f"logscan {version()}\n")
+        raise typer.Exit(EXIT_HEALTHY)
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version,
+        help="Print logscan's version and exit.")] = False,
+) -> None:
+    """Diagnose PyTorch DDP jobs launched with torchrun from their per-Worker logs."""
+
+
+def _register_commands() -> None:
+    for name in COMMANDS:
+        import_module(f"{__name__}.{name}").register(app)
+
+
+_register_commands()
+
+
+def _interrupted(_signum, _frame) -> None:
+    """Ctrl-C: stop now, quietly. Worker processes forked for a scan inherit this handler, so a
+    Ctrl-C at the terminal (which reaches the whole process group) ends them the same way; when
+    only this process is signalled, they are killed here rather than left behind."""
+    multiprocessing = sys.modules.get("multiprocessing")
+    if multiprocessing is not None:
+        try:
+            for child in multiprocessing.active_children():
+                child.kill()
+        except Exception:
+            pass
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _unexpected(exc: Exception) -> int:
+    """The exit status for an exception no command handled, said in one line. Output that the
+    terminal or file cannot take (click printing `--help` to a full disk) is not a bug."""
+    from logscan.cli.common import fail_stdout, say
+
+    if isinstance(exc, OSError) and _raised_in_click_echo(exc):
+        return fail_stdout(exc)
+    say(f"logscan: internal error: {type(exc).__name__}: {exc} (please report)")
+    return EXIT_INTERNAL
+
+
+def _raised_in_click_echo(exc: BaseException) -> bool:
+    from traceback import walk_tb
+
+    return any(frame.f_code.co_name == "echo" and "click" in frame.f_globals.get("__name__", "")
+               for frame, _ in walk_tb(exc.__traceback__))
+
+
+def main() -> None:
+    """The console command. Once the report is written, the process ends at once: tearing down
+    the job model's modules (pandas, numpy) would add about 0.1 s to every scan."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not if the shell ignores it
+        signal.signal(signal.SIGINT, _interrupted)
+    status = EXIT_HEALTHY
+    try:
+        app()
+    except SystemExit as exc:
+        if isinstance(exc.code, int):
+            status = exc.code
+        elif exc.code is not None:
+            from logscan.cli.common import say
+
+            say(str(exc.code))
+            status = EXIT_USAGE
+    except BrokenPipeError:  # the reader went away (`| head`): nothing left to tell it
+        status = EXIT_FINDINGS
+    except KeyboardInterrupt:
+        status = EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: one line, not a traceback, and not a verdict on the job
+        status = _unexpected(exc)
+    from logscan.cli.common import flush_standard_streams
+
+    os._exit(flush_standard_streams(status))

@@ -1,0 +1,128 @@
+"""What the commands share: the config options, settings from flags and config, one-line errors,
+and writing to standard output or a file without a traceback."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn, Optional
+
+import typer
+
+from logscan.cli import EXIT_USAGE
+
+ConfigFile = Annotated[Optional[Path], typer.Option(
+    "--config", metavar="FILE",
+    help="Read settings from FILE (a logscan.toml, or a pyproject.toml's [tool.logscan]) instead "
+         "of the nearest one.")]
+Isolated = Annotated[bool, typer.Option(
+    "--isolated", help="Read no config file: only the command line and the defaults apply.")]
+RuleDirs = Annotated[list[str], typer.Option(
+    "--rules", metavar="DIR", help="Extra directory of rule files (repeatable).")]
+
+# Standard output failed (disk full, closed) and that was reported: don't flush it again.
+_stdout_failed = False
+
+
+def say(line: str) -> None:
+    """One line on stderr, made inert (log text and file names can hold anything); never fails."""
+    from logscan.render.inert import inert
+
+    stream = sys.stderr
+    if stream is None:  # started with stderr closed
+        return
+    try:
+        stream.write(inert(line) + "\n")
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def fail(message: str) -> NoReturn:
+    """A usage, config or input error: one line on stderr, exit status 2."""
+    say(f"logscan: error: {message}")
+    raise typer.Exit(EXIT_USAGE)
+
+
+def text(value: object) -> str:
+    """A catalogue value as text: a user's rule file may hold a number where text belongs."""
+    return value if isinstance(value, str) else str(value)
+
+
+def emit(report: str) -> None:
+    """Write to standard output, now. A reader that went away (BrokenPipeError) is left to
+    `main`, which ends quietly; any other failure (a full disk, a closed stdout) is one line."""
+    stream = sys.stdout
+    if stream is None:
+        fail("cannot write to standard output: it is closed (use -o FILE)")
+    try:
+        stream.write(report)
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError) as exc:
+        fail_stdout(exc)
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+def write_report(report: str, output: Path | None) -> None:
+    """The report to FILE, or to standard output."""
+    if output is None:
+        emit(report)
+        return
+    try:
+        output.write_text(report, encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        fail(f"cannot write {output}: {_reason(exc)}")
+
+
+def fail_stdout(exc: Exception) -> int:
+    """Say that standard output failed, once; the exit status for it."""
+    global _stdout_failed
+    _stdout_failed = True
+    say(f"logscan: error: cannot write to standard output: {_reason(exc)}")
+    return EXIT_USAGE
+
+
+def flush_standard_streams(status: int) -> int:
+    """Flush what is still buffered as the process ends; the exit status, made 2 if standard
+    output could not take it (`logscan --help > /dev/full`)."""
+    stream = sys.stdout
+    if stream is not None and not _stdout_failed:
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            pass
+        except (OSError, ValueError) as exc:
+            status = fail_stdout(exc)
+    try:
+        if sys.stderr is not None:
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    return status
+
+
+def _reason(exc: Exception) -> str:
+    return getattr(exc, "strerror", None) or str(exc)
+
+
+def load_settings(flags: dict, config_file: Path | None, isolated: bool):
+    """The run's Settings from the flags and the config file (the nearest one, the one given
+    with --config, or none with --isolated); a bad value is a one-line error."""
+    from logscan.config import find_config, load_config
+    from logscan.errors import ConfigError, LogscanError
+    from logscan.settings import Settings
+
+    try:
+        if config_file is not None and isolated:
+            raise ConfigError("--config and --isolated cannot be used together")
+        if isolated:
+            table, path = {}, None
+        elif config_file is not None:
+            table, path = load_config(config_file)
+        else:
+            table, path = find_config()
+        return Settings.resolve(flags, table, path)
+    except LogscanError as exc:
+        fail(str(exc))

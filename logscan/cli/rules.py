@@ -1,0 +1,71 @@
+"""`logscan rules` lists the catalogue; `logscan rules explain ID` prints one rule's documentation.
+
+The catalogue is the one `scan` would use: the built-in rules, the config file's `rules`
+directories and every `--rules DIR`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from logscan.cli import EXIT_STATUS_HELP
+from logscan.cli.common import ConfigFile, Isolated, RuleDirs, emit, fail, load_settings, text
+
+rules_app = typer.Typer(add_completion=False, rich_markup_mode=None,
+                        help="List the rules, or explain one.")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(rules_app, name="rules", epilog=EXIT_STATUS_HELP)
+
+
+def _catalogue(rule_dirs: list[str], config, isolated: bool):
+    from logscan.catalogue import load_catalogue
+    from logscan.errors import LogscanError
+
+    settings = load_settings({"rule_dirs": rule_dirs}, config, isolated)
+    try:
+        return load_catalogue(settings.rule_dirs)
+    except LogscanError as exc:
+        fail(str(exc))
+
+
+@rules_app.callback(invoke_without_command=True)
+def rules_list(ctx: typer.Context, rules: RuleDirs = [], config: ConfigFile = None,
+               isolated: Isolated = False) -> None:
+    """List every rule: id, severity, summary."""
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = (rules, config, isolated)
+        return
+    from logscan.render.inert import inert
+
+    catalogue = _catalogue(rules, config, isolated)
+    width = max(len(r) for r in catalogue.rules)
+    emit("".join(f"{rule.id:{width}}  {text(rule.severity):7}  {inert(text(rule.summary))}\n"
+                 for rule in sorted(catalogue.rules.values(), key=lambda r: r.id)))
+
+
+@rules_app.command("explain")
+def rules_explain(ctx: typer.Context, rule_id: Annotated[str, typer.Argument(help="A rule id.")],
+                  rules: RuleDirs = []) -> None:
+    """Print one rule's documentation."""
+    from logscan.render.inert import inert
+
+    parent_rules, config, isolated = ctx.obj or ([], None, False)
+    catalogue = _catalogue([*parent_rules, *rules], config, isolated)
+    rule = catalogue.get(rule_id)
+    if rule is None:
+        fail(f"unknown rule id {rule_id!r} (see 'logscan rules')")
+    severity = text(rule.severity) if rule.kind != "signal" else "signal"
+    head = f"{rule.id} ({rule.kind}, {severity}, stage {text(rule.stage)})"
+    sections = [head, "", inert(text(rule.summary)), ""]
+    for title, key in (("What it detects", "what"), ("Why it matters", "why"),
+                       ("Example", "example"), ("How to fix", "fix")):
+        sections += [f"## {title}", inert(text(rule.docs[key])), ""]
+    if rule.hint:
+        sections += ["## Hint", inert(text(rule.hint)), ""]
+    if rule.references:
+        sections += ["## References", *(f"- {inert(text(r))}" for r in rule.references), ""]
+    emit("\n".join(sections))

@@ -1,0 +1,62 @@
+"""The command package: one module per command registered in one place, the entry points,
+`--version`, and the exit statuses documented in `--help`."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from conftest import REPO
+
+
+def test_entry_points_and_exit_statuses():
+    from logscan import cli
+
+    assert (cli.EXIT_HEALTHY, cli.EXIT_FINDINGS, cli.EXIT_USAGE, cli.EXIT_INTERNAL,
+            cli.EXIT_INTERRUPTED) == (0, 1, 2, 3, 130)
+    assert callable(cli.main) and cli.app is not None
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, name = scripts["logscan"].partition(":")
+    assert (module, name) == ("logscan.cli", "main")
+
+
+def test_every_command_module_is_registered():
+    """A command is one module of logscan/cli/ with a `register(app)`, named in COMMANDS."""
+    from importlib import import_module
+
+    from logscan import cli
+
+    package = Path(cli.__file__).parent
+    modules = {p.stem for p in package.glob("*.py")} - {"__init__", "common"}
+    assert set(cli.COMMANDS) == modules
+    for name in cli.COMMANDS:
+        assert callable(import_module(f"logscan.cli.{name}").register)
+
+
+def test_help_lists_the_commands_and_the_exit_statuses(run_cli):
+    for args in ((), ("--help",), ("scan", "--help"), ("rules", "--help")):
+        result = run_cli(*args)
+        assert "Exit status:" in result.output, args
+        for line in ("0    healthy", "1    findings", "2    usage", "3    internal error",
+                     "130  interrupted"):
+            assert line in result.output, (args, line)
+    top = run_cli("--help").output
+    assert "scan " in top and "rules " in top and "--version" in top
+    scan = run_cli("scan", "--help").output
+    assert "--config FILE" in scan and "--isolated" in scan
+
+
+def test_version(run_cli, monkeypatch):
+    from importlib import metadata
+
+    result = run_cli("--version")
+    assert result.exit_code == 0
+    assert result.output == f"logscan {metadata.version('ddp-logscan')}\n"
+
+    def not_installed(name):
+        raise metadata.PackageNotFoundError(name)
+
+    import logscan
+
+    monkeypatch.setattr(metadata, "version", not_installed)
+    assert run_cli("--version").output == f"logscan {logscan.__version__}\n"
