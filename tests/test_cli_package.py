@@ -37,7 +37,7 @@ def test_help_lists_the_commands_and_the_exit_statuses(run_cli):
     for args in ((), ("--help",), ("scan", "--help"), ("rules", "--help")):
         result = run_cli(*args)
         assert "Exit status:" in result.output, args
-        for line in ("0    healthy", "1    findings", "2    usage", "3    internal error",
+        for line in ("0    HEALTHY or RUNNING", "1    FAILED or INCONCLUSIVE", "2    usage", "3    internal error",
                      "130  interrupted"):
             assert line in result.output, (args, line)
     top = run_cli("--help").output
