@@ -31,6 +31,9 @@ NOT_LOG_SUFFIXES = {
 LOG_NAME = re.compile(r"(?i)(?:\.(?:log|out|err|txt|stdout|stderr)(?:\.\d+)?(?:\.gz)?$|^(?:stdout|stderr|output)$)")
 # Content that marks an oddly named text file as a DDP launch log.
 LOG_MARKERS = (b"DDP launch:", b"torchrun", b"torch.distributed", b"LOCAL_RANK", b"Traceback (most recent")
+# torchrun --log-dir keeps per-process copies: <log_dir>/<run_id>_<rand>/attempt_<n>/<local_rank>/
+# {stdout,stderr}.log (and error.json). They are views of one Worker's processes, not Workers.
+PROCESS_COPY = re.compile(r"(?P<run>(?:^|.*/)[^/]+)/attempt_\d+/\d+/(?:stdout|stderr)\.log$")
 ROTATION = re.compile(r"^(?P<base>.+?)(?:\.(?P<index>\d+))?(?:\.gz)?$")
 
 
@@ -120,12 +123,28 @@ def discover(paths: list[str]) -> Discovery:
             _walk(root, "" if shown == "." else shown, found, seen_dirs, seen_files)
         else:
             _consider(given, printable(given), found, seen_files, named=True)
+    _fold_process_copies(found)
     # Whatever order the paths came in, the same job gives the same discovery.
     found.logs.sort(key=lambda log: (log.stream, log.order, log.display))
     found.notes.sort()
     found.skipped.sort()
     found.job_status_files.sort()
     return found
+
+
+def _fold_process_copies(found: Discovery) -> None:
+    """torchrun --log-dir copies beside the Worker logs say again what those logs say: skip them.
+    Alone (only the log dir was collected), each run directory's copies are one Worker."""
+    copies = [log for log in found.logs if PROCESS_COPY.match(log.display)]
+    if not copies:
+        return
+    if len(copies) < len(found.logs):
+        kept = set(map(id, copies))
+        found.logs = [log for log in found.logs if id(log) not in kept]
+        found.skipped += [log.display for log in copies]
+        return
+    found.logs = [LogFile(log.path, log.display, PROCESS_COPY.match(log.display)["run"], log.order)
+                  for log in found.logs]
 
 
 def _walk(root: str, shown_root: str, found: Discovery, seen_dirs, seen_files) -> None:

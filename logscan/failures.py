@@ -82,7 +82,9 @@ def _after_progress(job: Job, worker: Worker, where: Where, signals=()) -> bool:
     if job.catalogue.signals_at("training") & set(signals):
         return True  # raised in the backward pass or an optimizer step
     own = [p.where for p in worker.progress if p.where.file == where.file]
-    if own:
+    # torchrun --tee (`[default1]:` prefixes) copies each process's stdout and stderr by
+    # separate threads, so line order says nothing of which came first.
+    if own and where.local_rank is None:
         return min(p.line for p in own) < where.line
     # DDP synchronises every step: once any rank logged progress, every process had passed
     # its first batch; a later failure elsewhere is a failure during training.
