@@ -170,7 +170,12 @@ def _decode(raw: bytes) -> str:
 
 
 def _where(scan: FileScan, raw: bytes, lineno: int) -> Where:
-    text = _decode(raw[:MAX_RAW]).rstrip("\r\n")[:MAX_EVIDENCE]
+    text = _decode(raw[:MAX_RAW]).rstrip("\r\n")
+    if len(text) > MAX_EVIDENCE and "\r" in text:
+        # Head and tail: the prefixes are at the start, a \r-redrawn bar's last state at the end.
+        half = MAX_EVIDENCE // 2
+        text = text[:half] + "\r" + text[-half:]
+    text = text[:MAX_EVIDENCE]
     stripped = strip_prefixes(text)
     return Where(scan.display, lineno, text, stripped.rank, stripped.local_rank, stripped.time)
 

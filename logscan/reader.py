@@ -3,8 +3,9 @@
 Files are never read whole: blocks are CHUNK_SIZE bytes cut at the last newline. A plain file is
 read up to the size it had when opened, so a log still being written gives a consistent snapshot
 and the scan ends. A line longer than MAX_LINE (that does not fit in the block it starts in)
-keeps its head and loses the rest, so a 10 MiB line with no newline costs no more memory than a
-short one. Files are opened without ever blocking (a FIFO in a log's place is refused), a
+keeps its head and its tail, joined by a carriage return, and loses the middle: a 10 MiB line
+with no newline costs no more memory than a short one, and a progress bar redrawn thousands of
+times with \r on one line still ends with its last state. Files are opened without ever blocking (a FIFO in a log's place is refused), a
 compressed stream yields all it holds up to any damage, and a big plain file can be read in
 line-aligned pieces (line_ranges) by several processes.
 """
@@ -210,14 +211,18 @@ def line_blocks(path: str, state: ReadState | None = None, chunk_size: int = CHU
     state = state if state is not None else ReadState()
     keep_block_memory()
     carry = b""
-    skipping = False  # inside the tail of an over-long line, up to its newline
+    half = max_line // 2
+    long_head = None  # the head of an over-long line, while its middle goes by
+    tail = b""
     for block in _raw_blocks(path, state, chunk_size, content, start, end):
-        if skipping:
+        if long_head is not None:
             newline = block.find(b"\n")
             if newline < 0:
+                tail = (tail + block)[-half:]
                 continue
+            yield long_head + b"\r" + (tail + block[:newline])[-half:] + b"\n"
             block = block[newline + 1:]
-            skipping = False
+            long_head, tail = None, b""
         cut = block.rfind(b"\n")  # the carry holds no newline: the block's last is the last
         if cut < 0:
             carry = carry + block if carry else block
@@ -229,9 +234,9 @@ def line_blocks(path: str, state: ReadState | None = None, chunk_size: int = CHU
             carry = block[cut + 1:]
             yield data
         if len(carry) > max_line:
-            # The head stands for the whole line; its own newline ends it.
-            yield carry[:max_line] + b"\n"
+            long_head, tail = carry[:half], carry[-half:]
             carry = b""
-            skipping = True
-    if carry and not skipping:
+    if long_head is not None:
+        yield long_head + b"\r" + tail
+    elif carry:
         yield carry

@@ -142,7 +142,11 @@ class Scanner:
         end = block.find(b"\n", start)
         end = len(block) if end < 0 else end
         index = _LineNumbers(block, newlines, before).of(start) - 1
-        return index, block[start:min(end, start + MAX_RAW)]
+        if end - start <= MAX_RAW:
+            return index, block[start:end]
+        # A bar redrawn with \r on one line: its last segment is how far training got.
+        half = MAX_RAW // 2
+        return index, block[start:start + half] + b"\r" + block[end - half:end]
 
     def _survey_keywordless(self, block: bytes, found: Survey, timeouts: dict) -> None:
         text = block.decode("utf-8", "replace")
