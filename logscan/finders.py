@@ -175,9 +175,13 @@ def make_line_finder(literals, matcher: str | None = None):
 # --- progress lines --------------------------------------------------------------------------
 
 DEFAULT_PROGRESS = (
-    r"(?i:\b(?:global[_ ])?steps?\b[ \t]*[:=#]?[ \t]*\[?\d+)",
+    # A step counter: `step 12`, `step: 12/100`, `global_step=12`, `steps 12`; never a config
+    # print (`steps=30`, `max_steps: 1000`, `Total optimization steps = 30`, `eval_steps 500`).
+    r"(?i:\b(?:global[_ ])?step\b[ \t]*[:=#]?[ \t]*\[?\d+)",
+    r"(?i:\bsteps[ \t]+\d+)",
     r"(?i:\biter(?:ation)?\b[ \t]*[:=#]?[ \t]*\[?\d+)",
-    r"\d+%\|",
+    # a bar past 0%
+    r"(?<!\d)(?:[1-9]\d?|100)%\|",
     r"""['"](?:loss|train_loss)['"][ \t]*:[ \t]*['"]?[-+]?[\d.]""",
     r"(?i:\bloss\b[ \t]*[:=][ \t]*[-+]?\d)",
 )

@@ -198,3 +198,31 @@ def test_a_parser_registered_with_a_literal_is_fed_its_line(tmp_path, monkeypatc
     path.write_bytes(b"noise\n[rank0]: zebra crossing 7\nzebra crossing x\nstep 1\n")
     Scanner(Catalogue({}, {}), matcher=matcher).scan_file(str(path), "x")
     assert fed == [(2, b"[rank0]: zebra crossing 7")]  # the literal finds, the pattern decides
+
+
+def test_config_prints_are_not_progress():
+    """Lines as training scripts print their config (from sample_logs/healthy-config-print and
+    HF Trainer's banner) must not count as a step done; real progress lines still do."""
+    from logscan.finders import ProgressFinder
+
+    finder = ProgressFinder()
+    for line in ("steps=30", "max_steps: 1000", "  Total optimization steps = 30",
+                 "num_train_epochs=3", "eval_steps 500",
+                 "train:   0%|          | 0/2000 [00:00<?, ?it/s]"):
+        assert not finder.is_progress_line(line.encode()), line
+    for line in ("step 5/30 loss 1.4855", "global_step=12", "steps 12 done",
+                 "train:   1%|          | 14/2000 [00:00<00:17, 114.64it/s]",
+                 "{'loss': 1.52, 'grad_norm': 0.9, 'epoch': 0.1}", "iteration 100/ 1000 |"):
+        assert finder.is_progress_line(line.encode()), line
+
+
+def test_an_over_long_line_keeps_its_head_and_its_last_state(tmp_path):
+    """Synthetic: a tqdm bar redrawn 5,000 times on one line, longer than a read block."""
+    from logscan.reader import line_blocks
+
+    bar = "".join(f"\rtrain: {i * 100 // 5000:3d}%| | {i}/5000" for i in range(5001))
+    path = tmp_path / "bar.log"
+    path.write_text("first\n" + bar + "\nlast\n")
+    lines = b"".join(line_blocks(str(path), chunk_size=4096, max_line=8192)).split(b"\n")
+    assert lines[0] == b"first" and lines[2] == b"last"
+    assert lines[1].endswith(b"5000/5000") and len(lines[1]) <= 8192 + 1
