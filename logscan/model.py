@@ -158,7 +158,8 @@ class Job:
     def reached_first_batch(self, worker: Worker) -> bool:
         # Ranks usually log progress on rank 0 only; DDP synchronises every step, so progress
         # anywhere means every process that had started passed its first batch.
-        return worker.reached_first_batch or (self.progressed and worker.started_processes)
+        return worker.reached_first_batch or (self.progressed and worker.started_processes) or (
+            worker.shared_file and self.every_rank_trained)
 
     @property
     def launched_table(self) -> pd.DataFrame:
@@ -191,6 +192,16 @@ class Job:
                     worker.rank_offset <= rank < worker.rank_offset + worker.gpus:
                 return worker.node_rank
         return None
+
+    @property
+    def every_rank_trained(self) -> bool:
+        """The env prints name every rank the launch lines add up to, and training went on: a
+        log several Workers wrote may keep one launch line but every process's own print."""
+        totals = {w.launch.total_procs for w in self.launched if w.launch.total_procs}
+        if len(totals) != 1 or not self.progressed:
+            return False
+        seen = {e.rank for w in self.workers for e in w.envs if e.rank is not None}
+        return seen >= set(range(totals.pop()))
 
     @property
     def prints_env(self) -> bool:

@@ -20,16 +20,6 @@ def _shows_ddp(worker: Worker) -> bool:
     return worker.ran_torchrun or bool(worker.progress)
 
 
-def _every_rank_trained(job: Job) -> bool:
-    """The env prints name every rank the launch lines add up to, and training went on: a log
-    several Workers overwrote may keep one launch line but every process's own print."""
-    totals = {w.launch.total_procs for w in job.launched if w.launch.total_procs}
-    if len(totals) != 1 or not job.progressed:
-        return False
-    seen = {e.rank for w in job.workers for e in w.envs if e.rank is not None}
-    return seen >= set(range(totals.pop()))
-
-
 def judge(job: Job, findings) -> tuple[str, str]:
     """(verdict, why): the reason names the evidence, or what is missing."""
     if any(f.severity == "error" for f in findings):
@@ -46,7 +36,7 @@ def judge(job: Job, findings) -> tuple[str, str]:
         # DDP synchronises every step: a run that reached its last step did so on every rank.
         last = finished[0].last_progress.where
         return HEALTHY, f"the run finished: {last.file}:{last.line} is its last step, and nothing failed"
-    if job.nnodes is not None and len(job.launched) < job.nnodes and not _every_rank_trained(job):
+    if job.nnodes is not None and len(job.launched) < job.nnodes and not job.every_rank_trained:
         return INCONCLUSIVE, (f"{len(job.launched)} of nnodes={job.nnodes} Workers have a launch "
                               f"line: the other logs are not here")
     stuck = [w for w in ddp if not job.reached_first_batch(w)]

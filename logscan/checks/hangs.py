@@ -24,6 +24,8 @@ def hang_in_rendezvous(job: Job, rule):
     for worker in job.workers:
         if not worker.ran_torchrun or worker.started_processes or hits(worker, *_launch_failures(job)):
             continue
+        if worker.shared_file and job.every_rank_trained:
+            continue  # Workers appending to one log: its env lines sit under another's launch line
         waits = hits(worker, *_rendezvous_signals(job))
         terminated = hits(worker, SIGTERM_RECEIVED)
         if waits:
