@@ -14,10 +14,20 @@ def diagnose(sample):
     return diagnose_paths([str(sample)], Settings(now=parse_time(POST_MORTEM_NOW)))
 
 
-@pytest.mark.parametrize("sample", sample_dirs(), ids=lambda p: p.name)
+def _judged_samples():
+    """Every sample; one whose expected.json names a known gap (a diagnosis logscan does not give
+    yet) is an expected failure, strict: the day it passes, the gap note must go."""
+    for sample in sample_dirs():
+        gap = expected(sample)["expect"].get("known_gap")
+        marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
+        yield pytest.param(sample, marks=marks, id=sample.name)
+
+
+@pytest.mark.parametrize("sample", _judged_samples())
 def test_sample_diagnosis(sample):
     want = expected(sample)["expect"]
     got = diagnose(sample)
+    assert got.verdict == want["verdict"], got.verdict_reason
     fired = {f.rule for f in got.findings}
     report = "\n".join(f"{f.severity} {f.rule} {f.node_rank}/{f.rank}: {f.message}" for f in got.findings)
     assert got.healthy == want["healthy"], report

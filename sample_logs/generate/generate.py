@@ -13,7 +13,10 @@ Usage:
     python3 generate.py --list
 
 Environment:
-    TORCH_VENV   venv with torch==2.13.0 (default /work/torchvenv); its bin/ goes first on PATH.
+    TORCH_VENV          venv with torch==2.13.0 (default /work/torchvenv); its bin/ goes first on PATH.
+    TORCH_VENV_<X_Y_Z>  venv for another torch version a scenario names (Scenario.torch), e.g.
+                        TORCH_VENV_1_13_1; default /work/torchvenv-<version>.
+    The version recorded in expected.json ("generated"."torch") is read from the venv's torch.__version__.
 
 Needs root (unshare, mount --bind of a per-Worker /etc/hosts, sethostname).
 """
@@ -37,6 +40,15 @@ from pathlib import Path
 GEN_DIR = Path(__file__).resolve().parent
 SAMPLES_DIR = GEN_DIR.parent
 TORCH_VENV = Path(os.environ.get("TORCH_VENV", "/work/torchvenv"))
+DEFAULT_TORCH = "2.13.0"
+
+
+def venv_for(version: str) -> Path:
+    """The venv that provides torch `version` (Scenario.torch)."""
+    if version == DEFAULT_TORCH:
+        return TORCH_VENV
+    key = "TORCH_VENV_" + re.sub(r"\W", "_", version)
+    return Path(os.environ.get(key, f"/work/torchvenv-{version}"))
 
 # The guide's start-up command (AIStudio "启动命令"), with TRAIN_SCRIPT/OUTPUT_DIR passed in the environment.
 GUIDE_CMD = """set -euo pipefail
@@ -75,6 +87,25 @@ mkdir -p "$OUTPUT_DIR"
 bash "$GEN_DIR/launch_ddp.sh" > >(tee -i "$OUTPUT_DIR/launch_ddp.log") 2>&1
 """
 
+# The guide's command, with torchrun's per-process log files (--log-dir) under OUTPUT_DIR.
+LOG_DIR_CMD = """set -euo pipefail
+mkdir -p "$OUTPUT_DIR"
+export PET_LOG_DIR="$OUTPUT_DIR/torchrun_logs"
+bash "$GEN_DIR/launch_ddp.sh" > >(tee -i "$OUTPUT_DIR/launch_ddp.log") 2>&1
+"""
+
+# tee -a: every Worker appends to the same launch_ddp.log on shared storage.
+APPEND_CMD = """set -euo pipefail
+mkdir -p "$OUTPUT_DIR"
+bash "$GEN_DIR/launch_ddp.sh" > >(tee -a -i "$OUTPUT_DIR/launch_ddp.log") 2>&1
+"""
+
+
+def guide_cmd_with(script: str) -> str:
+    """The guide's command running a variant of launch_ddp.sh (a file in generate/)."""
+    return GUIDE_CMD.replace("launch_ddp.sh", script)
+
+
 # Inside the Worker's own UTS and mount namespaces: set the hostname, give it an /etc/hosts
 # entry (as a pod has for its own name), then run the start-up command.
 WRAP = 'hostname "$1" && mount --bind "$2" /etc/hosts && exec bash -c "$3"'
@@ -112,6 +143,11 @@ class Scenario:
     check: object = None  # callable(logs: dict[str, bytes]) -> str | None (problem), retried
     tries: int = 2
     keep_files: tuple = ()  # extra files to keep: (src relative to Worker 0 OUTPUT_DIR, dst in sample)
+    torch: str = DEFAULT_TORCH  # torch version to run (its venv: venv_for())
+    keep_dirs: tuple = ()  # dirs relative to each Worker's OUTPUT_DIR, copied beside that Worker's log
+    kill_after: float | None = None  # SIGKILL every Worker's whole process tree after this many seconds
+    kill_worker: tuple | None = None  # (worker index, needle): SIGKILL that Worker's tree once a log shows needle
+    master_is_host: bool = False  # MASTER_ADDR = Worker 0's hostname (in every Worker's /etc/hosts)
 
 
 def _interleaved(logs):
@@ -145,15 +181,21 @@ def workers(n, gpus=2, log="worker-{i}/launch_ddp.log", **kw):
     return [Worker(rank=str(i), gpus=gpus, log=log.format(i=i), **kw) for i in range(n)]
 
 
-def exp(rules, root=None, node_rank=None, rank=None, healthy=None, first=None, cause=None):
+def exp(rules, root=None, node_rank=None, rank=None, healthy=None, first=None, cause=None, verdict=None, note=None,
+        gap=None):
     """The diagnosis a correct tool gives.
 
     first: where the first failure shows; defaults to the root cause's location; "none" when nothing
-    failed. cause: the crash cause class, kept in root_cause.
+    failed. cause: the crash cause class, kept in root_cause. note: free text for the tool's author.
+    gap: why logscan does not give this diagnosis yet (its test is an expected failure until it does).
+    verdict: HEALTHY | FAILED | RUNNING | INCONCLUSIVE; defaults to HEALTHY when healthy, else FAILED.
     """
     if healthy is None:
         healthy = not any(r != "log-collision" for r in rules)
-    d = {"healthy": healthy, "rules": rules}
+    if verdict is None:
+        verdict = "HEALTHY" if healthy else "FAILED"
+    assert verdict in ("HEALTHY", "FAILED", "RUNNING", "INCONCLUSIVE"), verdict
+    d = {"healthy": healthy, "verdict": verdict, "rules": rules}
     if root is None:
         d["root_cause"] = None
         d["first_failure"] = None
@@ -165,6 +207,10 @@ def exp(rules, root=None, node_rank=None, rank=None, healthy=None, first=None, c
             d["first_failure"] = None
         else:
             d["first_failure"] = first if first is not None else {"node_rank": node_rank, "rank": rank}
+    if note:
+        d["note"] = note
+    if gap:
+        d["known_gap"] = gap
     return d
 
 
@@ -442,9 +488,253 @@ scenario(
     "collective with a 10 min timeout; the logs are a snapshot taken 30 s after launch, then everything "
     "was killed. The job was still running when the snapshot was taken.",
     # The snapshot shows only env prints: nothing in the logs names the blocked rank.
-    expect=exp(["hang-before-first-batch"], root="hang-before-first-batch"),
+    expect=exp(["hang-before-first-batch"], root="hang-before-first-batch", verdict="FAILED",
+               note="applies when scanned more than 30 min after the last log line. The blocked rank (1) is not "
+               "named: the snapshot holds only the launch lines, the banner and the four env prints, so nothing "
+               "in the logs tells which rank the others were waiting for."),
     check=_has("torchrun env:"),
 )
+
+# ---------------------------------------------------------------- Batch C: older torch releases
+def _any(*needles):
+    def check(logs):
+        blob = b"".join(logs.values())
+        return None if any(n.encode() in blob for n in needles) else f"none of {list(needles)}"
+
+    return check
+
+
+for _ver, _sfx, _tag in (("1.13.1", "torch1.13", "t113"), ("2.1.2", "torch2.1", "t21")):
+    scenario(
+        name=f"healthy-2x2-{_sfx}", short=f"h22{_tag}", layout="worker-N/launch_ddp.log", torch=_ver,
+        workers=workers(2),
+        env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "30"}, check=_has("training finished"),
+        description=f"torch {_ver}: 2 Workers x 2 GPUs, 30 steps with plain `step i/N loss` lines from rank 0. "
+        "Training finished on all ranks.",
+        expect=exp([]),
+    )
+    scenario(
+        name=f"crash-mid-training-{_sfx}", short=f"cmt{_tag}", layout="worker-N/launch_ddp.log", torch=_ver,
+        workers=workers(2),
+        env={"LOOP_STYLE": "plain", "FAIL_KIND": "runtime", "FAIL_RANKS": "1", "FAIL_STEP": "10",
+             "STEP_SLEEP": "0.1"},
+        check=_has("non-finite loss"),
+        description=f"torch {_ver}: rank 1 raises RuntimeError at step 10; the other ranks lose their peer in "
+        "the next gradient allreduce.",
+        expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=None,
+                   note="rank 1 raised, but this release puts no `[rankN]: ` prefix on tracebacks and torchrun's "
+                   "summary on Worker 0 can name a victim as root cause (rank 0 in the committed runs), so the "
+                   "logs tell only that the original error is on node 0, not which of its ranks raised it."),
+    )
+    scenario(
+        name=f"import-error-one-rank-{_sfx}", short=f"ie{_tag}", layout="worker-N/launch_ddp.log", torch=_ver,
+        workers=workers(2),
+        env={"LOOP_STYLE": "plain", "FAIL_KIND": "import", "FAIL_RANKS": "3"},
+        check=_has("No module named 'flash_attn'"),
+        description=f"torch {_ver}: global rank 3 (Worker 1, local rank 1) imports flash_attn, which the image "
+        "lacks, before its env print and dies with ModuleNotFoundError; the other ranks then fail or wait.",
+        expect=exp(["crash-before-first-batch", "missing-rank"], root="crash-before-first-batch", node_rank=1,
+                   rank=3, cause="missing-dependency"),
+    )
+    scenario(
+        name=f"self-sigkill-{_sfx}", short=f"sk{_tag}", layout="worker-N/launch_ddp.log", torch=_ver,
+        workers=workers(2),
+        env={"LOOP_STYLE": "plain", "FAIL_KIND": "sigkill", "FAIL_RANKS": "2", "FAIL_STEP": "5",
+             "STEP_SLEEP": "0.1"},
+        check=_has("SIGKILL"),
+        description=f"torch {_ver}: rank 2 (Worker 1, local rank 0) sends itself SIGKILL at step 5.",
+        expect=exp(["worker-killed"], root="worker-killed", node_rank=1, rank=2),
+    )
+    scenario(
+        name=f"missing-worker-{_sfx}", short=f"mw{_tag}", layout="worker-N/launch_ddp.log", torch=_ver,
+        nnodes=3, workers=workers(2),
+        env={"LOOP_STYLE": "plain"},
+        check=_has("OMP_NUM_THREADS"), limit=60,
+        description=f"torch {_ver}: platform WORLD_SIZE=3 (nnodes=3) but only Workers 0 and 1 were started; "
+        "both waited in torchrun's static rendezvous (PET_RDZV_CONF=timeout=20). Each Worker's launch command "
+        "was stopped with SIGTERM after 60 s (the outer timeout, as a platform stops a job).",
+        expect=exp(["missing-worker", "hang-in-rendezvous"], root="missing-worker", node_rank=2,
+                   note="the logs hold no error at all (banner only, then the platform's SIGTERM); nnodes=3 in "
+                   "both `DDP launch` lines vs node_ranks 0 and 1 is the evidence."),
+    )
+    scenario(
+        name=f"stall-mid-training-{_sfx}", short=f"smt{_tag}", layout="worker-N/launch_ddp.log", torch=_ver,
+        workers=workers(2),
+        env={"LOOP_STYLE": "plain", "FAIL_KIND": "stall", "FAIL_RANKS": "1", "FAIL_STEP": "8", "STEP_SLEEP": "0.1"},
+        check=_any("Timed out waiting", "timed out", "Timed out"),
+        description=f"torch {_ver}: rank 1 stops (long sleep) at step 8; the other ranks hit the 20 s gloo "
+        "collective timeout in the gradient allreduce.",
+        expect=exp(["collective-timeout"], root="collective-timeout", node_rank=0, rank=1,
+                   note="no rank prefixes and the stalled rank 1 is absent from torchrun's summary; it is found "
+                   "by elimination: node 0's other local rank, the one with no error of its own that torchrun "
+                   "SIGTERMed (`Sending process N closing signal SIGTERM`)."),
+    )
+
+scenario(
+    name="crash-tee-torch1.13", short="ctt113", layout="worker-N/launch_ddp.log", torch="1.13.1",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "runtime", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.1",
+         "PET_TEE": "3"},
+    check=_has("non-finite loss"),
+    description="torch 1.13.1 with torchrun --tee 3 (PET_TEE=3): child lines carry torchrun's per-rank prefix; "
+    "rank 1 raises RuntimeError at step 10.",
+    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1),
+)
+scenario(
+    name="crash-redirects-log-dir-torch1.13", short="crl113", layout="worker-N/launch_ddp.log + worker-N/torchrun_logs/",
+    torch="1.13.1", workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "runtime", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.1",
+         "PET_REDIRECTS": "3", "RECORD_ERRORS": "1"},
+    cmd=LOG_DIR_CMD, keep_dirs=("torchrun_logs",),
+    check=_has("FAILED"),
+    description="torch 1.13.1 with torchrun --redirects 3 --log-dir (PET_REDIRECTS=3, PET_LOG_DIR=$OUTPUT_DIR/"
+    "torchrun_logs): the children's stdout/stderr go only to per-process files, copied into the sample as "
+    "worker-N/torchrun_logs/; main() is decorated with @record so the failing rank writes error.json. Rank 1 "
+    "raises RuntimeError at step 10.",
+    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1),
+)
+
+# ---------------------------------------------------------------- Batch D: layouts and behaviours (torch 2.13)
+scenario(
+    name="healthy-log-dir", short="hld", layout="worker-N/launch_ddp.log + worker-N/torchrun_logs/",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "30", "PET_TEE": "3"},
+    cmd=LOG_DIR_CMD, keep_dirs=("torchrun_logs",),
+    check=_has("training finished"),
+    description="2 Workers x 2 GPUs, torchrun --tee 3 --log-dir (PET_TEE=3, PET_LOG_DIR=$OUTPUT_DIR/torchrun_logs): "
+    "each Worker's per-process copies <run_id>_<random>/attempt_0/<local_rank>/{stdout,stderr}.log sit in "
+    "worker-N/torchrun_logs/ beside its launch_ddp.log. Training finished.",
+    expect=exp([]),
+)
+scenario(
+    name="crash-log-dir", short="cld", layout="worker-N/launch_ddp.log + worker-N/torchrun_logs/",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "runtime", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.1",
+         "PET_TEE": "3", "RECORD_ERRORS": "1"},
+    cmd=LOG_DIR_CMD, keep_dirs=("torchrun_logs",),
+    check=_has("non-finite loss"),
+    description="As healthy-log-dir, with main() decorated with @record (error.json per failing process); rank 1 "
+    "raises RuntimeError at step 10.",
+    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1),
+)
+scenario(
+    name="healthy-shared-append", short="hsa", layout="launch_ddp.log (appended to by both Workers)",
+    workers=workers(2, log="launch_ddp.log"),
+    env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "30", "STEP_SLEEP": "0.1"},
+    shared_output=True, cmd=APPEND_CMD,
+    check=_has("node_rank=0", "node_rank=1", "training finished"),
+    description="2 Workers x 2 GPUs with the same OUTPUT_DIR on shared storage; both append (tee -a) to the "
+    "same launch_ddp.log, so their lines interleave in one file. Training finished.",
+    expect=exp(["log-collision"]),
+)
+scenario(
+    name="healthy-tqdm-stamped", short="htq", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "tqdm", "TRAIN_STEPS": "2000", "STEP_SLEEP": "0", "TQDM_MININTERVAL": "0"},
+    cmd=STAMPED_CMD,
+    check=_has("2000/2000", "training finished"),
+    description="2 Workers x 2 GPUs, 2000 fast steps (no sleep); rank 0's tqdm bar redraws on every update "
+    "(mininterval=0) and every physical line is stamped like `kubectl logs --timestamps`, so the whole bar "
+    "is one long line behind one timestamp, ending at 2000/2000. Training finished.",
+    expect=exp([]),
+)
+scenario(
+    name="config-print-crash", short="cpc", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "30", "CONFIG_PRINT": "1", "FAIL_KIND": "data-path"},
+    check=_has("max_steps: 1000", "FileNotFoundError"),
+    description="Rank 0 first prints a config block (`steps=30`, `max_steps: 1000`, `Total optimization steps = "
+    "30`, `num_train_epochs=3`, `eval_steps 500`); then every rank raises FileNotFoundError on its data shard "
+    "before the first batch.",
+    expect=exp(["crash-before-first-batch"], root="crash-before-first-batch", cause="data-path"),
+)
+scenario(
+    name="healthy-config-print", short="hcp", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "30", "CONFIG_PRINT": "1"},
+    check=_has("max_steps: 1000", "training finished"),
+    description="As config-print-crash (same config block from rank 0), but the data is there: 30 steps, "
+    "training finished.",
+    expect=exp([]),
+)
+scenario(
+    name="local-rank-argparse", short="lra", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "LOCAL_RANK_ARG": "1"},
+    cmd=guide_cmd_with("launch_ddp_legacy.sh"),
+    check=_has("unrecognized arguments: --local-rank"),
+    description="The launch script starts the job with the deprecated `python -m torch.distributed.launch` "
+    "(launch_ddp_legacy.sh) instead of torchrun; since torch 2.0 that launcher passes `--local-rank=N` to the "
+    "script (torchrun passes nothing, it sets LOCAL_RANK). The script's argparse knows only `--local_rank`, "
+    "so every rank exits 2 with `error: unrecognized arguments: --local-rank=N` before init_process_group.",
+    expect=exp(["crash-before-first-batch"], root="crash-before-first-batch", cause="local-rank-argument"),
+)
+scenario(
+    name="banner-only-killed", short="bok", layout="worker-N/launch_ddp.log",
+    nnodes=3, workers=workers(2),
+    env={"LOOP_STYLE": "plain", "PET_RDZV_CONF": "timeout=600"},
+    cmd=guide_cmd_with("launch_ddp_quiet.sh"), kill_after=8,
+    check=_has("OMP_NUM_THREADS"),
+    description="A launch script variant without the `DDP launch:` line (launch_ddp_quiet.sh); platform "
+    "WORLD_SIZE=3 but only 2 Workers started, so both wait in rendezvous; after 8 s the platform kills the "
+    "whole job (SIGKILL to every process). The logs hold only torchrun's OMP_NUM_THREADS banner.",
+    expect=exp(["unexplained-failure"], root="unexplained-failure",
+               note="the platform says failed and both launch commands died of SIGKILL (137); the logs hold only "
+               "torchrun's start banner, with no `DDP launch` line, so not even nnodes is known. The logs do show both "
+               "torchruns stopped before starting any process (in rendezvous), but the job was killed 8 s after "
+               "launch, too soon to call that a hang."),
+)
+scenario(
+    name="duplicate-node-rank-zero", short="dnz", layout="worker-N/launch_ddp.log",
+    workers=[Worker(rank="0", log="worker-0/launch_ddp.log"),
+             Worker(rank="0", log="worker-1/launch_ddp.log", delay=2)],
+    env={"LOOP_STYLE": "plain"},
+    check=_has("EADDRINUSE"),
+    description="2 Workers both given platform RANK=0 on the same master: both run torchrun with node_rank=0 "
+    "and try to host the rendezvous store on MASTER_PORT. Worker 1 (started 2 s later; here both share one "
+    "network namespace) cannot bind the port; Worker 0 waits for a second node that never joins.",
+    expect=exp(["duplicate-node-rank", "hang-in-rendezvous"], root="duplicate-node-rank", node_rank=0,
+               note="Worker 1's EADDRINUSE is a symptom of the duplicate node_rank 0 (both Workers host the store), "
+               "not an unrelated service on the port."),
+)
+scenario(
+    name="rdzv-c10d-master-lost", short="rcm", layout="worker-N/launch_ddp.log",
+    workers=[Worker(rank="0", log="worker-0/launch_ddp.log"),
+             Worker(rank="1", log="worker-1/launch_ddp.log", delay=1)],
+    env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "60", "STEP_SLEEP": "0.2"},
+    cmd=guide_cmd_with("launch_ddp_c10d.sh"), master_is_host=True, kill_worker=(0, "step 5/"),
+    check=_has("step 5/"),
+    description="torchrun with --rdzv_backend=c10d --rdzv_endpoint=$MASTER_ADDR:$MASTER_PORT (launch_ddp_c10d.sh); "
+    "MASTER_ADDR is Worker 0's hostname, so Worker 0's agent hosts the rendezvous store. Once the logs show "
+    "step 5, Worker 0's whole process tree (launch command, torchrun, training processes, tee) is SIGKILLed, "
+    "as when its node is lost; Worker 1 goes on alone.",
+    expect=exp(["worker-killed"], root="worker-killed", node_rank=0,
+               note="the whole node 0 was lost (its log just stops after `step 5/60`, launch status 137); Worker "
+               "1's gloo `Connection closed by peer [127.0.1.1]` and c10d store errors (Broken pipe, "
+               "RendezvousConnectionError) are consequences. No single rank is named."),
+)
+scenario(
+    name="collective-mismatch-broadcast", short="cmb", layout="worker-N/launch_ddp.log",
+    workers=workers(1),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "collective-mismatch", "FAIL_RANKS": "1", "FAIL_STEP": "5",
+         "TORCH_DISTRIBUTED_DEBUG": "DETAIL", "GRAD_SYNC": "manual", "ODD_COLLECTIVE": "broadcast_object_list"},
+    check=_has("Detected mismatch between collectives"),
+    description="1 Worker x 2 GPUs (2 ranks), TORCH_DISTRIBUTED_DEBUG=DETAIL, gradients averaged with explicit "
+    "all_reduce calls; at step 5 rank 1 calls broadcast_object_list while rank 0 calls all_reduce.",
+    expect=exp(["collective-mismatch"], root="collective-mismatch", node_rank=0, rank=1),
+)
+scenario(
+    name="ddp-unused-parameters-debug", short="dupd", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "unused-param", "TORCH_DISTRIBUTED_DEBUG": "INFO"},
+    check=_has("Expected to have finished reduction", "did not receive grad for rank"),
+    description="As ddp-unused-parameters (aux_head never used, no find_unused_parameters) with "
+    "TORCH_DISTRIBUTED_DEBUG=INFO, so the reducer's error names the parameters that got no grad, per rank.",
+    expect=exp(["ddp-unused-parameters", "crash-during-training"], root="ddp-unused-parameters"),
+)
+
+# Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
+KNOWN_GAPS = {'banner-only-killed': 'logscan names hang-in-rendezvous: the logs show both torchruns still in rendezvous when the job was killed, but 8 s is too soon to call it a hang and nothing says why the platform killed it', 'crash-redirects-log-dir-torch1.13': "with --redirects the traceback is only in the --log-dir copies, which logscan skips when Worker logs sit beside them; it sees only torchrun's summaries (exit codes) and places the crash before the first batch", 'rdzv-c10d-master-lost': "node 0's log stops mid-training with no error (its whole process tree was SIGKILLed) while node 1 reports lost peers and the c10d store gone; no rule yet names a Worker that vanished, so unexplained-failure cites the lines", 'stall-mid-training-torch1.13': "torch 1.13's gloo timeout does not name the store key or the awaited rank, so the straggler (rank 1) is not named", 'stall-mid-training-torch2.1': "torch 2.1's gloo timeout does not name the store key or the awaited rank, so the straggler (rank 1) is not named"}
 
 # Per-scenario facts seen in the real logs (torch 2.13.0, gloo, CPU). Racy details (which env prints
 # interleave, exact timings) can differ after a regeneration.
@@ -596,11 +886,147 @@ OBSERVED: dict[str, str] = {
 for _k in OBSERVED:
     OBSERVED[_k] = COMMON + OBSERVED[_k]
 
+# Batch C (older torch): how their messages differ from 2.13, as seen in the committed runs.
+COMMON_OLD = {
+    "1.13.1": "torch 1.13.1 (Python 3.10): torchrun's logging uses the plain `LEVEL:logger:` format, e.g. "
+    "`WARNING:torch.distributed.run:` alone on the banner's first line, with the asterisk rows and the `Setting "
+    "OMP_NUM_THREADS ...` line UNPREFIXED below it, and `ERROR:torch.distributed.elastic.multiprocessing.api:failed "
+    "(exitcode: 1) local_rank: 0 (pid: N) of binary: /work/torchvenv-1.13.1/bin/python3`, `WARNING:torch.distributed."
+    "elastic.multiprocessing.api:Sending process N closing signal SIGTERM`. No `[rankN]: ` prefixes anywhere: child "
+    "tracebacks are bare `Traceback (most recent call last):` blocks, so which rank raised is only known from the "
+    "FAILED summary. gloo errors are shorter: `[../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection "
+    "closed by peer [127.0.1.1]:58294` without the `This is typically caused by ...` sentence. ",
+    "2.1.2": "torch 2.1.2: torchrun's logging prefix is `[2026-12-01 12:56:52,188] torch.distributed.run: [WARNING] ` "
+    "on every banner line and `[...] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) "
+    "local_rank: 0 (pid: N) of binary: ...` / `[...] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending "
+    "process N closing signal SIGTERM`. No `[rankN]: ` prefixes: child tracebacks are bare. gloo: `[../third_party/"
+    "gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [127.0.0.1]:32906` (no `This is typically "
+    "caused ...` sentence). ",
+}
+OBSERVED_OLD = {
+    "healthy-2x2": "Nothing but `DDP launch`, the banner, env prints and `step 1/30` ... `step 30/30`, `training "
+    "finished: 30 steps`.",
+    "crash-mid-training": "Worker 0: bare `Traceback` ... `RuntimeError: non-finite loss encountered at step 10 "
+    "(loss=nan); stopping` followed by a second bare traceback ending in the gloo `Connection closed by peer`; "
+    "nothing says which of ranks 0/1 raised which. Worker 0's summary lists rank 1 under Failures and rank 0 as "
+    "`Root Cause (first observed failure)`, both `exitcode  : 1` with `traceback : To enable traceback see: ...`. "
+    "Worker 1: both ranks die of `Connection closed by peer`.",
+    "import-error-one-rank": "Worker 1: bare `ModuleNotFoundError: No module named 'flash_attn'`, only rank 2's env "
+    "print, `Sending process N closing signal SIGTERM`, summary root cause rank 3 (local_rank: 1) exitcode 1 with "
+    "`Failures: <NO_OTHER_FAILURES>`: unlike 2.13 the SIGTERMed rank 2 is not listed. Worker 0's ranks fail inside "
+    "init_process_group about 30 s later with bare `RuntimeError: Socket Timeout` (2.13: `DistStoreError: wait "
+    "timeout after 20000ms, keys: /default_pg/0//cpu//0/2`, which names the missing rank; here nothing does).",
+    "self-sigkill": "Worker 1: `failed (exitcode: -9) local_rank: 0 (pid: N)` and in the summary `exitcode  : -9 "
+    "(pid: N)` WITHOUT the ` (SIGKILL)` suffix 2.13 prints, then `traceback : Signal 9 (SIGKILL) received by PID N`. "
+    "Peers: `Read error [127.0.1.2]:49042: Connection reset by peer` / `Connection closed by peer`, bare tracebacks.",
+    "missing-worker": "Each log is `DDP launch` plus the banner and NOTHING else: this release waits in the static "
+    "rendezvous without any error inside the 60 s before the outer timeout's SIGTERM (2.13 fails after 21 s with "
+    "`Timed out after 21 seconds waiting for clients. 2/3 clients joined.`). The SIGTERM left no trace either (no "
+    "`Received 15 death signal`). Launch statuses 143.",
+    "stall-mid-training": "Worker 0: rank 0's bare traceback ending `RuntimeError: [../third_party/gloo/gloo/"
+    "transport/tcp/unbound_buffer.cc:81] Timed out waiting 20000ms for recv operation to complete`, then `Sending "
+    "process N closing signal SIGTERM` (the stalled rank 1, named only by pid) and a summary with root cause rank 0 "
+    "and `Failures: <NO_OTHER_FAILURES>`: the SIGTERMed rank 1 is not listed at all. Rank 1 is found by elimination "
+    "(node 0's other local rank, silent, SIGTERMed). Worker 1: ranks 2 and 3 time out too (`... for send operation "
+    "to complete` / `... for recv ...`).",
+}
+for _ver, _sfx in (("1.13.1", "torch1.13"), ("2.1.2", "torch2.1")):
+    for _k, _v in OBSERVED_OLD.items():
+        OBSERVED[f"{_k}-{_sfx}"] = COMMON_OLD[_ver] + _v
+OBSERVED["crash-tee-torch1.13"] = COMMON_OLD["1.13.1"] + (
+    "With --tee 3 torchrun 1.13 prefixes child lines `[default0]:` / `[default1]:` exactly like 2.13 (no "
+    "`[stderr]`-style tags), but still no `[rankN]:` inside: `[default1]:Traceback (most recent call last):` ... "
+    "`[default1]:RuntimeError: non-finite loss encountered at step 10 (loss=nan); stopping` (worker-0 line 11), "
+    "so local rank 1 on node 0 = rank 1. Lines arrive out of order as in 2.13: the tracebacks (stderr) come first, "
+    "the env prints and `[default0]:step 1/30` ... `step 9/30` (stdout) only after torchrun's `ERROR:...failed "
+    "(exitcode: 1)` line. The summary names rank 0 root cause.")
+OBSERVED["crash-redirects-log-dir-torch1.13"] = COMMON_OLD["1.13.1"] + (
+    "With --redirects 3 launch_ddp.log holds NO child output at all (no env print, no progress, no traceback): "
+    "only `DDP launch`, the banner, `ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) "
+    "local_rank: 0 ...`, `ERROR:torch.distributed.elastic.multiprocessing.errors.error_handler:no error file "
+    "defined for parent, to copy child error file (...)` and the FAILED summary. Thanks to @record the summary "
+    "carries each failing process's traceback (`error_file: /tmp/logscan-gen-.../torchrun_logs/none_<random>/"
+    "attempt_0/1/error.json`, `traceback : Traceback (most recent call last):` ... `RuntimeError: non-finite loss "
+    "encountered at step 10 (loss=nan); stopping` for rank 1; root cause still rank 0 with the gloo error). The "
+    "child lines are in worker-N/torchrun_logs/none_<random>/attempt_0/<local_rank>/{stdout,stderr}.log (no "
+    "prefixes) plus error.json per failed process.")
+
+# Batch D (torch 2.13.0): facts seen in the committed runs.
+OBSERVED.update({_k: COMMON + _v for _k, _v in {
+    "healthy-log-dir": "launch_ddp.log holds only `[default0]:`/`[default1]:`-prefixed child lines besides torchrun's "
+    "own; the per-process files under worker-N/torchrun_logs/none_<random>/attempt_0/<local_rank>/ hold the same "
+    "lines without prefix (run_id `none` with static rendezvous; the random suffix differs per Worker). Only "
+    "local rank 0 of Worker 0 has progress; stderr.log files are empty. No error.json (nothing failed).",
+    "crash-log-dir": "With --tee the child lines reach launch_ddp.log OUT OF ORDER: worker-0/launch_ddp.log starts with "
+    "rank 1's traceback (`[default1]:[rank1]: RuntimeError: non-finite loss encountered at step 10 (loss=nan); "
+    "stopping`, line 14) and only after torchrun's `failed (exitcode: 1) local_rank: 1` and `E... error_handler.py:145] "
+    "no error file defined for parent, to copy child error file (...)` come the env prints and `[default0]:step 1/30` "
+    "... `step 9/30` (lines 34-44): torchrun tails stdout and stderr files separately. Every failing process wrote "
+    "error.json (`{\"message\": {\"message\": \"RuntimeError: ...\", \"extraInfo\": {\"py_callstack\": ..., "
+    "\"timestamp\": ...}}}`), so the FAILED summary shows `error_file: /tmp/logscan-gen-.../torchrun_logs/none_<random>/"
+    "attempt_0/1/error.json` (the path on the Worker at run time, not inside this sample) and the child's Python "
+    "traceback instead of the `To enable traceback` link, also for the SIGTERMed victims (`exitcode  : -15`).",
+    "healthy-shared-append": "Both `DDP launch` lines (node_rank=1 first, then 0), both OMP_NUM_THREADS banners "
+    "(two torchrun pids) and the env prints of all four ranks are in one file, interleaved inside lines: "
+    "`torchrun env:torchrun env: RANK= 3 LOCAL_RANK= 1 WORLD_SIZE= 4` then ` RANK= 2 ...`. Progress lines are "
+    "rank 0's only; one `training finished: 30 steps`. Both commands exited 0.",
+    "healthy-tqdm-stamped": "Worker 0's log is ~330 KB: the tqdm bar (about 4000 `\\r` redraws: one per update "
+    "and one per set_postfix) is one physical line behind ONE timestamp, stamped when the line ended (the bar's "
+    "close, just before `training finished: 2000 steps`), so the timestamp is ~20 s after the bar began. The first "
+    "redraw `train:   0%|          | 0/2000 [00:00<?, ?it/s]` has no leading `\\r`; the last is `train: 100%|"
+    "██████████| 2000/2000 [00:17<00:00, 113.61it/s, loss=1.3997]`. Worker 1's log has no progress at all.",
+    "config-print-crash": "Rank 0's config block (`***** Running training *****`, `  Num examples = 960`, "
+    "`  num_train_epochs=3`, `  Total optimization steps = 30`, `  steps=30`, `  max_steps: 1000`, `  eval_steps "
+    "500`, ...) comes before any progress; then every rank: `[rankN]: FileNotFoundError: [Errno 2] No such file or "
+    "directory: '/mnt/public/project-a/data/train/shard-0000N-of-00004.jsonl'`. No `step` line anywhere.",
+    "healthy-config-print": "The config block of rank 0 interleaves with rank 1's env print: `torchrun env:  "
+    "save_steps: 500` followed later by ` RANK= 1 LOCAL_RANK= 1 WORLD_SIZE= 4` (worker-0 lines 14-18). Then "
+    "`step 1/30` ... `step 30/30` and `training finished: 30 steps`.",
+    "local-rank-argparse": "Each log starts with `DDP launch`, then the launcher's multi-line `.../torch/distributed/"
+    "launch.py:207: FutureWarning: The module torch.distributed.launch is deprecated` / `and will be removed in "
+    "future. Use torchrun.` / ... `If your script expects `--local-rank` argument to be set, please` ... and a "
+    "stray `  main()` line, then the usual `W... run.py:874]` banner (the launcher is torchrun underneath). The env "
+    "prints come first (module level), then per rank `usage: train.py [-h] --output_dir OUTPUT_DIR [--local_rank "
+    "LOCAL_RANK]` and `train.py: error: unrecognized arguments: --local-rank=0` (the value is the LOCAL rank, so "
+    "both Workers show =0 and =1). Exit code 2, unprefixed (argparse runs before init_process_group). FAILED "
+    "summary with `exitcode  : 2`; on Worker 0 the second rank shows as a SIGTERM victim (-15).",
+    "banner-only-killed": "Each log is exactly the four `W... torch/distributed/run.py:874]` banner lines "
+    "(OMP_NUM_THREADS); no `DDP launch` line, no env print, nothing after. Killed 8 s after launch; both launch "
+    "statuses 137.",
+    "duplicate-node-rank-zero": "Both logs say `DDP launch: nnodes=2 node_rank=0 ...`. Worker 1 (started 2 s "
+    "later): torchrun's own traceback ending `torch.distributed.DistNetworkError: The server socket has failed to "
+    "listen on any local network address. port: 29990, useIpv6: false, code: -98, name: EADDRINUSE, message: address "
+    "already in use`. Worker 0: `torch.distributed.DistStoreError: Timed out after 21 seconds waiting for clients. "
+    "1/2 clients joined.` No training process started.",
+    "rdzv-c10d-master-lost": "c10d rendezvous put ranks 0,1 on Worker 0 and 2,3 on Worker 1 (node_rank is ignored "
+    "by c10d; it only appears in the `DDP launch` line). worker-0/launch_ddp.log simply stops after `step 5/60` "
+    "(no error, no summary: everything including tee was killed). Worker 1: `[rank2]:`/`[rank3]: RuntimeError: "
+    "[.../gloo/transport/tcp/pair.cc:553] Connection closed by peer [127.0.1.1]:<port>`, then torchrun's "
+    "`[W... TCPStore.cpp:138] [c10d] recvValueWithTimeout failed on SocketImpl(..., remote=[::ffff:127.0.1.1]:30000): "
+    "Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?`, "
+    "`[W... TCPStore.cpp:106] [c10d] sendBytes failed on SocketImpl(...): Broken pipe`, `W... dynamic_rendezvous.py:1298] "
+    "The node 'job-rcm-worker-1_<pid>_0' has failed to shutdown the rendezvous 'ddp-job' due to an error of type "
+    "RendezvousConnectionError.` and a traceback ending `torch.distributed.elastic.rendezvous.api."
+    "RendezvousConnectionError: The connection to the C10d store has failed. See inner exception for details.` "
+    "(chained from `torch.distributed.DistNetworkError: Failed to recv, got 0 bytes...`). No FAILED summary on "
+    "Worker 1 either. Launch statuses: Worker 0 137 (killed), Worker 1 1.",
+    "collective-mismatch-broadcast": "After `step 4/30`: `[rank0]: RuntimeError: Detected mismatch between "
+    "collectives on ranks. Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=16, OpType=ALLREDUCE, "
+    "TensorShape=[4], TensorDtypes=Float, ...), but Rank 1 is running collective: CollectiveFingerPrint("
+    "SequenceNumber=16, OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long, ...)...`; rank 1's message names "
+    "itself first (`Rank 1 is running collective: ...OpType=BROADCAST..., but Rank 0 is running ...ALLREDUCE`). "
+    "With two ranks the text alone does not say which side is odd; broadcast_object_list shows as a BROADCAST of a "
+    "1-element Long tensor (the pickled size).",
+    "ddp-unused-parameters-debug": "As ddp-unused-parameters, plus per rank `[rankN]: Parameters which did not "
+    "receive grad for rank N: aux_head.bias, aux_head.weight` before `[rankN]: Parameter indices which did not "
+    "receive grad for rank N: 4 5`. DDP under INFO did not crash (only DETAIL segfaults in this build).",
+}.items()})
+
 
 # ---------------------------------------------------------------- running
 
-def base_env():
-    path = f"{GEN_DIR}:{TORCH_VENV / 'bin'}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+def base_env(venv: Path = TORCH_VENV):
+    path = f"{GEN_DIR}:{venv / 'bin'}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     return {
         "PATH": path,
         "HOME": os.environ.get("HOME", "/root"),
@@ -610,22 +1036,23 @@ def base_env():
     }
 
 
-def _versions():
+def _versions(venv: Path = TORCH_VENV):
     out = subprocess.run(
-        [str(TORCH_VENV / "bin" / "python"), "-c",
+        [str(venv / "bin" / "python"), "-c",
          "import torch, platform; print(torch.__version__.split('+')[0]); print(platform.python_version())"],
         capture_output=True, text=True, check=True,
     ).stdout.split()
     return out[0], out[1]
 
 
-def _kill_marked(marker: str):
+def _kill_marked(marker: str, var: str = "LOGSCAN_GEN_RUN"):
     """SIGKILL every process whose environment carries this run's marker.
 
     torchrun starts its children in new sessions, so killing a Worker's process group does not
-    reach them; the marker (set only in this run's Worker environments) does.
+    reach them; the marker (set only in this run's Worker environments) does. var=LOGSCAN_GEN_WORKER
+    with marker "<run>-<i>" reaches one Worker's processes only.
     """
-    needle = f"LOGSCAN_GEN_RUN={marker}".encode()
+    needle = f"{var}={marker}".encode()
     for _ in range(3):
         found = False
         for d in Path("/proc").iterdir():
@@ -680,12 +1107,17 @@ def run_once(sc: Scenario, port: int, work: Path):
         hosts = wdir / "hosts"
         # Each Worker's own name on its own loopback address (127.0.1.<i+1>), so reverse lookups
         # (torchrun's failure report `host :`) give the Worker's hostname.
-        hosts.write_text(f"127.0.0.1\tlocalhost\n127.0.1.{i + 1}\t{hostname}\n")
-        env = base_env()
+        host_lines = f"127.0.0.1\tlocalhost\n127.0.1.{i + 1}\t{hostname}\n"
+        master_name = f"job-{sc.short}-worker-0"
+        if sc.master_is_host and i != 0:
+            host_lines += f"127.0.1.1\t{master_name}\n"
+        hosts.write_text(host_lines)
+        env = base_env(venv_for(sc.torch))
         env.update(sc.env)
         env.update(
             LOGSCAN_GEN_RUN=work.name,
-            MASTER_ADDR="127.0.0.1",
+            LOGSCAN_GEN_WORKER=f"{work.name}-{i}",
+            MASTER_ADDR=master_name if sc.master_is_host else "127.0.0.1",
             MASTER_PORT=str(port + 1 if w.port == -1 else (w.port or port)),
             WORLD_SIZE=str(sc.nnodes or len(sc.workers)),
             FAKE_GPU_COUNT=str(w.gpus),
@@ -709,6 +1141,34 @@ def run_once(sc: Scenario, port: int, work: Path):
 
     statuses = {}
     snapshot = None
+    if sc.kill_worker is not None:
+        # Lose one Worker (e.g. its node dies): SIGKILL its whole process tree once a log shows needle.
+        victim, needle = sc.kill_worker
+        deadline = start + sc.limit
+        while time.monotonic() < deadline and any(p.poll() is None for _, p, _, _ in procs):
+            blobs = [(outdir / "launch_ddp.log").read_bytes() if (outdir / "launch_ddp.log").exists() else b""
+                     for _, _, outdir, _ in procs]
+            if any(needle.encode() in b for b in blobs):
+                break
+            time.sleep(0.2)
+        for i, p, _, _ in procs:
+            if i == victim:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        _kill_marked(f"{work.name}-{victim}", "LOGSCAN_GEN_WORKER")
+    if sc.kill_after is not None:
+        # The platform kills the whole job: SIGKILL to every process of every Worker.
+        deadline = start + sc.kill_after
+        while time.monotonic() < deadline and any(p.poll() is None for _, p, _, _ in procs):
+            time.sleep(0.2)
+        for i, p, _, _ in procs:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        _kill_marked(work.name)
     if sc.snapshot_after is not None:
         deadline = start + sc.snapshot_after
         while time.monotonic() < deadline and any(p.poll() is None for _, p, _, _ in procs):
@@ -739,7 +1199,8 @@ def run_once(sc: Scenario, port: int, work: Path):
         logs = snapshot
     else:
         logs = {i: (outdir / "launch_ddp.log").read_bytes() for i, _, outdir, _ in procs}
-    return statuses, logs
+    outdirs = {i: outdir for i, _, outdir, _ in procs}
+    return statuses, logs, outdirs
 
 
 def generate(sc: Scenario, index: int, torch_v: str, py_v: str):
@@ -751,7 +1212,7 @@ def generate(sc: Scenario, index: int, torch_v: str, py_v: str):
         dest.mkdir(parents=True)
         work = Path(tempfile.mkdtemp(prefix=f"logscan-gen-{sc.name}-"))
         t0 = time.monotonic()
-        statuses, logs = run_once(sc, port, work)
+        statuses, logs, outdirs = run_once(sc, port, work)
         took = time.monotonic() - t0
         problem = sc.check(logs) if sc.check else None
         print(f"{sc.name}: attempt {attempt}, statuses {statuses}, {took:.0f}s"
@@ -777,6 +1238,11 @@ def generate(sc: Scenario, index: int, torch_v: str, py_v: str):
             "log": w.log,
             "launch_exit_status": (st if st is None or st >= 0 else 128 - st),
         })
+    for i, w in enumerate(sc.workers):
+        for rel in sc.keep_dirs:
+            src = outdirs[i] / rel
+            if src.is_dir():
+                shutil.copytree(src, (dest / w.log).parent / rel)
     for name in sc.gzip_logs:
         path = dest / name
         data = path.read_bytes()
@@ -804,7 +1270,7 @@ def generate(sc: Scenario, index: int, torch_v: str, py_v: str):
         "layout": sc.layout,
         "workers": wlist,
         "job_status": job_status,
-        "expect": sc.expect,
+        "expect": {**sc.expect, **({"known_gap": KNOWN_GAPS[sc.name]} if sc.name in KNOWN_GAPS else {})},
         "observed": OBSERVED.get(sc.name, sc.observed),
         "generated": {"torch": torch_v, "python": py_v, "date": _dt.date.today().isoformat()},
     }
@@ -831,19 +1297,27 @@ def main(argv):
     if os.geteuid() != 0:
         print("generate.py needs root (unshare/mount/hostname)", file=sys.stderr)
         return 2
-    if not (TORCH_VENV / "bin" / "torchrun").exists():
-        print(f"no torchrun in {TORCH_VENV}; create it: python3 -m venv {TORCH_VENV} && "
-              f"{TORCH_VENV}/bin/pip install torch==2.13.0 numpy tqdm", file=sys.stderr)
-        return 2
     wanted = argv or names
     unknown = [n for n in wanted if n not in names]
     if unknown:
         print(f"unknown scenario(s): {unknown}", file=sys.stderr)
         return 2
-    torch_v, py_v = _versions()
+    versions = {}
+    for sc in SCENARIOS:
+        if sc.name in wanted and sc.torch not in versions:
+            venv = venv_for(sc.torch)
+            if not (venv / "bin" / "torchrun").exists():
+                numpy = "numpy" if sc.torch == DEFAULT_TORCH else "'numpy<2'"
+                print(f"no torchrun in {venv} (torch {sc.torch}, for {sc.name}); create it: python3 -m venv "
+                      f"{venv} && {venv}/bin/pip install torch=={sc.torch} {numpy} tqdm", file=sys.stderr)
+                return 2
+            versions[sc.torch] = _versions(venv)
+            if versions[sc.torch][0] != sc.torch:
+                print(f"WARNING: {venv} has torch {versions[sc.torch][0]}, scenarios ask for {sc.torch}; "
+                      "expected.json records the version really used", file=sys.stderr)
     for idx, sc in enumerate(SCENARIOS):
         if sc.name in wanted:
-            generate(sc, idx, torch_v, py_v)
+            generate(sc, idx, *versions[sc.torch])
     return 0
 
 

@@ -14,6 +14,12 @@ Started by torchrun through launch_ddp.sh. Behaviour is chosen by environment va
   FAIL_RANKS       comma-separated global ranks, or "all" (default "all")
   FAIL_STEP        step at which step-bound failures happen (default 10)
   GRAD_SYNC        ddp (default) | manual: no DDP wrapper, explicit gradient all_reduce
+  ODD_COLLECTIVE   collective-mismatch: what the failing ranks call, all_gather (default) |
+                   broadcast_object_list
+  TQDM_MININTERVAL tqdm mininterval (default 0.3); 0 also sets miniters=1 (a redraw per update)
+  CONFIG_PRINT     1: rank 0 prints a training-config block before anything else
+  LOCAL_RANK_ARG   1: argparse knows only --local_rank (the pre-2.0 launcher spelling)
+  RECORD_ERRORS    1: main() is wrapped in torch.distributed.elastic's @record (writes error.json)
 """
 import os
 
@@ -30,6 +36,20 @@ def _fails_here():
 if _fail_kind == "import" and _fails_here():
     # An optional fused-kernel package that the image does not have.
     import flash_attn  # noqa: F401
+
+if os.environ.get("CONFIG_PRINT") == "1" and os.environ.get("RANK") == "0":
+    # A config dump as training frameworks print it: numbers that are not progress.
+    print("***** Running training *****")
+    print("  Num examples = 960")
+    print("  num_train_epochs=3")
+    print("  Total optimization steps = " + os.environ.get("TRAIN_STEPS", "30"))
+    print("training config:")
+    print("  steps=" + os.environ.get("TRAIN_STEPS", "30"))
+    print("  max_steps: 1000")
+    print("  eval_steps 500")
+    print("  save_steps: 500")
+    print("  warmup_steps=100")
+    print("  learning_rate=0.05")
 
 print("torchrun env:", "RANK=", os.environ.get("RANK"), "LOCAL_RANK=", os.environ.get("LOCAL_RANK"), "WORLD_SIZE=", os.environ.get("WORLD_SIZE"))
 
@@ -100,7 +120,11 @@ class Progress:
         if is_main and style == "tqdm":
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, desc="train", mininterval=0.3)
+            mininterval = float(os.environ.get("TQDM_MININTERVAL", "0.3"))
+            if mininterval > 0:
+                self.bar = tqdm(total=total, desc="train", mininterval=mininterval)
+            else:
+                self.bar = tqdm(total=total, desc="train", mininterval=0, miniters=1)
 
     def update(self, step, epoch, it, loss, grad_norm):
         if not self.is_main:
@@ -127,6 +151,9 @@ class Progress:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--output_dir", required=True)
+    if os.environ.get("LOCAL_RANK_ARG") == "1":
+        # Written for the pre-2.0 launcher, which passed --local_rank=N.
+        parser.add_argument("--local_rank", type=int, default=-1)
     args = parser.parse_args()
 
     style = os.environ.get("LOOP_STYLE", "plain")
@@ -205,7 +232,10 @@ def main():
             if kind == "collective-mismatch" and step == fail_step:
                 # Metric sync where one rank takes a different code path.
                 t = torch.ones(4) * rank
-                if fail_here:
+                if fail_here and os.environ.get("ODD_COLLECTIVE") == "broadcast_object_list":
+                    objs = [{"step": step, "rank": rank}]
+                    dist.broadcast_object_list(objs, src=rank)
+                elif fail_here:
                     out = [torch.zeros(4) for _ in range(world)]
                     dist.all_gather(out, t)
                 else:
@@ -235,4 +265,8 @@ def main():
 
 
 if __name__ == "__main__":
+    if os.environ.get("RECORD_ERRORS") == "1":
+        from torch.distributed.elastic.multiprocessing.errors import record
+
+        main = record(main)
     main()
