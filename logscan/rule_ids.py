@@ -15,6 +15,7 @@ STORE_TIMEOUT = "store-timeout"
 CONNECT_FAILED = "connect-failed"
 PEER_LOST = "peer-lost"
 WORKER_GROUP_RESTART = "worker-group-restart"
+ERROR_LINE = "error-line"
 
 # What a process waiting on others reports: evidence that it was waiting, not failing.
 WAITING_EVIDENCE = (COLLECTIVE_TIMEOUT_LINE, SIGTERM_RECEIVED, STORE_TIMEOUT, CONNECT_FAILED, PEER_LOST)

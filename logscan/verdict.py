@@ -9,6 +9,7 @@ is missing.
 from __future__ import annotations
 
 from logscan.model import Job, Worker
+from logscan.rule_ids import ERROR_LINE
 
 HEALTHY, FAILED, RUNNING, INCONCLUSIVE = "HEALTHY", "FAILED", "RUNNING", "INCONCLUSIVE"
 VERDICTS = (HEALTHY, FAILED, RUNNING, INCONCLUSIVE)
@@ -18,6 +19,13 @@ def _shows_ddp(worker: Worker) -> bool:
     """The log shows a torchrun job at all: a launch line, torchrun's own lines, env prints or
     progress."""
     return worker.ran_torchrun or bool(worker.progress)
+
+
+def _unexplained_errors(job: Job, worker: Worker):
+    """Lines that say a process failed (a non-zero exit, a kill, an argument error) when no rule
+    made a finding of them: a damaged or unknown failure report."""
+    return [h.where for h in worker.hits if h.rule_id == ERROR_LINE] + \
+        [e.where for e in worker.exits if e.exitcode]
 
 
 def judge(job: Job, findings) -> tuple[str, str]:
@@ -31,6 +39,11 @@ def judge(job: Job, findings) -> tuple[str, str]:
         files = sum(len(w.files) for w in job.workers)
         return INCONCLUSIVE, (f"nothing in {files} file(s) shows a torchrun job: no launch line, "
                               f"no torchrun output, no env print, no progress line")
+    unexplained = [w for w in job.workers if _unexplained_errors(job, w)]
+    if unexplained:
+        where = _unexplained_errors(job, unexplained[0])[-1]
+        return INCONCLUSIVE, (f"no rule explains the error-like line {where.file}:{where.line} "
+                              f"({where.text.strip()[:80]}): what failed, and why, the logs do not say")
     finished = [w for w in ddp if w.progress_fraction() == 1.0]
     if finished:
         # DDP synchronises every step: a run that reached its last step did so on every rank.

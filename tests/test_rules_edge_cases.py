@@ -68,3 +68,20 @@ def test_a_stray_text_file_beside_the_logs_is_no_extra_worker(tmp_path):
     d = diagnose_paths([str(tmp_path)], Settings())
     assert "launch-mismatch" not in {f.rule for f in d.findings}
     assert d.healthy
+
+
+def test_a_damaged_failure_line_keeps_a_trained_job_from_healthy(tmp_path):
+    """Synthetic: the real healthy-2x2 logs cut after their first steps, and on node 0 a torchrun
+    failure line damaged mid-way. No rule explains it, so the verdict is not HEALTHY."""
+    from conftest import SAMPLES
+
+    for node in (0, 1):
+        lines = (SAMPLES / "healthy-2x2" / f"worker-{node}" / "launch_ddp.log").read_text().splitlines()[:12]
+        if node == 0:
+            lines.append("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank")
+        (tmp_path / f"worker-{node}").mkdir()
+        (tmp_path / f"worker-{node}" / "launch_ddp.log").write_text("\n".join(lines) + "\n")
+    got = diagnose_paths([str(tmp_path)], Settings())
+    assert got.verdict == "INCONCLUSIVE" and "exitcode: -9" in got.verdict_reason
+    failed = diagnose_paths([str(tmp_path)], Settings(job_status="failed"))
+    assert failed.verdict == "FAILED" and failed.root_cause.rule == "unexplained-failure"
