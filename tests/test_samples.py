@@ -23,7 +23,7 @@ def _judged_samples():
         yield pytest.param(sample, marks=marks, id=sample.name)
 
 
-@pytest.mark.parametrize("sample", _judged_samples())
+@pytest.mark.parametrize("sample", list(_judged_samples()))
 def test_sample_diagnosis(sample):
     want = expected(sample)["expect"]
     got = diagnose(sample)
