@@ -169,6 +169,10 @@ def _process_failures(job: Job) -> list[Failure]:
         if len(unranked) >= len(failed_exits):
             explained |= set(failed_exits)  # the tracebacks already tell these failures
         told = sum(1 for f in out if f.worker is worker)
+        # Ranks whose own lines say they were waiting on others (a watchdog timeout, a lost
+        # peer): the abort that ends them (-6 after NCCL's watchdog) is a consequence too.
+        waited = {worker.global_rank(h.where, dict(h.groups)) for h in worker.hits
+                  if h.rule_id in waiting} - {None}
         for exit_ in worker.exits:
             rank = _exit_rank(worker, exit_)
             if exit_.exitcode in (None, 0) or rank in explained:
@@ -178,7 +182,8 @@ def _process_failures(job: Job) -> list[Failure]:
             explained.add(rank)
             out.append(Failure(
                 worker, rank, exit_.where, f"exit code {exit_.exitcode}",
-                exit_.exitcode == SIGTERM, None if exit_.exitcode < 0 else _loose_cause(job, worker),
+                exit_.exitcode == SIGTERM or rank in waited,
+                None if exit_.exitcode < 0 else _loose_cause(job, worker),
                 exit_.exitcode,
                 exit_.time, _after_progress(job, worker, exit_.where)))
     return out
