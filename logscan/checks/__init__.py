@@ -9,7 +9,8 @@ from __future__ import annotations
 from logscan.checks.collision import log_collision
 from logscan.checks.launch import duplicate_node_rank, gpu_count_mismatch, launch_mismatch, missing_worker
 from logscan.checks.processes import missing_rank, world_size_mismatch
-from logscan.checks.crashes import crash_before_first_batch, crash_during_training, restart_loop
+from logscan.checks.crashes import (crash_before_first_batch, crash_during_training, restart_loop,
+                                    worker_vanished)
 from logscan.checks.exit_status import masked_exit_code, unexplained_failure
 from logscan.checks.hangs import collective_timeout, hang_before_first_batch, hang_in_rendezvous
 
@@ -29,4 +30,5 @@ CHECKS = {
     "restart-loop": restart_loop,
     "masked-exit-code": masked_exit_code,
     "unexplained-failure": unexplained_failure,
+    "worker-vanished": worker_vanished,
 }

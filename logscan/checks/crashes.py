@@ -107,3 +107,27 @@ def restart_loop(job: Job, rule):
         out.append(finding(rule, message, evidence or [worker.last_line], node_rank=worker.node_rank,
                            rank=first.rank if first else None, worker=worker.label))
     return out
+
+
+def worker_vanished(job: Job, rule):
+    if any(not f.cascade for f in job.failures):
+        return []  # something failed by itself: that is the story
+    lost = [f for f in job.failures if f.cascade]
+    ended = job.job_status in ("failed", "succeeded") or bool(lost)
+    out = []
+    for worker in job.workers:
+        others = [f for f in lost if f.worker is not worker]
+        if not ended or not others or not worker.started_processes or worker.exits:
+            continue
+        if worker.error_lines(job.catalogue) or worker.progress_fraction() == 1.0:
+            continue
+        end = worker.last_line
+        ranks = sorted({f.rank for f in others if f.rank is not None})
+        who = plural(ranks, "rank", "ranks") if ranks else "the processes of the other Workers"
+        where = f" at {end.file}:{end.line}" if end else ""
+        out.append(finding(rule, f"{worker.label}'s log stops{where} with no error and no exit report, "
+                                 f"while {who} lost their peers: {worker.label} was killed from outside "
+                                 f"or its output stopped being captured",
+                           [end, *(f.where for f in others[:2])], node_rank=worker.node_rank,
+                           worker=worker.label))
+    return out

@@ -708,7 +708,7 @@ scenario(
     "MASTER_ADDR is Worker 0's hostname, so Worker 0's agent hosts the rendezvous store. Once the logs show "
     "step 5, Worker 0's whole process tree (launch command, torchrun, training processes, tee) is SIGKILLed, "
     "as when its node is lost; Worker 1 goes on alone.",
-    expect=exp(["worker-killed"], root="worker-killed", node_rank=0,
+    expect=exp(["worker-vanished"], root="worker-vanished", node_rank=0,
                note="the whole node 0 was lost (its log just stops after `step 5/60`, launch status 137); Worker "
                "1's gloo `Connection closed by peer [127.0.1.1]` and c10d store errors (Broken pipe, "
                "RendezvousConnectionError) are consequences. No single rank is named."),
@@ -734,7 +734,7 @@ scenario(
 )
 
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
-KNOWN_GAPS = {'banner-only-killed': 'logscan names hang-in-rendezvous: the logs show both torchruns still in rendezvous when the job was killed, but 8 s is too soon to call it a hang and nothing says why the platform killed it', 'crash-redirects-log-dir-torch1.13': "with --redirects the traceback is only in the --log-dir copies, which logscan skips when Worker logs sit beside them; it sees only torchrun's summaries (exit codes) and places the crash before the first batch", 'rdzv-c10d-master-lost': "node 0's log stops mid-training with no error (its whole process tree was SIGKILLed) while node 1 reports lost peers and the c10d store gone; no rule yet names a Worker that vanished, so unexplained-failure cites the lines", 'stall-mid-training-torch1.13': "torch 1.13's gloo timeout does not name the store key or the awaited rank, so the straggler (rank 1) is not named", 'stall-mid-training-torch2.1': "torch 2.1's gloo timeout does not name the store key or the awaited rank, so the straggler (rank 1) is not named"}
+KNOWN_GAPS = {'banner-only-killed': 'logscan names hang-in-rendezvous: the logs show both torchruns still in rendezvous when the job was killed, but 8 s is too soon to call it a hang and nothing says why the platform killed it', 'crash-redirects-log-dir-torch1.13': "with --redirects the traceback is only in the --log-dir copies, which logscan skips when Worker logs sit beside them; it sees only torchrun's summaries (exit codes) and places the crash before the first batch", 'stall-mid-training-torch1.13': "torch 1.13's gloo timeout does not name the store key or the awaited rank, so the straggler (rank 1) is not named", 'stall-mid-training-torch2.1': "torch 2.1's gloo timeout does not name the store key or the awaited rank, so the straggler (rank 1) is not named"}
 
 # Per-scenario facts seen in the real logs (torch 2.13.0, gloo, CPU). Racy details (which env prints
 # interleave, exact timings) can differ after a regeneration.
