@@ -37,7 +37,9 @@ def hang_in_rendezvous(job: Job, rule):
         elif is_stale(job, worker) and (job.job_status == "running" or not job_ended(job, worker)):
             reason = f"its log has been quiet for more than {duration(job)} before any process started"
             evidence = [worker.last_line]
-        elif job.job_status in ("failed", "succeeded") and not worker.error_lines(job.catalogue):
+        elif job.job_status in ("failed", "succeeded") and worker.launch is not None \
+                and not worker.error_lines(job.catalogue):
+            # Only a launch line says the Worker was waiting for others (nnodes > 1).
             reason = "its log stops there with no error of its own: it was still waiting when the job ended"
             evidence = [worker.last_line]
         else:
