@@ -14,7 +14,8 @@ from pathlib import Path
 
 from logscan.errors import RuleFileError
 
-KINDS = ("signature", "code", "signal")
+# lint: a pre-flight rule on launch scripts and commands, implemented in logscan.lint.
+KINDS = ("signature", "code", "signal", "lint")
 # What a rule's finding is to the root-cause pass (rootcause.py): a launch-shape problem explains
 # everything after it; a failure is something a process or Worker did wrong by itself; a cascade
 # is what processes suffer from another's failure and leads only when nothing else explains the
@@ -176,7 +177,7 @@ def parse_rule(path: Path, data: dict) -> Rule:
         fields["message"] = _require_str(path, data, "message")
     elif "message" in data:
         raise RuleFileError(path, "message", "belongs to signature rules; a code rule's code writes its message")
-    if kind != "code":
+    if kind not in ("code", "lint"):
         patterns = _str_list(path, data, "patterns")
         if not patterns:
             raise RuleFileError(path, "patterns", "needs at least one pattern")

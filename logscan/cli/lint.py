@@ -1,0 +1,82 @@
+"""`logscan lint [SCRIPT...] [--command TEXT] [--train-script FILE]`: pre-flight checks of the
+launch script, the platform launch command and the training script, read and never run. Same
+formats and exit statuses as `scan`: 0 clean, 1 findings at or above --fail-on, 2 usage/input."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from logscan.cli import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_STATUS_HELP
+from logscan.cli.common import ConfigFile, Isolated, RuleDirs, fail, load_settings, write_report
+
+
+def register(app: typer.Typer) -> None:
+    app.command("lint", epilog=EXIT_STATUS_HELP)(lint)
+
+
+def exit_status(diagnosis, fail_on: str) -> int:
+    """1 when a finding is at or above fail_on (an error finding makes the verdict FAILED)."""
+    from logscan.catalogue import SEVERITY_ORDER
+
+    if fail_on == "never":
+        return EXIT_HEALTHY
+    worst = diagnosis.worst_severity()
+    if diagnosis.verdict == "FAILED" or (
+            worst is not None and SEVERITY_ORDER[worst] <= SEVERITY_ORDER[fail_on]):
+        return EXIT_FINDINGS
+    return EXIT_HEALTHY
+
+
+def lint(
+    scripts: Annotated[Optional[list[str]], typer.Argument(
+        metavar="SCRIPT", help="Launch scripts (launch_ddp.sh) to lint.", show_default=False)] = None,
+    command: Annotated[Optional[str], typer.Option(
+        "--command", "-c", metavar="TEXT", help="The platform launch command, as typed on the creation page.")] = None,
+    command_file: Annotated[Optional[Path], typer.Option(
+        "--command-file", metavar="FILE", help="Read the platform launch command from FILE.")] = None,
+    train_script: Annotated[list[str], typer.Option(
+        "--train-script", metavar="FILE", help="Training script to check (repeatable).")] = [],
+    format: Annotated[Optional[str], typer.Option(
+        "--format", "-f", metavar="FORMAT", help="Report format (as for scan: human, json, ...).")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE", help="Write the report to FILE.")] = None,
+    fail_on: Annotated[Optional[str], typer.Option(
+        metavar="LEVEL", help="Exit 1 on findings at or above this severity: error, warning or never.")] = None,
+    rules: RuleDirs = [],
+    select: Annotated[list[str], typer.Option(metavar="ID", help="Only these lint rule ids (repeatable).")] = [],
+    ignore: Annotated[list[str], typer.Option(metavar="ID", help="Skip these lint rule ids (repeatable).")] = [],
+    color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Colour the human report.")] = None,
+    config: ConfigFile = None,
+    isolated: Isolated = False,
+) -> None:
+    """Check a launch script, launch command and training script before the job runs."""
+    # select/ignore of a config file name scan's rules; lint takes them from its own flags only.
+    settings = load_settings(dict(rule_dirs=rules, format=format, fail_on=fail_on, output=output),
+                             config, isolated)
+    from logscan.catalogue import load_catalogue
+    from logscan.errors import LogscanError
+    from logscan.lint import lint as run_lint
+    from logscan.lint import COMMAND_LABEL, read_input
+    from logscan.render import RENDERERS
+
+    if command is not None and command_file is not None:
+        fail("--command and --command-file cannot be used together")
+    try:
+        if command_file is not None:
+            try:
+                command = command_file.read_text(encoding="utf-8", errors="replace")
+            except OSError as exc:
+                fail(f"cannot read {command_file}: {exc.strerror or exc}")
+        label = str(command_file) if command_file is not None else COMMAND_LABEL
+        inp = read_input(scripts or [], command, train_script, label)
+        diagnosis = run_lint(inp, load_catalogue(settings.rule_dirs), select, ignore)
+    except LogscanError as exc:
+        fail(str(exc))
+    human = settings.format == "human"
+    if color is None:
+        color = settings.output is None and sys.stdout is not None and sys.stdout.isatty()
+    write_report(RENDERERS[settings.format](diagnosis, color=color and human), settings.output)
+    raise typer.Exit(exit_status(diagnosis, settings.fail_on))
