@@ -29,6 +29,13 @@ NOT_LOG_SUFFIXES = {
     ".whl", ".so", ".csv", ".parquet", ".arrow", ".db", ".sqlite", ".lock", ".pid",
 }
 LOG_NAME = re.compile(r"(?i)(?:\.(?:log|out|err|txt|stdout|stderr)(?:\.\d+)?(?:\.gz)?$|^(?:stdout|stderr|output)$)")
+# Names that say "log" by themselves; any other text file (`notes.txt`, `step-000001.txt`, a
+# report written beside the logs) is a Worker log only when its content shows torchrun's.
+SURE_LOG_NAME = re.compile(r"(?i)(?:\.(?:log|out|err|stdout|stderr)(?:\.\d+)?(?:\.gz)?$|^(?:stdout|stderr)$)")
+# A report logscan itself wrote (`scan -o report.txt` beside the logs): never a log.
+OWN_REPORT = re.compile(rb"^(?:(?:HEALTHY|FAILED|RUNNING|INCONCLUSIVE) [^\n]*: |\{\s*\"schema_version\")")
+# Trees of the machine itself, never walked whatever a link or an argument says.
+SYSTEM_TREES = ("/proc", "/sys", "/dev")
 # Content that marks an oddly named text file as a DDP launch log.
 LOG_MARKERS = (b"DDP launch:", b"torchrun", b"torch.distributed", b"LOCAL_RANK", b"Traceback (most recent")
 # torchrun --log-dir keeps per-process copies: <log_dir>/<run_id>_<rand>/attempt_<n>/<local_rank>/
@@ -147,8 +154,17 @@ def _fold_process_copies(found: Discovery) -> None:
                   for log in found.logs]
 
 
+def _inside(path: str, roots: tuple[str, ...]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
 def _walk(root: str, shown_root: str, found: Discovery, seen_dirs, seen_files) -> None:
-    """Depth first, entries by name; iterative, so no tree is too deep for it."""
+    """Depth first, entries by name; iterative, so no tree is too deep for it. A symbolic link
+    that leads out of the root is not followed: nothing outside the job is read."""
+    real_root = os.path.realpath(root)
+    if _inside(real_root, SYSTEM_TREES):
+        found.notes.append((printable(shown_root or root), "a system tree (/proc, /sys, /dev): not walked"))
+        return
     stack = [_entries(root, found, seen_dirs)]
     shown = [shown_root]
     while stack:
@@ -159,6 +175,10 @@ def _walk(root: str, shown_root: str, found: Discovery, seen_dirs, seen_files) -
             continue
         display = f"{shown[-1]}/{entry.name}" if shown[-1] else entry.name
         try:
+            if entry.is_symlink() and not _inside(os.path.realpath(entry.path), (real_root,)):
+                found.notes.append((printable(display), "symbolic link out of the scanned directory: "
+                                                        "not followed"))
+                continue
             is_dir = entry.is_dir(follow_symlinks=True)
         except OSError:
             is_dir = False
@@ -221,7 +241,10 @@ def _consider(path: str, display: str, found: Discovery, seen_files, named: bool
             found.skipped.append(display)
         return
     name = os.path.basename(path)
-    if not named and not LOG_NAME.search(name) and not any(m in head for m in LOG_MARKERS):
+    if OWN_REPORT.match(head):
+        found.notes.append((display, "a logscan report, not a log: skipped"))
+        return
+    if not named and not SURE_LOG_NAME.search(name) and not any(m in head for m in LOG_MARKERS):
         found.skipped.append(display)
         return
     stream, order = _stream_of(display)

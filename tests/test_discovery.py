@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import gzip
 import shutil
+from pathlib import Path
 
-from conftest import SAMPLES
+from conftest import POST_MORTEM_NOW, SAMPLES
+from logscan.config import parse_time
 from logscan.discovery import discover
 from logscan.pipeline import diagnose_paths
 from logscan.settings import Settings
 
 REAL = SAMPLES / "healthy-2x2"
+NOW = parse_time(POST_MORTEM_NOW)
 
 
 def worker_log(n: int) -> bytes:
@@ -68,3 +71,44 @@ def test_tensorboard_and_binary_files_are_skipped_quietly(tmp_path):
     (tmp_path / "run" / "notes.out").write_bytes(bytes(range(256)) * 10)
     d = diagnose_paths([str(tmp_path / "run")], Settings())
     assert d.healthy and not d.inputs
+
+
+def _healthy_job(root: Path) -> Path:
+    job = root / "job"
+    shutil.copytree(SAMPLES / "healthy-2x2", job)
+    return job
+
+
+def test_a_link_out_of_the_job_is_not_followed(tmp_path):
+    """Synthetic: a private file and a directory outside the job, linked from inside it."""
+    job = _healthy_job(tmp_path)
+    secret = tmp_path / "secret.log"
+    secret.write_text("Traceback (most recent call last):\nRuntimeError: PRIVATE-TOKEN-123\n")
+    (job / "worker-0" / "linked.log").symlink_to(secret)
+    (job / "proc").symlink_to("/proc")
+    found = discover([str(job)])
+    assert all("linked.log" not in log.display for log in found.logs)
+    notes = dict(found.notes)
+    assert "not followed" in notes["job/worker-0/linked.log"] and "not followed" in notes["job/proc"]
+    got = diagnose_paths([str(job)], Settings(now=NOW))
+    assert all("PRIVATE" not in e.text for f in got.findings for e in f.evidence)
+
+
+def test_system_trees_are_never_walked():
+    found = discover(["/proc/self"])
+    assert not found.logs and "not walked" in found.notes[0][1]
+
+
+def test_a_report_beside_the_logs_and_stray_text_files_are_not_workers(tmp_path):
+    job = _healthy_job(tmp_path)
+    before = diagnose_paths([str(job)], Settings(now=NOW))
+    from logscan.render.human import render_human
+
+    (job / "report.txt").write_text(render_human(before))
+    (job / "metrics").mkdir()
+    (job / "metrics" / "step-000001.txt").write_text("step 1 loss 1.25\n")
+    found = discover([str(job)])
+    assert sorted(log.display for log in found.logs) == [
+        "job/worker-0/launch_ddp.log", "job/worker-1/launch_ddp.log"]
+    after = diagnose_paths([str(job)], Settings(now=NOW))
+    assert after.summary() == before.summary()
