@@ -6,6 +6,7 @@ Signature rules and signals carry their own patterns; code rules carry only thei
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -47,6 +48,9 @@ class Rule:
     precedence: int = DEFAULT_PRECEDENCE
     job_may_run: bool = False   # a shape the job can run despite: alone, it places no failure
     fallback: bool = False      # tried only when no other rule found an error
+    # needs a fix of its own (a masked exit status: the launch command): never folded under the
+    # root cause as its cascade, even when its role keeps it from leading
+    independent: bool = False
     # signals: the line means its process suffered another's failure
     cascade: bool = False
     # signals: the line tells where a Worker got, not that anything went wrong
@@ -89,12 +93,66 @@ class Rule:
         return None
 
     def render_message(self, groups: dict[str, str]) -> str:
-        return self.message.format_map(_Placeholder(groups))
+        """The message with each `{name}` replaced by that named group ("?" when it did not
+        match). Templates are data: nothing but a plain name is ever looked up."""
+        return _PLACEHOLDER.sub(lambda m: groups.get(m[1], "?"), self.message)
 
 
-class _Placeholder(dict):
-    def __missing__(self, key):
-        return "?"
+# `{name}`; a template may hold nothing else between braces (checked when the rule loads).
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w{0,63})\}")
+# A rule file is a page of TOML; anything much bigger is not a rule file.
+MAX_RULE_FILE_BYTES = 1 << 20
+MAX_PATTERN_CHARS = 4096
+
+
+def _check_template(path: Path, template: str) -> str:
+    rest = _PLACEHOLDER.sub("", template)
+    if "{" in rest or "}" in rest:
+        raise RuleFileError(path, "message", "may hold only {name} placeholders of named groups "
+                                             "(no attributes, indexes or format specs)")
+    return template
+
+
+# Counted repeats and nesting beyond these make the regex engine build huge programs (a{4294967294}
+# takes gigabytes before it fails): such patterns are refused before they are compiled.
+MAX_REPEAT = 1000
+MAX_NESTING = 50
+_REPEAT = re.compile(r"(?<!\\)\{(\d+)(?:,(\d*))?\}")
+
+
+def _too_costly(pattern: str) -> str | None:
+    for low, high in _REPEAT.findall(pattern):
+        if int(low) > MAX_REPEAT or (high and int(high) > MAX_REPEAT):
+            return f"a counted repeat above {{{MAX_REPEAT}}}"
+    depth = deepest = 0
+    escaped = False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth -= 1
+    return f"groups nested more than {MAX_NESTING} deep" if deepest > MAX_NESTING else None
+
+
+def _compile(path: Path, key: str, pattern: str):
+    import regex
+
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise RuleFileError(path, key, f"a pattern is longer than {MAX_PATTERN_CHARS} characters")
+    if (why := _too_costly(pattern)) is not None:
+        raise RuleFileError(path, key, f"pattern {pattern[:40]!r}... has {why}: too costly to run")
+    try:
+        return regex.compile(pattern)
+    except regex.error as exc:
+        raise RuleFileError(path, key, f"bad pattern {pattern[:80]!r}: {exc}") from None
+    except (RecursionError, OverflowError, MemoryError, ValueError) as exc:
+        raise RuleFileError(path, key, f"pattern {pattern[:80]!r} cannot be compiled: "
+                                       f"{type(exc).__name__}") from None
 
 
 def _require_str(path: Path, data: dict, key: str, choices: Iterable[str] | None = None) -> str:
@@ -167,6 +225,7 @@ def parse_rule(path: Path, data: dict) -> Rule:
             role=_optional_str(path, data, "role", ROLES) or DEFAULT_ROLE,
             job_may_run=_bool(path, data, "job_may_run"),
             fallback=_bool(path, data, "fallback"),
+            independent=_bool(path, data, "independent"),
             hint=_require_str(path, data, "hint"),
         )
         unused = {"cascade", "cause", "traceback_stage", "informational"} & set(data)
@@ -174,7 +233,7 @@ def parse_rule(path: Path, data: dict) -> Rule:
             raise RuleFileError(path, sorted(unused)[0], "is a signal's field, not a rule's")
     if kind == "signature":
         # A code rule's message is built by its code; a signature's is this template.
-        fields["message"] = _require_str(path, data, "message")
+        fields["message"] = _check_template(path, _require_str(path, data, "message"))
     elif "message" in data:
         raise RuleFileError(path, "message", "belongs to signature rules; a code rule's code writes its message")
     if kind not in ("code", "lint"):
@@ -183,10 +242,7 @@ def parse_rule(path: Path, data: dict) -> Rule:
             raise RuleFileError(path, "patterns", "needs at least one pattern")
         for key in ("patterns", "exclude"):
             for pattern in _str_list(path, data, key):
-                try:
-                    regex.compile(pattern)
-                except regex.error as exc:
-                    raise RuleFileError(path, key, f"bad pattern {pattern!r}: {exc}") from None
+                _compile(path, key, pattern)
         fields.update(
             patterns=patterns,
             exclude=_str_list(path, data, "exclude"),
@@ -202,9 +258,17 @@ def parse_rule(path: Path, data: dict) -> Rule:
 def load_rule_file(path: Path) -> Rule:
     try:
         with open(path, "rb") as handle:
-            data = tomllib.load(handle)
+            text = handle.read(MAX_RULE_FILE_BYTES + 1)
+        if len(text) > MAX_RULE_FILE_BYTES:
+            raise RuleFileError(path, "(file)", f"is larger than {MAX_RULE_FILE_BYTES >> 20} MiB: "
+                                                "not a rule file")
+        data = tomllib.loads(text.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise RuleFileError(path, "(file)", "is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise RuleFileError(path, "(syntax)", str(exc)) from None
+    except RecursionError:
+        raise RuleFileError(path, "(syntax)", "nested too deeply") from None
     except OSError as exc:
         raise RuleFileError(path, "(file)", exc.strerror or str(exc)) from None
     return parse_rule(path, data)
