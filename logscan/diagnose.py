@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from logscan.checks import CHECKS
 from logscan.events import format_master
 from logscan.checks.signatures import signature_findings
-from logscan.diagnosis import Diagnosis, InputNote, ProcessSummary, WorkerSummary
+from logscan.checks.expectations import EXPECTATION, expectation_findings
+from logscan.diagnosis import (STAGES, Diagnosis, InputNote, Mark, Place, ProcessSummary,
+                               WorkerSummary)
 from logscan.model import Job
 from logscan.rootcause import choose_root_cause
-from logscan.rule_ids import MISSING_RANK, MISSING_WORKER
+from logscan.rule_ids import (HANG_IN_RENDEZVOUS, HANG_RULES, MISSING_RANK, MISSING_WORKER,
+                              SIGTERM_RECEIVED, TORCHRUN_STARTED, WAITING_EVIDENCE)
 from logscan.verdict import judge
 
 
@@ -25,12 +30,14 @@ def _run(job: Job, rule) -> list:
 
 
 def run_rules(job: Job, settings) -> list:
-    selected = [r for r in job.catalogue.rules.values() if _selected(r.id, settings)]
+    selected = [r for r in job.catalogue.rules.values()
+                if _selected(r.id, settings) and r.role != EXPECTATION]
     findings = [f for rule in selected if not rule.fallback for f in _run(job, rule)]
     if not any(f.severity == "error" for f in findings):
         # Fallback rules say what there is to read when nothing else explains the job.
         findings += [f for rule in selected if rule.fallback for f in _run(job, rule)]
-    return findings
+    # What a gate asked the logs to show (logscan check), judged with everything else found.
+    return findings + expectation_findings(job, settings, findings, CHECKS)
 
 
 def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
@@ -47,7 +54,8 @@ def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
             gpus_per_node=launch.gpus_per_node if launch else None,
             total_procs=launch.total_procs if launch else None, master=master,
             ranks=tuple(ranks), reached_first_batch=job.reached_first_batch(w),
-            stage=job.stage_of(w), last_activity=last.isoformat() if last else None))
+            stage=job.stage_of(w), last_activity=last.isoformat() if last else None,
+            stages=_worker_stages(job, w), last_line=_mark("last line", w.last_line)))
     return tuple(out)
 
 
@@ -67,8 +75,120 @@ def _processes(job: Job) -> tuple[ProcessSummary, ...]:
                 rank=env.rank, node_rank=w.node_rank, local_rank=env.local_rank,
                 world_size=env.world_size, stage=stage,
                 failed=failure.summary if failure else None,
-                cascade=bool(failure and failure.cascade))
+                cascade=bool(failure and failure.cascade),
+                stages=_process_stages(w, env, failure), last_line=_process_last_line(w, env.rank))
     return tuple(out[r] for r in sorted(out))
+
+
+# --- timelines: where each Worker and process got, and when (the report's timeline views) ---
+
+RANK_WAITING = tuple(s for s in WAITING_EVIDENCE if s != SIGTERM_RECEIVED)
+
+
+def _mark(stage: str, where) -> Mark | None:
+    if where is None:
+        return None
+    return Mark(stage, where.file, where.line, where.text,
+                where.time.isoformat() if where.time else None)
+
+
+def _position(worker, where) -> tuple[int, int]:
+    order = {name: i for i, name in enumerate(worker.files)}
+    return order.get(where.file, len(order)), where.line
+
+
+def _worker_stages(job: Job, w) -> tuple[Mark, ...]:
+    """One mark per stage the Worker reached, each on the first line that shows it."""
+    by_line = lambda items: sorted(items, key=lambda where: _position(w, where))  # noqa: E731
+    own_envs = [e.where for e in w.envs if e not in w.foreign_envs]
+    progress = by_line(p.where for p in w.progress)
+    failures = [f for f in job.failures if f.worker is w]
+    failure = min(failures, key=lambda f: (f.cascade, _position(w, f.where)), default=None)
+    found = {
+        "launched": w.launch.where if w.launch else None,
+        "torchrun started": next(iter(by_line(h.where for h in w.hits if h.rule_id == TORCHRUN_STARTED)), None),
+        "env printed": next(iter(by_line(own_envs)), None),
+        "first batch": progress[0] if progress else None,
+        "last progress": progress[-1] if len(progress) > 1 else None,
+        "failure": failure.where if failure else None,
+        "end": w.last_line,
+    }
+    marks = [_mark(stage, found[stage]) for stage in STAGES if found[stage] is not None]
+    return tuple(sorted(marks, key=lambda m: (_position(w, m), STAGES.index(m.stage))))
+
+
+def _rank_lines(w, rank: int):
+    """A rank's own lines: its env print, its progress, its exceptions and what it said while
+    waiting on others (torchrun's report about it is torchrun's, not the rank's)."""
+    yield from (e.where for e in w.envs if e.rank == rank)
+    own = [p.where for p in w.progress] + [x.where for x in w.exceptions if not x.agent] + \
+        [h.where for h in w.hits if h.rule_id in RANK_WAITING]
+    yield from (where for where in own if w.global_rank(where) == rank)
+
+
+def _process_stages(w, env, failure) -> tuple[Mark, ...]:
+    progress = sorted((p.where for p in w.progress if w.global_rank(p.where) == env.rank),
+                      key=lambda where: _position(w, where))
+    marks = [_mark("env printed", env.where),
+             _mark("first batch", progress[0]) if progress else None,
+             _mark("last progress", progress[-1]) if len(progress) > 1 else None,
+             _mark("failure", failure.where) if failure else None]
+    return tuple(sorted((m for m in marks if m), key=lambda m: _position(w, m)))
+
+
+def _process_last_line(w, rank: int) -> Mark | None:
+    lines = list(_rank_lines(w, rank))
+    return _mark("last line", max(lines, key=lambda where: _position(w, where))) if lines else None
+
+
+def _time_axis(workers: tuple[WorkerSummary, ...]) -> str:
+    """"time" when every Worker's first and last marks carry times, so Workers can be drawn
+    against one clock; "order" otherwise."""
+    timed = [w.stages[0].time and w.stages[-1].time for w in workers if w.stages]
+    return "time" if timed and all(timed) else "order"
+
+
+def _stuck(findings, workers, processes) -> tuple[Place, ...]:
+    """Where a hang left things waiting: the Workers stuck in rendezvous, and every process that
+    did not fail by itself when processes hung or a collective timed out."""
+    hangs = [f for f in findings if f.rule in HANG_RULES and f.severity == "error"]
+    places = [Place(f.node_rank, None) for f in hangs
+              if f.rule == HANG_IN_RENDEZVOUS and f.node_rank is not None]
+    if any(f.rule != HANG_IN_RENDEZVOUS for f in hangs):
+        waiting = [Place(p.node_rank, p.rank) for p in processes if p.failed is None or p.cascade]
+        places += waiting or [Place(w.node_rank, None) for w in workers
+                              if w.node_rank is not None and w.stage != "launch"]
+    return tuple(dict.fromkeys(places))
+
+
+def _about(f, workers: tuple[WorkerSummary, ...], processes) -> list[str]:
+    """Labels of the Workers a finding is about: its node_rank(s) or Worker, else the Workers of
+    its ranks, else those whose files hold its evidence."""
+    nodes = {f.node_rank} if f.node_rank is not None else set(f.node_ranks)
+    labels = [w.label for w in workers if (w.node_rank in nodes) or w.label == f.worker]
+    if labels or nodes:
+        return labels  # a node_rank with no log has no Worker row: the report shows it apart
+    ranks = {f.rank} if f.rank is not None else set(f.ranks)
+    nodes = {p.node_rank for p in processes if p.rank in ranks}
+    labels = [w.label for w in workers if w.node_rank is not None and w.node_rank in nodes]
+    files = {e.file for e in f.evidence}
+    return labels or [w.label for w in workers if files & set(w.files)]
+
+
+def _with_findings(workers, processes, findings) -> tuple[WorkerSummary, ...]:
+    about: dict[str, list[str]] = {}
+    for f in findings:
+        for label in _about(f, workers, processes):
+            about.setdefault(label, []).append(f.key)
+    return tuple(replace(w, findings=tuple(about.get(w.label, ()))) for w in workers)
+
+
+def _root_key(findings, root) -> str | None:
+    if root is None:
+        return None
+    return next((f.key for f in findings if f.caused_by is None and f.rule == root.rule
+                 and f.node_rank == root.node_rank and f.rank == root.rank
+                 and f.message == root.message), None)
 
 
 def _input_notes(job: Job, found) -> tuple[InputNote, ...]:
@@ -100,4 +220,7 @@ def diagnose_job(job: Job, settings, found) -> Diagnosis:
         job_status=job.job_status, inputs=_input_notes(job, found), skipped=tuple(found.skipped),
         files_scanned=len(job.scans), bytes_scanned=sum(s.size for s in job.scans),
         lines_scanned=sum(s.lines for s in job.scans))
-    return diagnosis
+    return replace(diagnosis, time_axis=_time_axis(diagnosis.workers),
+                   stuck=_stuck(diagnosis.findings, diagnosis.workers, diagnosis.processes),
+                   workers=_with_findings(diagnosis.workers, diagnosis.processes, diagnosis.findings),
+                   root_key=_root_key(diagnosis.findings, root))

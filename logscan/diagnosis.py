@@ -36,6 +36,8 @@ class Finding:
     time: str | None = None         # ISO time of the first evidence, where the line carries one
     node_ranks: tuple[int, ...] = ()  # every node_rank the finding is about, when several
     ranks: tuple[int, ...] = ()       # every global rank the finding is about, when several
+    # Stable across runs and however the paths were typed; set for reports (logscan.fingerprint).
+    fingerprint: str = ""
 
     @property
     def key(self) -> str:
@@ -52,6 +54,23 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Mark:
+    """One line that shows where a Worker or a process got: a stage of its timeline, or the last
+    thing it did. `time` is the line's own ISO time, where it carries one."""
+
+    stage: str   # one of STAGES, or "last line"
+    file: str
+    line: int
+    text: str
+    time: str | None = None
+
+
+# The stages of a Worker's (or a process's) timeline, in the order they happen.
+STAGES = ("launched", "torchrun started", "env printed", "first batch", "last progress",
+          "failure", "end")
+
+
+@dataclass(frozen=True)
 class WorkerSummary:
     label: str
     node_rank: int | None
@@ -65,6 +84,9 @@ class WorkerSummary:
     reached_first_batch: bool
     stage: str
     last_activity: str | None
+    stages: tuple[Mark, ...] = ()      # its timeline, in STAGES order (a stage it never got to is left out)
+    last_line: Mark | None = None      # the last line of its log
+    findings: tuple[str, ...] = ()     # keys of the findings about this Worker
 
 
 @dataclass(frozen=True)
@@ -76,6 +98,8 @@ class ProcessSummary:
     stage: str            # where it stopped: init, training
     failed: str | None    # what it failed with, if it did
     cascade: bool         # its failure was a consequence of another's
+    stages: tuple[Mark, ...] = ()      # its own timeline: env printed, progress it logged, failure
+    last_line: Mark | None = None      # the last line logscan attributes to this rank
 
 
 @dataclass(frozen=True)
@@ -117,6 +141,13 @@ class Diagnosis:
     files_scanned: int = 0
     bytes_scanned: int = 0
     lines_scanned: int = 0
+    # How the timeline places its marks: "time" when every Worker's lines carry times, else
+    # "order" (line order within each Worker; Workers are not placed against each other).
+    time_axis: str = "order"
+    # Where a hang left processes (or Workers, rank None) waiting: the report shows each one's
+    # last line.
+    stuck: tuple[Place, ...] = ()
+    root_key: str | None = None     # the `key` of the finding named as the root cause
 
     @property
     def healthy(self) -> bool:

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from logscan.diagnosis import Finding, Place, RootCause
 from logscan.model import Job
 
-LAUNCH_SHAPE, FAILURE, CASCADE = "launch-shape", "failure", "cascade"
+LAUNCH_SHAPE, FAILURE, CASCADE, EXPECTATION = "launch-shape", "failure", "cascade", "expectation"
 
 
 def _role(job: Job, f: Finding) -> str | None:
@@ -69,6 +69,8 @@ def _first_failure(job: Job, errors: list[Finding], root: Finding) -> Place | No
 
 def choose_root_cause(job: Job, findings: list[Finding]):
     errors = [f for f in findings if f.severity == "error"]
+    # An unmet expectation (logscan check) explains the job only when nothing the logs show does.
+    errors = [f for f in errors if _role(job, f) != EXPECTATION] or errors
     if not errors:
         return findings, None, None
     follows = lambda f: _role(job, f) == CASCADE  # noqa: E731

@@ -19,3 +19,9 @@ ERROR_LINE = "error-line"
 
 # What a process waiting on others reports: evidence that it was waiting, not failing.
 WAITING_EVIDENCE = (COLLECTIVE_TIMEOUT_LINE, SIGTERM_RECEIVED, STORE_TIMEOUT, CONNECT_FAILED, PEER_LOST)
+
+# Findings that leave processes or Workers waiting: the report shows where each one stopped.
+HANG_IN_RENDEZVOUS = "hang-in-rendezvous"
+HANG_RULES = (HANG_IN_RENDEZVOUS, "hang-before-first-batch", "collective-timeout")
+# torchrun's start-up banner: a Worker's "torchrun started" timeline mark.
+TORCHRUN_STARTED = "torchrun-started"

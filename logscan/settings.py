@@ -28,6 +28,7 @@ from pathlib import Path
 
 from logscan.config import display_path, parse_duration, parse_time
 from logscan.errors import ConfigError
+from logscan.expectations import COUNTS, EXPECTATION_FLAGS, MAX_COUNT, SWITCHES, Expectations
 
 FORMATS = ("human", "json")  # the fallback when logscan.render cannot be asked
 FAIL_ON = ("error", "warning", "never")
@@ -45,6 +46,7 @@ CONFIG_KEYS = {
     "fail-on": "fail_on",
     "stall-after": "stall_after",
     "format": "format",
+    "check": "expectations",  # the table [tool.logscan.check]: keys are the flags without `--`
 }
 # Flags, by the Settings field each one sets (for messages).
 FLAG_NAMES = {
@@ -59,7 +61,12 @@ FLAG_NAMES = {
     "format": "--format",
     "fail_on": "--fail-on",
     "output": "--output",
+    "reports": "--FORMAT-output",  # (format, file) pairs: extra reports from the same run
+    "default_format": "--format",  # the format when neither flag nor file names one
+    **{f"expect_{name}": flag for name, flag in EXPECTATION_FLAGS.items()},
 }
+# Keys of the [tool.logscan.check] table, and the Expectations field each one sets.
+CHECK_KEYS = {flag[2:]: name for name, flag in EXPECTATION_FLAGS.items()}
 # Leading global inline flags, such as `(?i)`, which Python allows only at the very start of a
 # whole expression: the scanner joins the patterns into one, so they are made scoped groups.
 _GLOBAL_FLAGS = re.compile(r"\A(?:\(\?[aiLmsux]+\))+")
@@ -80,6 +87,8 @@ class Settings:
     format: str = "human"
     fail_on: str = "error"
     output: Path | None = None  # None: standard output
+    reports: tuple[tuple[str, Path], ...] = ()  # (format, file): more reports of the same run
+    expectations: Expectations = Expectations()  # what `logscan check` asks the logs to show
     config_path: Path | None = None  # the config file these settings came from, if any
 
     @classmethod
@@ -135,6 +144,8 @@ class Settings:
                 _progress_pattern(where, p) for p in _strings(where, value, "regular expressions"))
             _check_joined(where, values["progress_patterns"])
         where, value = pick("format")
+        if where is None and given("default_format") is not None:
+            where, value = FLAG_NAMES["default_format"], flags["default_format"]
         if where is not None:
             values["format"] = _choice(where, value, _formats())
         where, value = pick("fail_on")
@@ -161,8 +172,70 @@ class Settings:
             if not isinstance(value, (str, os.PathLike)) or not os.fspath(value):
                 raise ConfigError(f"{where} must be a file name, not {_kind(value)}")
             values["output"] = Path(value)
+        if given("reports") is not None:
+            values["reports"] = _reports(flags["reports"], values.get("output"))
+        values["expectations"] = _expectations(flags, from_file.get("expectations"), given)
         check_matcher(os.environ if env is None else env)
         return cls(**values, config_path=path)
+
+
+def _reports(value, output: Path | None) -> tuple[tuple[str, Path], ...]:
+    out, files = [], {os.path.normpath(output)} if output is not None else set()
+    for fmt, file in value:
+        where = f"--{getattr(fmt, 'value', fmt)}-output"
+        fmt = _choice(where, fmt, _formats())
+        if not isinstance(file, (str, os.PathLike)) or not os.fspath(file):
+            raise ConfigError(f"{where} must be a file name, not {_kind(file)}")
+        if os.path.normpath(file) in files:
+            raise ConfigError(f"{where}: {os.fspath(file)} is already written by another report")
+        files.add(os.path.normpath(file))
+        out.append((fmt, Path(file)))
+    return tuple(out)
+
+
+def _expectations(flags: Mapping[str, object], from_file, given) -> Expectations:
+    """The flags over the [tool.logscan.check] table, each value checked."""
+    table_where, table = from_file if from_file is not None else (None, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{table_where} must be a table ([tool.logscan.check]), not {_kind(table)}")
+    unknown = sorted(set(table) - set(CHECK_KEYS))
+    if unknown:
+        raise ConfigError(f"{table_where}: unknown expectation {unknown[0]!r}; "
+                          f"known: {', '.join(sorted(CHECK_KEYS))}")
+    picked = {CHECK_KEYS[key]: (f"{table_where[:-1]}.{key}'", value) for key, value in table.items()}
+    for name in EXPECTATION_FLAGS:
+        value = given(f"expect_{name}")
+        if value is not None:
+            picked[name] = (EXPECTATION_FLAGS[name], value)
+    values: dict[str, object] = {}
+    for name, (where, value) in picked.items():
+        if name in SWITCHES:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where} must be true or false, not {_kind(value)}")
+        elif name == "max_time_to_first_batch":
+            value = _duration(where, value)
+        else:
+            least = 1 if name in COUNTS else 0
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{where} must be a whole number, not {_kind(value)}")
+            if not least <= value <= MAX_COUNT:
+                raise ConfigError(f"{where} must be between {least} and {MAX_COUNT}, not {value}")
+        values[name] = value
+    return Expectations(**values)
+
+
+def _duration(where: str, value: object) -> timedelta:
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        try:
+            duration = parse_duration(str(value))
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    else:
+        raise ConfigError(f"{where} must be a duration such as \"10m\", not {_kind(value)}")
+    if not timedelta(0) < duration <= MAX_STALL_AFTER:
+        raise ConfigError(f"{where} must be more than 0 and at most {MAX_STALL_AFTER.days} days, "
+                          f"not {value!r}")
+    return duration
 
 
 def check_matcher(env: Mapping[str, str]) -> None:

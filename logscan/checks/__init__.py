@@ -13,6 +13,9 @@ from logscan.checks.crashes import (crash_before_first_batch, crash_during_train
                                     worker_vanished)
 from logscan.checks.exit_status import masked_exit_code, unexplained_failure
 from logscan.checks.hangs import collective_timeout, hang_before_first_batch, hang_in_rendezvous
+from logscan.checks.expectations import (
+    expect_finished, expect_first_batch, expect_gpus_per_node, expect_max_warnings,
+    expect_time_to_first_batch, expect_workers, expect_world_size)
 
 CHECKS = {
     "missing-worker": missing_worker,
@@ -31,4 +34,13 @@ CHECKS = {
     "masked-exit-code": masked_exit_code,
     "unexplained-failure": unexplained_failure,
     "worker-vanished": worker_vanished,
+    # Expectations (role "expectation"): called with the run's Expectations and the other
+    # findings, by logscan.checks.expectations.expectation_findings, not with the rules above.
+    "expect-workers": expect_workers,
+    "expect-gpus-per-node": expect_gpus_per_node,
+    "expect-world-size": expect_world_size,
+    "expect-first-batch": expect_first_batch,
+    "expect-finished": expect_finished,
+    "expect-time-to-first-batch": expect_time_to_first_batch,
+    "expect-max-warnings": expect_max_warnings,
 }

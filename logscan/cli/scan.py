@@ -3,6 +3,8 @@ status out."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from enum import Enum
 from pathlib import Path
@@ -11,12 +13,10 @@ from typing import Annotated, Optional
 import typer
 
 from logscan.cli import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_STATUS_HELP
-from logscan.cli.common import ConfigFile, Isolated, RuleDirs, fail, load_settings, write_report
-
-
-class Format(str, Enum):
-    human = "human"
-    json = "json"
+from logscan.cli.common import ConfigFile, Isolated, RuleDirs, fail, load_settings
+from logscan.reports import (ConciseOutput, FormatOption, GithubOutput, GitlabOutput,
+                                HumanOutput, JsonOutput, JunitOutput, MarkdownOutput, SarifOutput,
+                                report_files, write_reports)
 
 
 class FailOn(str, Enum):
@@ -52,8 +52,16 @@ def exit_status(diagnosis, fail_on: str) -> int:
 
 def scan(
     paths: Annotated[list[str], typer.Argument(help="Log files or directories of ONE job.")],
-    format: Annotated[Optional[Format], typer.Option("--format", "-f", help="Report format.")] = None,
+    format: FormatOption = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to FILE.")] = None,
+    human_output: HumanOutput = None,
+    json_output: JsonOutput = None,
+    concise_output: ConciseOutput = None,
+    github_output: GithubOutput = None,
+    gitlab_output: GitlabOutput = None,
+    junit_output: JunitOutput = None,
+    sarif_output: SarifOutput = None,
+    markdown_output: MarkdownOutput = None,
     fail_on: Annotated[Optional[FailOn], typer.Option(help="Exit 1 on findings at or above this severity.")] = None,
     rules: RuleDirs = [],
     select: Annotated[list[str], typer.Option(help="Only these rule ids (repeatable).")] = [],
@@ -67,6 +75,8 @@ def scan(
         help="A log quiet for this long counts as stalled (e.g. 30m, 2h).")] = None,
     jobs: Annotated[int, typer.Option(help="Processes for scanning large logs (0: one per core).")] = 0,
     color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Colour the human report.")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Human report: every evidence line and cascade in full.")] = False,
+    timeline: Annotated[bool, typer.Option("--timeline", help="Human report: draw each Worker's stage timeline.")] = False,
     config: ConfigFile = None,
     isolated: Isolated = False,
 ) -> None:
@@ -74,21 +84,29 @@ def scan(
     settings = load_settings(dict(
         rule_dirs=rules, select=select, ignore=ignore, progress_patterns=progress_pattern,
         job_status=job_status, now=now, stall_after=stall_after, jobs=jobs, format=format,
-        fail_on=fail_on, output=output), config, isolated)
+        fail_on=fail_on, output=output,
+        reports=report_files(human=human_output, json=json_output, concise=concise_output,
+                             github=github_output, gitlab=gitlab_output, junit=junit_output,
+                             sarif=sarif_output, markdown=markdown_output)), config, isolated)
     from logscan.errors import LogscanError
 
     try:
         from logscan.pipeline import diagnose_paths
-        from logscan.render import RENDERERS
 
         catalogue = _check_rule_ids(settings)
         diagnosis = diagnose_paths(list(paths), settings, catalogue)
     except LogscanError as exc:
         fail(str(exc))
-    human = settings.format == "human"
+    terminal = settings.output is None and sys.stdout is not None and sys.stdout.isatty()
     if color is None:
-        color = settings.output is None and sys.stdout is not None and sys.stdout.isatty()
-    write_report(RENDERERS[settings.format](diagnosis, color=color and human), settings.output)
+        color = terminal and not os.environ.get("NO_COLOR")  # https://no-color.org
+    # On a terminal the human report wraps to its width; in a pipe or a file no line is cut.
+    human = dict(verbose=verbose, timeline=timeline,
+                 width=shutil.get_terminal_size().columns if terminal else None)
+    # scan keeps discovery's paths (relative to each directory PATH's parent); check shows them
+    # as typed.
+    write_reports(diagnosis, settings, catalogue, list(paths), typed_paths=False, color=color,
+                  human=human)
     raise typer.Exit(exit_status(diagnosis, settings.fail_on))
 
 

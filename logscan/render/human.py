@@ -1,90 +1,286 @@
-"""The terminal report: verdict, Worker table, findings with evidence and hints."""
+"""The terminal report: the verdict, the root cause with its best evidence line and hint, one line
+per cascade folded under it, the other findings, where stuck ranks stopped, and the Worker table.
+
+With a `width` (a terminal) every line fits it: long lines wrap at words with their continuation
+indented, paths are shortened from the left or listed under the table, never folded letter by
+letter. Without one (a pipe, a file) no line is wrapped or cut, so a report keeps every character
+and every log line stays whole for grep; only the table is laid out for $COLUMNS (or 120).
+`verbose` shows every evidence line and every cascade in full. A hint is shown once.
+"""
 
 from __future__ import annotations
 
 import io
-import shutil
+import os
+import re
 
-from rich.console import Console, Group
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from logscan.diagnosis import Diagnosis, Finding, number_ranges, place_label
+from logscan.diagnosis import Diagnosis, Finding, Mark, number_ranges, place_label
 from logscan.render.inert import inert, no_workflow_commands
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 # A directory of 100,000 stray logs must not make a 100,000-row report: past these, the human
 # report says how many it left out (JSON keeps everything).
 MAX_TABLE_ROWS = 64
+PIPE_WIDTH = 120
+ELLIPSIS = "…"
+_TRAILING = re.compile(r"[ ]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
 
 
-def _workers_table(d: Diagnosis) -> Table:
-    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-    for column in ("node", "host", "nnodes", "gpus", "procs", "master", "ranks", "stage"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("files", overflow="fold")
-    for w in d.workers[:MAX_TABLE_ROWS]:
-        table.add_row(*(Text(inert(str(v))) for v in (
-            w.node_rank if w.node_rank is not None else "?", w.host or "-",
-            _dash(w.nnodes), _dash(w.gpus_per_node), _dash(w.total_procs), w.master or "-",
-            number_ranges(w.ranks, ",") or "-", w.stage, ", ".join(w.files))))
-    return table
+class _Report:
+    """Lines for one console: wrapped with hanging indents at a width, or whole (soft)."""
+
+    def __init__(self, console: Console, wrap: bool):
+        self.console, self.wrap = console, wrap
+        self.width = console.width
+
+    def line(self, text: Text | str = "", indent: int = 0, hang: int = 2) -> None:
+        """One logical line; wrapped, its continuation lines indented `indent + hang`."""
+        text = Text(text) if isinstance(text, str) else text
+        if not self.wrap:
+            self.console.print(Text(" " * indent) + text, soft_wrap=True)
+            return
+        if indent + hang == 0:
+            self.console.print(text)
+            return
+        # Two columns: the first line's first `hang` characters (after `indent`), and the rest,
+        # which wraps at words and so indents every continuation line by `indent + hang`.
+        grid = Table.grid()
+        grid.add_column(no_wrap=True, width=indent + hang)
+        grid.add_column(overflow="fold", max_width=max(8, self.width - indent - hang))
+        grid.add_row(Text(" " * indent) + text[:hang], text[hang:])
+        self.console.print(grid)
+
+    def fitted(self, text: str, indent: int) -> str:
+        """`text` cut to one line at the width (a terminal), with an ellipsis; whole in a pipe."""
+        room = self.width - indent
+        if not self.wrap or len(text) <= room:
+            return text
+        return text[:max(1, room - 1)] + ELLIPSIS
+
+
+def shorten_path(path: str, room: int) -> str:
+    """A path that fits `room` columns, shortened from the left at a `/` where it can be."""
+    if len(path) <= room:
+        return path
+    tail = path[-(room - 1):] if room > 1 else path[-1:]
+    cut = tail.find("/")
+    if 0 <= cut < len(tail) - 1 and len(tail) - cut > room // 3:
+        tail = tail[cut:]
+    return ELLIPSIS + tail
 
 
 def _dash(value) -> str:
     return "-" if value is None else str(value)
 
 
-def _finding_block(f: Finding, cascades: list[Finding], indent: str = "", marker: str = "") -> list[Text]:
-    head = Text(indent + marker)
-    head.append(f"{f.severity.upper():7}", style=SEVERITY_STYLE[f.severity])
-    head.append(f" {f.rule}", style="bold")
-    head.append(place_label(f.node_rank, f.rank))
-    if f.cause:
-        head.append(f" [cause: {f.cause}]")
-    head.append(": " + inert(f.message))
-    lines = [head]
-    for e in f.evidence:
-        line = Text(f"{indent}    ")
-        line.append(inert(f"{e.file}:{e.line}"), style="dim")
-        line.append("  " + inert(e.text.strip()))
-        lines.append(line)
-    lines.append(Text(f"{indent}    hint: " + inert(f.hint), style="green"))
-    for c in cascades:
-        lines += _finding_block(c, [], indent + "    ", marker="↳ ")
-    return lines
+def _shape(w) -> str:
+    if w.nnodes is None and w.gpus_per_node is None:
+        return "-"
+    procs = f"={w.total_procs}" if w.total_procs is not None else ""
+    return f"{_dash(w.nnodes)}x{_dash(w.gpus_per_node)}{procs}"
 
 
-def render_human(d: Diagnosis, color: bool = False, width: int | None = None) -> str:
-    """Plain text unless `color`; lines are never cut, so a report file keeps every character."""
-    buffer = io.StringIO()
-    if width is None:
-        width = shutil.get_terminal_size((120, 24)).columns if color else 1000
-    console = Console(file=buffer, force_terminal=color, no_color=not color, width=width,
-                      highlight=False, emoji=False, markup=False, soft_wrap=True)
-    style = "bold green" if d.healthy else "bold red"
-    console.print(Text(inert(d.summary()), style=style))
-    if d.job_status:
-        console.print(Text(f"platform job status: {d.job_status}"))
-    console.print()
-    console.print(_workers_table(d))
+def _table(rows: list[list[str]], header: list[str], log_column: str | None) -> Table:
+    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    for column in header:
+        table.add_column(column, no_wrap=True)
+    if log_column is not None:
+        table.add_column(log_column, no_wrap=True)
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    return table
+
+
+def _workers(r: _Report, d: Diagnosis) -> None:
+    header = ["node", "host", "shape", "master", "ranks", "stage"]
+    shown = d.workers[:MAX_TABLE_ROWS]
+    rows = [[inert(str(v)) for v in (
+        w.node_rank if w.node_rank is not None else "?", w.host or "-", _shape(w), w.master or "-",
+        number_ranges(w.ranks, ",") or "-", w.stage)] for w in shown]
+    files = [inert(", ".join(w.files)) for w in shown]
+    measure = Console(width=10_000, file=io.StringIO())
+    base = measure.measure(_table(rows, header, None)).maximum
+    room = r.width if r.wrap else int(os.environ.get("COLUMNS", "") or PIPE_WIDTH)
+    r.line(Text("Workers (shape: nnodes x gpus_per_node = total processes)", style="bold"))
+    if base + 2 + max(map(len, files), default=0) <= room:
+        r.console.print(_table([row + [f] for row, f in zip(rows, files)], header, "log"))
+    elif base + 6 <= room:
+        r.console.print(_table([row + [f"[{i}]"] for i, row in enumerate(rows, 1)], header, "log"))
+        for i, w in enumerate(shown, 1):
+            for path in w.files:
+                ref = f"  [{i}] "
+                r.line(Text(ref) + Text(shorten_path(inert(path), room - len(ref)), style="dim"), hang=0)
+    else:  # too narrow for a table: one wrapped line per Worker, its logs under it
+        for row, w in zip(rows, shown):
+            node, *rest = row
+            r.line(Text(f"node {node}", style="bold") + Text("  " + "  ".join(
+                f"{name} {value}" for name, value in zip(header[1:], rest))), hang=4)
+            for path in w.files:
+                r.line(Text("    ") + Text(shorten_path(inert(path), room - 4), style="dim"), hang=0)
     if len(d.workers) > MAX_TABLE_ROWS:
-        console.print(Text(f"… {len(d.workers) - MAX_TABLE_ROWS} more Worker(s) not shown; "
-                           "--format json lists them all", style="dim"))
-    roots = [f for f in d.findings if f.caused_by is None]
-    children: dict[str, list[Finding]] = {}
-    for f in d.findings:
-        if f.caused_by is not None:
-            children.setdefault(f.caused_by, []).append(f)
+        r.line(Text(f"… {len(d.workers) - MAX_TABLE_ROWS} more Worker(s) not shown; "
+                    "--format json lists them all", style="dim"))
+
+
+def _head(f: Finding, label: str | None = None) -> Text:
+    head = Text()
+    head.append(label or f"{f.severity.upper():7} ", style=SEVERITY_STYLE[f.severity])
+    head.append(f.rule, style="bold")
+    head.append(inert(place_label(f.node_rank, f.rank)))
+    if f.cause and f.cause != "other":
+        head.append(f" (cause: {inert(f.cause)})")
+    return head
+
+
+class _Findings:
+    def __init__(self, r: _Report, d: Diagnosis, verbose: bool):
+        self.r, self.d, self.verbose = r, d, verbose
+        self.hints_shown: set[str] = set()
+        self.children: dict[str, list[Finding]] = {}
+        for f in d.findings:
+            if f.caused_by is not None:
+                self.children.setdefault(f.caused_by, []).append(f)
+
+    def evidence(self, f: Finding, indent: int) -> None:
+        shown = f.evidence if self.verbose else f.evidence[:1]
+        for e in shown:
+            _line_at(self.r, e.file, e.line, e.text, indent)
+        more = len(f.evidence) - len(shown)
+        if more:
+            self.r.line(Text(f"(+{more} more evidence line{'s' if more > 1 else ''}: -v shows them)",
+                        style="dim"), indent=indent)
+
+    def hint(self, f: Finding, indent: int) -> None:
+        if not f.hint or f.hint in self.hints_shown:
+            return
+        self.hints_shown.add(f.hint)
+        self.r.line(Text("hint: " + inert(f.hint), style="green"), indent=indent, hang=6)
+
+    def block(self, f: Finding, indent: int = 0, label: str | None = None,
+              message: bool = True) -> None:
+        head = _head(f, label)
+        if message:
+            head.append(": " + inert(f.message))
+        self.r.line(head, indent=indent, hang=8 if label is None else 2)
+        self.evidence(f, indent + 4)
+        self.hint(f, indent + 4)
+        self.cascades(f, indent + 4)
+
+    def cascades(self, f: Finding, indent: int) -> None:
+        children = self.children.get(f.key, [])
+        if not children:
+            return
+        if self.verbose:
+            for c in children:
+                self.r.line(Text("↳ then:", style="dim"), indent=indent)
+                self.block(c, indent + 2)
+            return
+        self.r.line(Text(f"then, as a consequence ({len(children)}; -v shows their evidence):",
+                         style="dim"), indent=indent)
+        for c in children:
+            line = f"↳ {c.rule}{place_label(c.node_rank, c.rank)}: {inert(c.message)}"
+            self.r.line(Text(self.r.fitted(line, indent + 2)), indent=indent + 2, hang=2)
+
+
+def _stamp(iso: str) -> str:
+    return iso.replace("T", " ", 1).split(".")[0].replace("+00:00", "") + " UTC" \
+        if iso.endswith("+00:00") else iso
+
+
+def _line_at(r: _Report, file: str, line: int, text: str, indent: int) -> None:
+    """`file:line  text` on one line where it fits; else the place, and the text under it."""
+    where, text = inert(f"{file}:{line}"), inert(text.strip())
+    if r.wrap and indent + len(where) + 2 + len(text) > r.width:
+        r.line(Text(shorten_path(where, r.width - indent), style="dim"), indent=indent, hang=0)
+        r.line(Text(text), indent=indent + 2, hang=0)
+    else:
+        r.line(Text(where, style="dim") + Text("  " + text), indent=indent, hang=4)
+
+
+def _when(mark: Mark, fallback: str | None) -> str:
+    if mark.time:
+        return f"at {mark.time}"
+    if fallback:
+        return f"no time on the line; its log was last written {_stamp(fallback)}"
+    return "no time on the line"
+
+
+def _stuck(r: _Report, d: Diagnosis) -> None:
+    workers = {w.node_rank: w for w in d.workers if w.node_rank is not None}
+    processes = {(p.node_rank, p.rank): p for p in d.processes}
+    entries = []
+    for place in d.stuck:
+        worker = workers.get(place.node_rank)
+        if place.rank is None:
+            mark, who = (worker.last_line if worker else None), f"node {place.node_rank}"
+        else:
+            p = processes.get((place.node_rank, place.rank))
+            mark, who = (p.last_line if p else None), f"rank {place.rank} (node {place.node_rank})"
+        if mark is not None:
+            entries.append((who, mark, worker.last_activity if worker else None))
+    if not entries:
+        return
+    r.line()
+    r.line(Text("Where the waiting ranks stopped (the last line of each):", style="bold"))
+    for who, mark, fallback in entries:
+        r.line(Text(f"{who}: ", style="bold") + Text(_when(mark, fallback), style="dim"), indent=2, hang=4)
+        _line_at(r, mark.file, mark.line, mark.text, 6)
+
+
+def render_human(d: Diagnosis, color: bool = False, width: int | None = None,
+                 verbose: bool = False, timeline: bool = False, **_) -> str:
+    """The report; `width` wraps it for a terminal of that many columns (None: a pipe or file)."""
+    buffer = io.StringIO()
+    wrap = width is not None
+    console = Console(file=buffer, force_terminal=color, no_color=not color,
+                      width=width if wrap else 10_000, highlight=False, emoji=False,
+                      markup=False, soft_wrap=not wrap)
+    r = _Report(console, wrap)
+    if not wrap:
+        r.width = int(os.environ.get("COLUMNS", "") or PIPE_WIDTH)
+    style = "bold green" if d.healthy else ("bold yellow" if d.verdict == "RUNNING" else "bold red")
+    r.line(Text(inert(d.summary()), style=style))
+    facts = []
+    if d.job_status:
+        facts.append(f"platform job status: {inert(d.job_status)}")
+    if d.first_failure is not None and (d.first_failure.node_rank is not None
+                                        or d.first_failure.rank is not None):
+        facts.append("first failure:" + place_label(d.first_failure.node_rank,
+                                                    d.first_failure.rank).strip(" ()").join(" ."))
+    if facts:
+        r.line(Text("; ".join(facts).rstrip(".")))
+
+    report = _Findings(r, d, verbose)
+    root = next((f for f in d.findings if f.key == d.root_key), None)
+    if root is not None:
+        r.line()
+        report.block(root, label="root cause: ", message=False)
     known = {f.key for f in d.findings}
-    roots += [f for f in d.findings if f.caused_by is not None and f.caused_by not in known]
-    if roots:
-        console.print()
-        for f in roots:
-            console.print(Group(*_finding_block(f, children.get(f.key, []))))
+    others = [f for f in d.findings if f is not root and
+              (f.caused_by is None or f.caused_by not in known)]
+    if others:
+        r.line()
+        r.line(Text("Other findings (each needs its own fix):" if root is not None else "Findings:",
+                    style="bold"))
+        for f in others:
+            report.block(f, indent=0)
+    if d.stuck:
+        _stuck(r, d)
+    if timeline:
+        from logscan.render.timeline import terminal_timeline
+
+        r.line()
+        for renderable in terminal_timeline(d, r.width, ranks=verbose):
+            r.line(renderable) if isinstance(renderable, Text) else console.print(renderable)
+    r.line()
+    _workers(r, d)
     for note in d.inputs:
-        console.print(Text("note: " + inert(f"{note.path}: {note.problem}"), style="yellow"))
-    console.print()
-    console.print(Text(f"{d.files_scanned} file(s), {d.lines_scanned} lines, "
-                       f"{len(d.findings)} finding(s)", style="dim"))
-    return no_workflow_commands(buffer.getvalue())
+        r.line(Text("note: " + inert(f"{note.path}: {note.problem}"), style="yellow"), hang=6)
+    r.line()
+    r.line(Text(f"{d.files_scanned} file(s), {d.lines_scanned} lines, "
+                f"{len(d.findings)} finding(s)", style="dim"))
+    return no_workflow_commands(_TRAILING.sub(r"\1", buffer.getvalue()))

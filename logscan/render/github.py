@@ -1,0 +1,69 @@
+"""GitHub Actions workflow commands: one annotation per finding, root cause first.
+
+GitHub shows at most 10 errors, 10 warnings and 10 notices per step, so the most telling come
+first and the rest are counted in one notice (the step summary, `markdown`, has them all). Text
+is escaped as the runner unescapes it (`%`, CR, LF in messages; also `:` and `,` in properties),
+after control characters were made visible, so a log line can neither end the command nor start
+one of its own: nothing from a log reaches the start of an output line.
+"""
+
+from __future__ import annotations
+
+from logscan.diagnosis import Diagnosis, Finding, place_label
+from logscan.render.inert import inert, no_workflow_commands
+from logscan.render.order import is_root, location, ordered, verdict_fails
+
+MAX_PER_LEVEL = 10
+COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(kind: str, message: str, **properties) -> str:
+    """One workflow command; `message` may span lines (each made inert, then escaped)."""
+    props = ",".join(f"{key}={escape_property(inert(str(value)))}"
+                     for key, value in properties.items() if value is not None)
+    text = "\n".join(inert(line) for line in message.split("\n"))
+    return f"::{kind}{' ' + props if props else ''}::{escape_data(text)}"
+
+
+def _body(f: Finding) -> str:
+    lines = [f.message]
+    lines += [f"  {e.file}:{e.line}  {e.text.strip()}" for e in f.evidence]
+    lines.append(f"hint: {f.hint}")
+    return "\n".join(inert(line) for line in lines)
+
+
+def _title(d: Diagnosis, f: Finding) -> str:
+    lead = "root cause: " if is_root(d, f) else ""
+    return f"logscan {lead}{f.rule}{place_label(f.node_rank, f.rank)}"
+
+
+def render_github(d: Diagnosis, **_) -> str:
+    out, left = [], {"error": MAX_PER_LEVEL, "warning": MAX_PER_LEVEL, "notice": MAX_PER_LEVEL}
+    hidden = 0
+    if d.verdict == "INCONCLUSIVE" or (verdict_fails(d) and not any(
+            f.severity == "error" for f in d.findings)):
+        out.append(command("error", d.summary(), title=f"logscan: {d.verdict}"))
+        left["error"] -= 1
+    for f in ordered(d):
+        kind = COMMANDS[f.severity]
+        if left[kind] == 0:
+            hidden += 1
+            continue
+        left[kind] -= 1
+        path, line = location(f, d)
+        out.append(command(kind, _body(f), file=path, line=line, title=_title(d, f)))
+    if hidden:
+        out.append(command("notice", f"{hidden} more finding(s) not annotated (GitHub shows "
+                                     f"{MAX_PER_LEVEL} per level): see the step summary",
+                           title="logscan"))
+    # The plain verdict line for the log; it cannot start with `::` but is defused all the same.
+    out.append(no_workflow_commands(inert(d.summary())))
+    return "\n".join(out) + "\n"

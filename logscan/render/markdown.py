@@ -1,0 +1,76 @@
+"""The human report as Markdown: for GitHub step summaries, PR comments and incident docs.
+
+Log text goes only into fenced code blocks (a fence longer than any backtick run in it) or
+through `md_inline`, which escapes what Markdown and HTML would act on; control characters are
+made visible first, and no line of the report starts with `::`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from logscan.diagnosis import Diagnosis, Finding, number_ranges, place_label
+from logscan.render.inert import inert, no_workflow_commands
+from logscan.render.order import is_root, ordered
+
+MAX_TABLE_ROWS = 64
+_MARKDOWN = re.compile(r"([\\`*_\[\]|~])")
+
+
+def md_inline(text: str) -> str:
+    text = inert(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN.sub(r"\\\1", text)
+
+
+def _fence(lines: list[str]) -> list[str]:
+    body = [inert(line) for line in lines]
+    longest = max((len(run) for line in body for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + "text", *body, fence]
+
+
+def _finding(d: Diagnosis, f: Finding) -> list[str]:
+    icon = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}[f.severity]
+    lead = "**root cause** " if is_root(d, f) else ("↳ " if f.caused_by else "")
+    head = (f"- {icon} {lead}`{f.rule}`{md_inline(place_label(f.node_rank, f.rank))}"
+            + (f" \\[cause: {md_inline(f.cause)}\\]" if f.cause else "") + f": {md_inline(f.message)}")
+    out = [head]
+    if f.evidence:
+        out += ["", *("  " + line for line in _fence(
+            [f"{e.file}:{e.line}  {e.text.strip()}" for e in f.evidence]))]
+    out += ["", f"  *hint:* {md_inline(f.hint)}", ""]
+    return out
+
+
+def render_markdown(d: Diagnosis, **_) -> str:
+    mark = {"HEALTHY": "✅", "RUNNING": "⏳"}.get(d.verdict, "❌")
+    out = [f"## {mark} logscan: {md_inline(d.summary())}", ""]
+    if d.verdict_reason:
+        out += [f"*why:* {md_inline(d.verdict_reason)}", ""]
+    if d.job_status:
+        out += [f"platform job status: {md_inline(d.job_status)}", ""]
+    if d.workers:
+        out += ["| node | host | nnodes | gpus | procs | ranks | stage | files |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for w in d.workers[:MAX_TABLE_ROWS]:
+            cells = [w.node_rank if w.node_rank is not None else "?", w.host or "-",
+                     _dash(w.nnodes), _dash(w.gpus_per_node), _dash(w.total_procs),
+                     number_ranges(w.ranks, ",") or "-", w.stage, ", ".join(w.files)]
+            out.append("| " + " | ".join(md_inline(str(c)) for c in cells) + " |")
+        if len(d.workers) > MAX_TABLE_ROWS:
+            out.append(f"\n… {len(d.workers) - MAX_TABLE_ROWS} more Worker(s) not shown")
+        out.append("")
+    findings = ordered(d)
+    if findings:
+        out += [f"### Findings ({len(findings)})", ""]
+        for f in findings:
+            out += _finding(d, f)
+    for note in d.inputs:
+        out.append(f"- note: {md_inline(note.path)}: {md_inline(note.problem)}")
+    out += ["", f"<sub>{d.files_scanned} file(s), {d.lines_scanned} lines, "
+                f"{len(d.findings)} finding(s)</sub>", ""]
+    return no_workflow_commands("\n".join(out))
+
+
+def _dash(value) -> str:
+    return "-" if value is None else str(value)

@@ -1,0 +1,68 @@
+"""What the CI formats share: findings in report order, root cause first, and which rules a
+testcase or a SARIF rule list covers. Read from the Diagnosis and the catalogue only."""
+
+from __future__ import annotations
+
+from logscan.diagnosis import Diagnosis, Finding
+
+# A finding's severity as a level name in CI formats (SARIF, GitHub): error, warning, note.
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def is_root(d: Diagnosis, f: Finding) -> bool:
+    root = d.root_cause
+    return (root is not None and f.caused_by is None and f.rule == root.rule
+            and f.node_rank == root.node_rank and f.rank == root.rank and f.message == root.message)
+
+
+def ordered(d: Diagnosis) -> list[Finding]:
+    """Root cause first, then the other errors that stand alone, their cascades, warnings, info:
+    what a reader who sees only the first few should see."""
+    def rank(f: Finding):
+        if is_root(d, f):
+            return 0
+        if f.severity == "error":
+            return 2 if (f.cascade or f.caused_by) else 1
+        return 3 if f.severity == "warning" else 4
+    return sorted(d.findings, key=lambda f: (rank(f), f.sort_key))
+
+
+def location(f: Finding, d: Diagnosis) -> tuple[str, int]:
+    """(path, line) a finding is shown at: its first evidence; else its Worker's first file (line
+    1); else the first file scanned; else the job's name."""
+    if f.evidence:
+        return f.evidence[0].file, f.evidence[0].line
+    for w in d.workers:
+        if w.files and ((f.node_rank is not None and w.node_rank == f.node_rank)
+                        or (f.worker and w.label == f.worker)):
+            return w.files[0], 1
+    for w in d.workers:
+        if w.files:
+            return w.files[0], 1
+    return d.job, 1
+
+
+def place_of(f: Finding) -> str:
+    """The Worker a finding is about, as a testcase names it; `job` when it is about the job."""
+    if f.node_rank is not None:
+        return f"node {f.node_rank}"
+    if f.worker:
+        return f.worker
+    if len(f.node_ranks) == 1:
+        return f"node {f.node_ranks[0]}"
+    return "job"
+
+
+def verdict_fails(d: Diagnosis) -> bool:
+    return d.verdict in ("FAILED", "INCONCLUSIVE")
+
+
+def rules_of(d: Diagnosis, catalogue, checked) -> list:
+    """The catalogue rules a report covers: those checked in this run (every rule with no
+    catalogue given), and every rule a finding names."""
+    ids = list(checked) if checked is not None else (
+        list(catalogue.rules) if catalogue is not None else [])
+    ids += [f.rule for f in d.findings]
+    ids = sorted(dict.fromkeys(ids))
+    return [(rule_id, catalogue.rules.get(rule_id) if catalogue is not None else None)
+            for rule_id in ids]

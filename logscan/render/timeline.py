@@ -1,0 +1,204 @@
+"""The per-Worker stage timeline: where each Worker (and each of its ranks) got, and when.
+
+`layout()` places every stage mark of a Diagnosis on one axis from 0 to 1, shared by the terminal
+(`--timeline`, drawn with rich) and the HTML report. The axis is the clock when every Worker's
+lines carry times (`Diagnosis.time_axis == "time"`); otherwise the stages are drawn in their order
+(one column per stage), and Workers are not placed against each other in time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from rich.table import Table
+from rich.text import Text
+
+from logscan.diagnosis import STAGES, Diagnosis, Mark, ProcessSummary, WorkerSummary
+from logscan.render.inert import inert
+
+SYMBOLS = {"launched": "L", "torchrun started": "T", "env printed": "E", "first batch": "B",
+           "last progress": "P", "failure": "X", "end": "|"}
+LEGEND = {"launched": "launched", "torchrun started": "torchrun", "env printed": "env",
+          "first batch": "1st batch", "last progress": "last progress", "failure": "failure",
+          "end": "end"}
+# Drawn over each other, the more telling mark wins a shared cell.
+WEIGHT = {stage: i for i, stage in enumerate(("end", "launched", "torchrun started", "env printed",
+                                              "last progress", "first batch", "failure"))}
+
+
+@dataclass(frozen=True)
+class Placed:
+    mark: Mark
+    x: float          # 0..1 along the axis
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    node_rank: int | None
+    marks: tuple[Placed, ...]
+    worker: WorkerSummary | None = None      # None: a node_rank the launch lines expect, no log
+    process: ProcessSummary | None = None    # a rank's sub-row
+    root_cause: bool = False
+    first_failure: bool = False
+    status: str = ""
+
+
+@dataclass(frozen=True)
+class Layout:
+    axis: str            # "time" or "order"
+    start: str | None    # ISO times of the axis ends (time axis only)
+    end: str | None
+    rows: tuple[Row, ...]
+
+    def describe(self) -> str:
+        if self.axis == "time":
+            seconds = (_when(self.end) - _when(self.start)).total_seconds()
+            return (f"on the clock: {_clock(self.start)} to {_clock(self.end)} "
+                    f"({_duration(seconds)}), from the times the lines carry")
+        return ("in stage order: the lines carry no full times, so each column is a stage, "
+                "not a time, and Workers are not placed against one clock")
+
+
+def _when(iso: str) -> datetime:
+    return datetime.fromisoformat(iso)
+
+
+def _clock(iso: str | None) -> str:
+    return _when(iso).strftime("%Y-%m-%d %H:%M:%S") if iso else "?"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _placed_by_order(marks) -> tuple[Placed, ...]:
+    last = len(STAGES) - 1
+    return tuple(Placed(m, STAGES.index(m.stage) / last) for m in marks if m.stage in STAGES)
+
+
+def _placed_by_time(marks, start: datetime, span: float) -> tuple[Placed, ...]:
+    """Timed marks at their time; a mark without one between its timed neighbours, by line."""
+    marks = list(marks)
+    xs: list[float | None] = [
+        (_when(m.time) - start).total_seconds() / span if m.time else None for m in marks]
+    for i, x in enumerate(xs):
+        if x is None:
+            before = next((xs[j] for j in range(i - 1, -1, -1) if xs[j] is not None), 0.0)
+            after = next((xs[j] for j in range(i + 1, len(xs)) if xs[j] is not None), before)
+            xs[i] = (before + after) / 2
+    return tuple(Placed(m, min(1.0, max(0.0, x))) for m, x in zip(marks, xs))
+
+
+def layout(d: Diagnosis, ranks: bool = True) -> Layout:
+    """Rows in Worker order, each Worker followed by its ranks (when `ranks`), and a row for
+    every node_rank that has no log."""
+    times = [_when(m.time) for w in d.workers for m in w.stages if m.time]
+    axis = d.time_axis if times else "order"
+    start = min(times) if axis == "time" else None
+    span = max(1e-9, (max(times) - start).total_seconds()) if axis == "time" else 1.0
+
+    def place(marks):
+        return _placed_by_time(marks, start, span) if axis == "time" else _placed_by_order(marks)
+
+    first = d.first_failure
+    rows = []
+    for w in d.workers:
+        root = d.root_key is not None and d.root_key in w.findings
+        at_first = first is not None and first.node_rank is not None and first.node_rank == w.node_rank
+        rows.append(Row(w.label, w.node_rank, place(w.stages), worker=w, root_cause=root,
+                        first_failure=at_first, status=_status(d, w, root, at_first)))
+        if not ranks:
+            continue
+        here = [p for p in d.processes if p.node_rank is not None and p.node_rank == w.node_rank]
+        seen = {p.rank for p in here}
+        # The rank the root cause or the first failure names gets its row even when it printed
+        # nothing of its own (it died before its env line).
+        named = [place.rank for place, on in ((d.root_cause, root), (first, at_first))
+                 if on and place is not None and place.rank is not None and place.rank not in seen]
+        here += [ProcessSummary(rank, w.node_rank, None, None, "init", None, False)
+                 for rank in dict.fromkeys(named)]
+        for p in here:
+            first_here = at_first and first.rank == p.rank
+            root_here = root and d.root_cause.rank == p.rank
+            rows.append(Row(f"rank {p.rank}", p.node_rank, place(p.stages), worker=w, process=p,
+                            root_cause=root_here, first_failure=first_here,
+                            status=_process_status(p)))
+    root_node = d.root_cause.node_rank if d.root_cause else None
+    for node in d.missing_node_ranks:
+        root = root_node == node
+        rows.append(Row(f"node {node}", node, (), root_cause=root,
+                        status="no log" + (f", root cause: {d.root_cause.rule}" if root else "")))
+    return Layout(axis, start.isoformat() if start else None,
+                  max(times).isoformat() if axis == "time" else None, tuple(rows))
+
+
+def _status(d: Diagnosis, w: WorkerSummary, root: bool, first: bool) -> str:
+    parts = [w.stage]
+    if first:
+        parts.append("first failure")
+    if root and d.root_cause:
+        parts.append(f"root cause: {d.root_cause.rule}")
+    return ", ".join(parts)
+
+
+def _process_status(p: ProcessSummary) -> str:
+    if p.failed is None and not p.stages:
+        return "no line of its own: it never printed its env line"
+    if p.failed is None:
+        return f"no failure ({p.stage})"
+    return ("cascade: " if p.cascade else "failed: ") + p.failed
+
+
+# --- the terminal drawing ---
+
+def _bar(row: Row, width: int) -> Text:
+    cells = [" "] * width
+    weights = [-1] * width
+    styles = [""] * width
+    xs = sorted(row.marks, key=lambda p: p.x)
+    if xs:
+        lo, hi = round(xs[0].x * (width - 1)), round(xs[-1].x * (width - 1))
+        trained = [p for p in xs if p.mark.stage in ("first batch", "last progress")]
+        t_lo = round(trained[0].x * (width - 1)) if trained else None
+        t_hi = round(trained[-1].x * (width - 1)) if trained else None
+        for i in range(lo, hi + 1):
+            cells[i], styles[i] = "-", "dim"
+            if t_lo is not None and t_lo <= i <= max(t_hi, t_lo):
+                cells[i], styles[i] = "=", "green"
+    for p in xs:
+        i = round(p.x * (width - 1))
+        weight = WEIGHT.get(p.mark.stage, 0)
+        if weight >= weights[i]:
+            weights[i] = weight
+            cells[i] = SYMBOLS.get(p.mark.stage, "?")
+            styles[i] = "bold red" if p.mark.stage == "failure" else "bold"
+    text = Text()
+    for cell, style in zip(cells, styles):
+        text.append(cell, style=style or None)
+    return text
+
+
+def terminal_timeline(d: Diagnosis, width: int, ranks: bool = False):
+    """A rich Table: one line per Worker (and per rank with `ranks`), its marks on a bar."""
+    lay = layout(d, ranks=ranks)
+    label_width = max((len(r.label) + (2 if r.process else 0) for r in lay.rows), default=6)
+    bar_width = max(14, min(60, width - label_width - 32))
+    table = Table.grid(padding=(0, 1))
+    table.add_column(no_wrap=True, min_width=label_width)
+    table.add_column(no_wrap=True, width=bar_width)
+    table.add_column(no_wrap=True, overflow="ellipsis", max_width=max(10, width - label_width - bar_width - 2))
+    for row in lay.rows:
+        label = Text(("  " if row.process else "") + inert(row.label),
+                     style="bold red" if row.root_cause else None)
+        status = Text(inert(row.status), style="red" if row.root_cause or row.first_failure else "dim")
+        table.add_row(label, _bar(row, bar_width) if row.marks else Text("(no log)", style="red"),
+                      status)
+    legend = " ".join(f"{symbol} {LEGEND[stage]}" for stage, symbol in SYMBOLS.items())
+    return [Text("Timeline " + lay.describe(), style="bold"), table,
+            Text(legend + " = training", style="dim")]

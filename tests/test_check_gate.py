@@ -1,0 +1,127 @@
+"""`logscan check`: expectations are findings, the gate's exit status, config, and paths as typed."""
+
+from __future__ import annotations
+
+import json
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import POST_MORTEM_NOW, SAMPLES, expected
+
+GATE = ("--expect-workers", "2", "--expect-gpus-per-node", "2", "--expect-first-batch")
+FAILING = ["self-sigkill", "missing-worker", "crash-mid-training", "hang-before-ddp", "gpu-count-mismatch"]
+
+
+@pytest.fixture(autouse=True)
+def _not_under_github(monkeypatch):
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+def check(run_cli, *args):
+    return run_cli("check", *args, "--now", POST_MORTEM_NOW, "--isolated")
+
+
+def junit_failures(path) -> dict[str, str]:
+    root = ET.parse(path).getroot()
+    return {case.get("name"): case.find("failure").get("message")
+            for case in root.iter("testcase") if case.find("failure") is not None}
+
+
+def test_a_healthy_sample_passes_the_gate(run_cli, tmp_path):
+    report = tmp_path / "junit.xml"
+    result = check(run_cli, SAMPLES / "healthy-2x2", *GATE, "--junit-output", report)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("HEALTHY healthy-2x2")
+    assert junit_failures(report) == {}
+    names = {c.get("name") for c in ET.parse(report).getroot().iter("testcase")}
+    assert {"expect-workers [node 0]", "expect-first-batch [job]", "worker-killed [node 1]"} <= names
+
+
+@pytest.mark.parametrize("sample", FAILING)
+def test_each_failing_sample_fails_the_gate_with_its_root_cause_testcase(run_cli, tmp_path, sample):
+    report = tmp_path / "junit.xml"
+    result = check(run_cli, SAMPLES / sample, *GATE, "--junit-output", report, "--format", "concise")
+    assert result.exit_code == 1, result.output
+    root = expected(SAMPLES / sample)["expect"]["root_cause"]
+    failing = junit_failures(report)
+    assert "verdict [job]" in failing
+    assert any(name.startswith(root["rule"] + " [") for name in failing), failing
+
+
+def test_unmet_expectations_are_findings_with_their_own_ids(run_cli):
+    result = check(run_cli, SAMPLES / "healthy-2x2", "--expect-workers", "3", "--expect-world-size", "8",
+                   "--expect-gpus-per-node", "4", "--format", "json")
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)
+    rules = {f["rule"]: f for f in report["findings"]}
+    assert set(rules) == {"expect-workers", "expect-world-size", "expect-gpus-per-node"}
+    assert report["root_cause"]["rule"] == "expect-workers"
+    for f in rules.values():
+        assert f["hint"] and f["evidence"], f
+        assert f["evidence"][0]["file"].startswith(str(SAMPLES / "healthy-2x2"))
+
+
+def test_finished_timing_and_warnings_expectations(run_cli):
+    ok = check(run_cli, SAMPLES / "healthy-timestamps", "--expect-finished",
+               "--max-time-to-first-batch", "10m", "--max-warnings", "0")
+    assert ok.exit_code == 0, ok.output
+    slow = check(run_cli, SAMPLES / "healthy-timestamps", "--max-time-to-first-batch", "1s",
+                 "--format", "concise")
+    assert slow.exit_code == 1 and "expect-time-to-first-batch" in slow.stdout, slow.output
+    cut = check(run_cli, SAMPLES / "stall-mid-training", "--expect-finished", "--format", "concise")
+    assert cut.exit_code == 1 and "expect-finished" in cut.stdout, cut.output
+    # No timestamps: the limit cannot be shown, so it is not met.
+    untimed = check(run_cli, SAMPLES / "healthy-2x2", "--max-time-to-first-batch", "10m")
+    assert untimed.exit_code == 1 and "no Worker has a timestamped" in untimed.stdout
+
+
+def test_a_directory_of_non_logs_fails_the_gate_and_says_why(run_cli, tmp_path):
+    job = tmp_path / "artifacts"
+    job.mkdir()
+    (job / "notes.txt").write_text("uploaded the wrong folder\n")
+    (job / "metrics.log").write_text("epoch done\n")
+    report = tmp_path / "junit.xml"
+    result = check(run_cli, job, "--junit-output", report)
+    assert result.exit_code == 1, result.output
+    assert "INCONCLUSIVE" in result.stdout and "nothing to judge" in result.stderr
+    assert "verdict [job]" in junit_failures(report)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert check(run_cli, empty).exit_code == 2
+
+
+def test_expectations_from_the_config_file_and_their_validation(run_cli, tmp_path, monkeypatch):
+    (tmp_path / "logscan.toml").write_text('[check]\nexpect-workers = 3\nexpect-first-batch = true\n')
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("check", SAMPLES / "healthy-2x2", "--now", POST_MORTEM_NOW, "--format", "concise")
+    assert result.exit_code == 1 and "expect-workers" in result.stdout, result.output
+    flag_wins = run_cli("check", SAMPLES / "healthy-2x2", "--now", POST_MORTEM_NOW, "--expect-workers", "2")
+    assert flag_wins.exit_code == 0, flag_wins.output
+    (tmp_path / "logscan.toml").write_text('[check]\nexpect-workers = "two"\n')
+    bad = run_cli("check", SAMPLES / "healthy-2x2")
+    assert bad.exit_code == 2 and "check.expect-workers' must be a whole number" in bad.output
+    (tmp_path / "logscan.toml").write_text('[check]\nexpect-worker = 2\n')
+    assert "unknown expectation 'expect-worker'" in run_cli("check", SAMPLES / "healthy-2x2").output
+    assert run_cli("check", SAMPLES / "healthy-2x2", "--isolated", "--expect-workers", "0").exit_code == 2
+
+
+def test_paths_are_as_typed_and_fingerprints_do_not_depend_on_it(run_cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(SAMPLES)
+    runs = {}
+    for typed in ("self-sigkill", "./self-sigkill", str(SAMPLES / "self-sigkill")):
+        out = tmp_path / "gl.json"
+        result = check(run_cli, typed, *GATE, "--format", "concise", "--gitlab-output", out)
+        first = result.stdout.splitlines()[0]
+        path = first.split(":")[0]
+        assert path.startswith(typed.rstrip("/") + "/") and os.path.isfile(path), first
+        runs[typed] = [i["fingerprint"] for i in json.loads(out.read_text())]
+    monkeypatch.chdir(SAMPLES / "self-sigkill")
+    out = tmp_path / "gl.json"
+    check(run_cli, ".", *GATE, "--gitlab-output", out)
+    runs["."] = [i["fingerprint"] for i in json.loads(out.read_text())]
+    values = list(runs.values())
+    assert all(v == values[0] for v in values), runs
+    assert len(set(values[0])) == len(values[0]) and all(len(f) == 32 for f in values[0])
