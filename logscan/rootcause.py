@@ -89,8 +89,12 @@ def choose_root_cause(job: Job, findings: list[Finding]):
             root = min(errors, key=lambda f: (_precedence(job, f), f.sort_key))
             explained = follows
     out = []
+    rules = job.catalogue.rules
     for f in findings:
-        if f is not root and f.severity == "error" and explained(f):
+        # A finding that needs a fix of its own (a masked exit status: the launch command) is
+        # never folded under the root as its consequence.
+        independent = f.rule in rules and rules[f.rule].independent
+        if f is not root and f.severity == "error" and explained(f) and not independent:
             f = replace(f, caused_by=root.key, cascade=True)
         out.append(f)
     return (out, RootCause(root.rule, root.node_rank, root.rank, root.message),
