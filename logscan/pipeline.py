@@ -22,7 +22,8 @@ PhaseHook = Callable[[str], None]
 
 def job_name(paths: list[str]) -> str:
     if len(paths) == 1:
-        return printable(os.path.basename(os.path.normpath(paths[0])) or paths[0])
+        # `logscan scan .` names the directory it is in, not `.`
+        return printable(os.path.basename(os.path.abspath(paths[0])) or paths[0])
     common = os.path.commonpath([os.path.abspath(p) for p in paths])
     return printable(os.path.basename(common) or common)
 
