@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from logscan.catalogue import Catalogue, load_catalogue
 from logscan.discovery import Discovery, discover, printable, read_job_status
 from logscan.errors import InputError
+from logscan.jobroots import refuse_merged_jobs
 from logscan.scanpool import PendingScans, ScanPool
 from logscan.settings import Settings
 
@@ -64,6 +65,8 @@ def diagnose_paths(paths: list[str], settings: Settings, catalogue: Catalogue | 
         if own_pool:
             pool.close()
     lap("scan")
+    # One job only: several run directories' logs are never merged into one diagnosis.
+    refuse_merged_jobs(paths, found, scans)
     status, status_source = platform_status(paths, found, settings)
     job = build_job(job_name(paths), found.logs, scans, catalogue, job_status=status,
                     job_status_source=status_source,

@@ -33,7 +33,7 @@ Exit status:
 
 # The command modules, in the order `logscan --help` lists them. A new command is one module
 # here with a `register(app)` function, and its name in this tuple.
-COMMANDS = ("scan", "check", "report", "rules", "lint")
+COMMANDS = ("scan", "check", "report", "sweep", "rules", "lint")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   pretty_exceptions_enable=False, epilog=EXIT_STATUS_HELP,

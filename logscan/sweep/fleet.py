@@ -1,0 +1,161 @@
+"""The fleet view (`--summary`, with pandas) and the export (`--export FILE.csv|.jsonl|.parquet`):
+one row per job in the schema below, which DuckDB and Spark read as is. Times are ISO 8601 text
+in UTC; absent values are empty (CSV) or null.
+
+| column                | type    | meaning                                                      |
+|-----------------------|---------|--------------------------------------------------------------|
+| job_id                | text    | the swept DIR as given, then the run directory below it      |
+| job_path              | text    | absolute path of the run directory                           |
+| group                 | text    | the first directory below DIR (a user or project)            |
+| verdict               | text    | HEALTHY, FAILED, RUNNING or INCONCLUSIVE                     |
+| root_cause_rule       | text    | the root cause's rule id (FAILED jobs)                       |
+| root_cause_node_rank  | integer | where it happened                                            |
+| root_cause_rank       | integer |                                                              |
+| root_cause_message    | text    |                                                              |
+| summary               | text    | the one-line verdict                                         |
+| workers               | integer | Workers found                                                |
+| findings              | integer | findings of every severity                                   |
+| rules                 | text    | the findings' rule ids, sorted, comma-separated              |
+| last_activity         | text    | the latest Worker's last activity                            |
+| day                   | text    | YYYY-MM-DD of last_activity (else of first_seen)             |
+| first_seen            | text    | when a sweep first saw the job                               |
+| changed_at            | text    | when its verdict or root cause last changed                  |
+| diagnosed_at          | text    | when it was last diagnosed                                   |
+| shard                 | text    | K/N of the sweep that wrote the row ('' unsharded)           |
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+from logscan.errors import InputError
+
+COLUMNS = ("job_id", "job_path", "group", "verdict", "root_cause_rule", "root_cause_node_rank",
+           "root_cause_rank", "root_cause_message", "summary", "workers", "findings", "rules",
+           "last_activity", "day", "first_seen", "changed_at", "diagnosed_at", "shard")
+EXPORT_SUFFIXES = (".csv", ".jsonl", ".parquet")
+
+
+def _iso(stamp: float | None) -> str | None:
+    return None if stamp is None else datetime.fromtimestamp(stamp, timezone.utc).isoformat()
+
+
+def export_rows(jobs: list[dict], shard: str | None) -> list[dict]:
+    rows = []
+    for job in jobs:
+        root = job.get("root_cause") or {}
+        times = [w["last_activity"] for w in job.get("workers", []) if w.get("last_activity")]
+        last = max(times) if times else None
+        first_seen = _iso(job.get("first_seen"))
+        rows.append({
+            "job_id": job["job_id"],
+            "job_path": os.path.join(job["root"], job["rel"]) if job["rel"] else job["root"],
+            "group": job["rel"].split("/")[0] if "/" in job["rel"] else "",
+            "verdict": job["verdict"],
+            "root_cause_rule": root.get("rule"),
+            "root_cause_node_rank": root.get("node_rank"),
+            "root_cause_rank": root.get("rank"),
+            "root_cause_message": root.get("message"),
+            "summary": job["summary"],
+            "workers": len(job.get("workers", [])),
+            "findings": len(job.get("findings", [])),
+            "rules": ",".join(sorted({f["rule"] for f in job.get("findings", [])})),
+            "last_activity": last,
+            "day": (last or first_seen or "")[:10] or None,
+            "first_seen": first_seen,
+            "changed_at": _iso(job.get("changed_at")),
+            "diagnosed_at": _iso(job.get("diagnosed_at")),
+            "shard": shard or "",
+        })
+    return rows
+
+
+def frame(rows: list[dict]):
+    import pandas as pd
+
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    for column in ("root_cause_node_rank", "root_cause_rank"):
+        table[column] = table[column].astype("Int64")
+    return table
+
+
+def write_export(path: Path, rows: list[dict]) -> None:
+    """CSV, JSON Lines or Parquet by the file's suffix, written beside it and renamed."""
+    from logscan.sweep.metrics import write_atomically
+
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        write_atomically(path, out.getvalue())
+    elif suffix == ".jsonl":
+        write_atomically(path, "".join(json.dumps({c: r[c] for c in COLUMNS}, ensure_ascii=True)
+                                       + "\n" for r in rows))
+    elif suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise InputError("--export FILE.parquet needs pyarrow: pip install "
+                             "'ddp-logscan[parquet]' (or export .csv / .jsonl)") from None
+        temporary = path.with_name(f".{path.name}.tmp")
+        frame(rows).to_parquet(temporary, index=False)
+        os.replace(temporary, path)
+    else:
+        raise InputError(f"--export {path}: the name must end in {', '.join(EXPORT_SUFFIXES)}")
+
+
+def summarize(rows: list[dict]) -> dict:
+    """The fleet view: jobs by verdict, failed jobs by root cause, the top rules, jobs by day and
+    by group (user or project directory), each as {label: counts}."""
+    table = frame(rows)
+    if table.empty:
+        return {"jobs": 0, "by_verdict": {}, "by_root_cause": {}, "top_rules": {}, "by_day": {},
+                "by_group": {}}
+    by_verdict = table["verdict"].value_counts().sort_index()
+    failed = table[table["verdict"] == "FAILED"]
+    by_root = failed["root_cause_rule"].fillna("(none)").value_counts()
+    rules = table["rules"].fillna("").str.split(",").explode()
+    top_rules = rules[rules != ""].value_counts().head(10)
+    by_day = table.pivot_table(index="day", columns="verdict", values="job_id", aggfunc="count",
+                               fill_value=0).sort_index(ascending=False).head(14)
+    by_group = table.pivot_table(index="group", columns="verdict", values="job_id",
+                                 aggfunc="count", fill_value=0)
+    by_group = by_group.loc[by_group.sum(axis=1).sort_values(ascending=False).index].head(20)
+    return {
+        "jobs": int(len(table)),
+        "by_verdict": {k: int(v) for k, v in by_verdict.items()},
+        "by_root_cause": {k: int(v) for k, v in by_root.items()},
+        "top_rules": {k: int(v) for k, v in top_rules.items()},
+        "by_day": {str(day): {k: int(v) for k, v in counts.items()} for day, counts in by_day.iterrows()},
+        "by_group": {str(g) or "(top)": {k: int(v) for k, v in counts.items()}
+                     for g, counts in by_group.iterrows()},
+    }
+
+
+def render_summary(view: dict) -> str:
+    lines = [f"{view['jobs']} job(s)"]
+
+    def section(title: str, counts: dict) -> None:
+        lines.append("")
+        lines.append(title)
+        if not counts:
+            lines.append("  (none)")
+        width = max((len(str(k)) for k in counts), default=0)
+        for key, value in counts.items():
+            if isinstance(value, dict):
+                value = ", ".join(f"{v} {k}" for k, v in value.items() if v)
+            lines.append(f"  {str(key):<{width}}  {value}")
+
+    section("by verdict", view["by_verdict"])
+    section("failed jobs by root cause", view["by_root_cause"])
+    section("top rules (findings)", view["top_rules"])
+    section("by day (last activity)", view["by_day"])
+    section("by user/project directory", view["by_group"])
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,355 @@
+"""One job brought up to date: each file read only as far as it is new, the job's diagnosis
+rebuilt from the stored surveys plus the new bytes.
+
+What is stored per file is its Survey (logscan.scanner): the candidate lines, progress lines and
+edges the parser kept, a few KiB whatever the log's size. Surveys of consecutive line-aligned
+pieces merge into exactly the FileScan a whole read gives, so a grown file is surveyed from the
+line start where the last sweep stopped, and the committed surveys are concatenated into one.
+The bytes after the file's last newline (a line still being written) are surveyed apart and
+replaced next time.
+
+A file whose (device, inode, size, mtime) is unchanged is not opened. One that grew is checked
+to still hold the bytes before where the last read stopped, then read on from there; a
+truncated, rewritten or compressed-and-changed file is read again from the start; a rotated one
+(`x.log` renamed `x.log.1`) is found by its inode and keeps its surveys.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import zlib
+from dataclasses import dataclass, field, fields
+from datetime import datetime, timedelta, timezone
+
+from logscan.discovery import (LOG_MARKERS, LOG_NAME, SNIFF_BYTES, Discovery, LogFile,
+                               _fold_process_copies, _stream_of, looks_binary, read_job_status)
+from logscan.reader import is_gzip, open_regular
+from logscan.scanner import Survey
+from logscan.sweep.tree import FileStat, JobDir
+
+EDGE_BYTES = 64       # bytes before the read position kept to tell growth from a rewrite
+LOG, SKIP, EMPTY = "log", "skip", "empty"
+
+
+@dataclass
+class FileRecord:
+    """A row of the state's `files` table."""
+
+    path: str
+    job: str
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    kind: str
+    compressed: bool = False
+    committed: int = 0            # bytes read, up to a line start
+    edge: bytes | None = None
+    facts: bytes | None = None    # zlib(pickle((committed survey, surveys of the unfinished line)))
+
+    @property
+    def identity(self) -> tuple[int, int, int, int]:
+        return (self.dev, self.ino, self.size, self.mtime_ns)
+
+
+@dataclass
+class Counters:
+    files_opened: int = 0
+    bytes_read: int = 0
+
+    def add(self, other: "Counters") -> None:
+        self.files_opened += other.files_opened
+        self.bytes_read += other.bytes_read
+
+
+@dataclass
+class JobResult:
+    job: JobDir
+    records: list[FileRecord]
+    diagnosis: object | None       # a Diagnosis; None when no file of the run is a log
+    status: str | None
+    status_sig: str | None
+    wake_at: float | None
+    counters: Counters = field(default_factory=Counters)
+
+
+def pack(surveys: tuple) -> bytes:
+    return zlib.compress(pickle.dumps(surveys, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def unpack(blob: bytes) -> tuple:
+    return pickle.loads(zlib.decompress(blob))
+
+
+_SURVEY_FIELDS = {"newlines", "ends_with_newline", "candidates", "first_progress", "last_progress",
+                  "head", "tail", "keywordless", "rule_timeouts", "state", "read_error"}
+
+
+def can_concat() -> bool:
+    """Surveys are concatenated field by field: only while Survey has the fields known here."""
+    return {f.name for f in fields(Survey)} == _SURVEY_FIELDS
+
+
+def concat(a: Survey, b: Survey) -> Survey:
+    """The survey of piece a followed by piece b (a ends at a line start), as one."""
+    n = a.newlines
+    shift = (lambda p: None if p is None else (p[0] + n, p[1]))
+    out = Survey(
+        newlines=n + b.newlines,
+        ends_with_newline=b.ends_with_newline if b.tail is not None else a.ends_with_newline,
+        candidates=a.candidates + [(n + i, raw) for i, raw in b.candidates],
+        first_progress=a.first_progress if a.first_progress is not None else shift(b.first_progress),
+        last_progress=shift(b.last_progress) if b.first_progress is not None else a.last_progress,
+        head=a.head if a.head is not None else b.head,
+        tail=b.tail if b.tail is not None else a.tail,
+        keywordless=a.keywordless + [(r, n + i, raw, g) for r, i, raw, g in b.keywordless],
+        rule_timeouts=a.rule_timeouts + b.rule_timeouts,
+        read_error=a.read_error or b.read_error)
+    out.state.size = a.state.size + b.state.size
+    out.state.truncated = a.state.truncated or b.state.truncated
+    out.state.compressed = a.state.compressed
+    out.state.mtime = b.state.mtime if b.state.mtime is not None else a.state.mtime
+    return out
+
+
+class FileReader:
+    """Reads files for one job, counting what it opens and reads."""
+
+    def __init__(self, scanner, pool=None):
+        self.scanner = scanner
+        self.pool = pool           # a ScanPool: big first reads are split across its workers
+        self.counters = Counters()
+
+    def classify(self, path: str) -> tuple[str, bool, bytes | None]:
+        """(kind, compressed, the whole file if it is small and plain) of a new or changed file,
+        judged as discovery judges a file found in a directory."""
+        self.counters.files_opened += 1
+        with open_regular(path) as handle:
+            head = handle.read(SNIFF_BYTES)
+        self.counters.bytes_read += len(head)
+        if not head:
+            return EMPTY, False, None
+        compressed = is_gzip(head)
+        text = head
+        if compressed:
+            try:
+                text = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF_BYTES)
+            except zlib.error:
+                text = b""
+        if looks_binary(text):
+            return SKIP, compressed, None
+        if not LOG_NAME.search(os.path.basename(path)) and not any(m in text for m in LOG_MARKERS):
+            return SKIP, compressed, None
+        whole = head if not compressed and len(head) < SNIFF_BYTES else None
+        return LOG, compressed, whole
+
+    def survey(self, path: str, start: int = 0, end: int | None = None, content=None) -> Survey:
+        if content is None:
+            self.counters.files_opened += 1
+        found = self.scanner.survey(path, start=start, end=end, content=content)
+        if content is None:
+            self.counters.bytes_read += found.state.size
+        return found
+
+    def whole(self, path: str, size: int) -> Survey:
+        """A first read of a whole plain file: in line-aligned pieces across the pool's workers
+        when it is big, as `scan` does."""
+        from logscan.scanpool import PARALLEL_MIN_BYTES
+        from logscan.reader import line_ranges
+
+        pool = self.pool
+        if pool is None or pool.workers < 2 or size < PARALLEL_MIN_BYTES or not can_concat():
+            return self.survey(path, 0, size)
+        ranges = line_ranges(path, pool.workers, PARALLEL_MIN_BYTES // 2)
+        ranges = [(a, size if b is None else min(b, size)) for a, b in ranges]
+        futures = [pool.submit(path, a, b) for a, b in ranges]
+        pieces = [f.result() for f in futures]
+        self.counters.files_opened += len(pieces) + 1
+        self.counters.bytes_read += sum(p.state.size for p in pieces)
+        out = pieces[0]
+        for piece in pieces[1:]:
+            out = concat(out, piece)
+        return out
+
+    def line_end(self, path: str, start: int, size: int) -> int:
+        """The offset just past the last newline in [start, size): where complete lines end."""
+        self.counters.files_opened += 1
+        with open_regular(path) as handle:
+            fd = handle.fileno()
+            pos, want = size, 1 << 12  # the last newline is usually near the end
+            while pos > start:
+                step = min(want, pos - start)
+                chunk = os.pread(fd, step, pos - step)
+                self.counters.bytes_read += len(chunk)
+                cut = chunk.rfind(b"\n")
+                if cut >= 0:
+                    return pos - step + cut + 1
+                pos, want = pos - step, min(want * 2, 1 << 20)
+        return start
+
+    def edge(self, path: str, offset: int) -> bytes:
+        """The EDGE_BYTES before `offset`."""
+        if offset == 0:
+            return b""
+        self.counters.files_opened += 1
+        with open_regular(path) as handle:
+            take = min(EDGE_BYTES, offset)
+            data = os.pread(handle.fileno(), take, offset - take)
+        self.counters.bytes_read += len(data)
+        return data
+
+    def update(self, now: FileStat, old: FileRecord | None, job: str) -> tuple[FileRecord, tuple]:
+        """The file's new record and its surveys, in order (the complete lines', then the
+        unfinished last line's)."""
+        record = FileRecord(now.path, job, now.dev, now.ino, now.size, now.mtime_ns, SKIP)
+        if old is not None and old.identity == now.identity:
+            record.kind, record.compressed = old.kind, old.compressed
+            record.committed, record.edge, record.facts = old.committed, old.edge, old.facts
+            return record, _present(unpack(old.facts) if old.facts else ())
+        committed, start, content = None, 0, None
+        resume = (old is not None and old.kind == LOG and not old.compressed and old.facts
+                  and (old.dev, old.ino) == (now.dev, now.ino) and now.size >= old.committed
+                  and can_concat())
+        if resume:
+            try:
+                resume = self.edge(now.path, old.committed) == (old.edge or b"")
+            except OSError:
+                resume = False
+        if resume:
+            committed, start = unpack(old.facts)[0], old.committed
+            record.kind = LOG
+        else:
+            try:
+                record.kind, record.compressed, content = self.classify(now.path)
+            except OSError:
+                return record, ()
+            if record.kind != LOG:
+                return record, ()
+            if record.compressed:  # a compressed stream cannot be resumed: read whole
+                found = self.survey(now.path)
+                record.committed, record.facts = now.size, pack((found, None))
+                return record, (found,)
+        mtime = now.mtime
+        try:
+            if content is not None:  # a small plain file, whole in hand
+                cut = content.rfind(b"\n") + 1
+                piece = self.scanner.survey(now.path, content=(content[:cut], mtime)) if cut else None
+                tail = self.scanner.survey(now.path, content=(content[cut:], mtime)) \
+                    if cut < len(content) else None
+                edge = content[max(0, cut - EDGE_BYTES):cut]
+            else:
+                cut = self.line_end(now.path, start, now.size)
+                piece = None
+                if cut > start:
+                    piece = self.whole(now.path, cut) if start == 0 else self.survey(now.path, start, cut)
+                    cut = start + piece.state.size   # what was really there to read
+                tail = self.survey(now.path, cut, now.size) if now.size > cut else None
+                edge = self.edge(now.path, cut)
+        except OSError:
+            return record, ()
+        if piece is not None:
+            committed = piece if committed is None else concat(committed, piece)
+        record.committed, record.edge = cut, edge
+        record.facts = pack((committed, tail))
+        return record, _present((committed, tail))
+
+
+def _present(surveys) -> tuple:
+    return tuple(s for s in surveys if s is not None)
+
+
+def status_signature(job: JobDir) -> str | None:
+    """The identity of the job's job_status files: unchanged, they are not read again."""
+    return ";".join(f"{f.display}:{':'.join(map(str, f.identity))}" for f in job.status_files) or None
+
+
+def _status(reader: FileReader, job: JobDir, old_sig: str | None, old_status: str | None):
+    """(status, signature) of the job's job_status file, read only if it changed."""
+    sig = status_signature(job)
+    if sig == old_sig:
+        return old_status, sig
+    if not job.status_files:
+        return None, None
+    reader.counters.files_opened += len(job.status_files)
+    found = read_job_status([f.path for f in job.status_files])
+    return (found[0] if found else None), sig
+
+
+def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalogue, settings,
+            now: datetime, old_status_sig: str | None = None, old_status: str | None = None
+            ) -> JobResult:
+    """Bring one job's files up to date and diagnose it from the surveys."""
+    by_inode = {(r.dev, r.ino): r for r in old.values()}
+    present = {f.path: f for f in job.files}
+    records, logs, scans = [], [], []
+    found = Discovery(notes=list(job.notes), skipped=list(job.skipped))
+    for stat_now in job.files:
+        previous = old.get(stat_now.path)
+        if previous is None or (previous.dev, previous.ino) != (stat_now.dev, stat_now.ino):
+            moved = by_inode.get((stat_now.dev, stat_now.ino))
+            # Rotated: the inode that was another path's (now gone or a new file) lives on here.
+            if moved is not None and (moved.path not in present or
+                                      (present[moved.path].dev, present[moved.path].ino)
+                                      != (moved.dev, moved.ino)):
+                previous = moved
+        record, surveys = reader.update(stat_now, previous, job.job)
+        records.append(record)
+        if record.kind == EMPTY:
+            found.notes.append((stat_now.display, "empty file"))
+        if record.kind != LOG or not surveys:
+            if record.kind == SKIP:
+                found.skipped.append(stat_now.display)
+            continue
+        stream, order = _stream_of(stat_now.display)
+        logs.append(LogFile(stat_now.path, stat_now.display, stream, order))
+        scan = reader.scanner.merge(stat_now.path, stat_now.display, list(surveys))
+        scan.mtime = stat_now.mtime
+        scans.append(scan)
+    platform, sig = _status(reader, job, old_status_sig, old_status)
+    if not logs:
+        return JobResult(job, records, None, platform, sig, None, reader.counters)
+    scan_of = {log.path: scan for log, scan in zip(logs, scans)}
+    found.logs = logs
+    _fold_process_copies(found)
+    found.logs.sort(key=lambda log: (log.stream, log.order, log.display))
+    found.notes.sort()
+    found.skipped.sort()
+    found.job_status_files = [f.path for f in job.status_files]
+    scans = [scan_of[log.path] for log in found.logs]
+    newest = max(f.mtime for f in job.files)
+    status, source = platform, (job.status_files[0].path if platform else None)
+    if status is None and now.timestamp() - newest <= settings.stall_after.total_seconds():
+        # No word from the platform, and a log moved lately: the job is live.
+        status, source = "running", "a log written less than --stall-after ago"
+    diagnosis = diagnose(job.shown, found, scans, catalogue, settings, status, source, now)
+    return JobResult(job, records, diagnosis, platform, sig,
+                     wake_at(diagnosis, newest, settings.stall_after, now, live_guess=platform is None),
+                     reader.counters)
+
+
+def diagnose(name: str, found: Discovery, scans, catalogue, settings, status, source, now):
+    """The back half of logscan.pipeline.diagnose_paths: FileScans → job model → Diagnosis."""
+    from logscan.diagnose import diagnose_job
+    from logscan.model import build_job
+
+    job = build_job(name, found.logs, scans, catalogue, job_status=status,
+                    job_status_source=source, now=now, stall_after=settings.stall_after)
+    return diagnose_job(job, settings, found)
+
+
+def wake_at(diagnosis, newest: float, stall_after: timedelta, now: datetime,
+            live_guess: bool) -> float | None:
+    """The first moment after `now` at which time alone can change the diagnosis: a Worker's
+    last activity, or the newest log's mtime when liveness is guessed, passing --stall-after."""
+    moments = []
+    for worker in diagnosis.workers:
+        if worker.last_activity:
+            last = datetime.fromisoformat(worker.last_activity)
+            if last.tzinfo is None:
+                last = last.replace(tzinfo=timezone.utc)
+            moments.append((last + stall_after).timestamp())
+    if live_guess:
+        moments.append(newest + stall_after.total_seconds())
+    future = [m for m in moments if m > now.timestamp()]
+    return min(future) if future else None

@@ -1,0 +1,89 @@
+"""What a sweep prints: a table on a terminal, one line per job otherwise (cron mails it), JSON or
+JSON Lines. Every row is a diagnosis record (JSON schema v1) plus `job_id` and `change`."""
+
+from __future__ import annotations
+
+import json
+
+from logscan.render.inert import inert
+
+SCHEMA_VERSION = 1
+
+
+def rows_to_print(changes: list[dict], every_job: list[dict] | None) -> list[dict]:
+    """The changed jobs, or with --all every job, each with the change this sweep found (if any)."""
+    if every_job is None:
+        return changes
+    latest = {c["job_id"]: c["change"] for c in changes}
+    return [{**job, "change": latest.get(job["job_id"])} for job in every_job]
+
+
+def render_jsonl(rows: list[dict]) -> str:
+    return "".join(json.dumps(_clean(r), sort_keys=True, ensure_ascii=True) + "\n" for r in rows)
+
+
+def render_json(rows: list[dict], stats: dict) -> str:
+    document = {"schema_version": SCHEMA_VERSION, "sweep": stats,
+                "jobs": [_clean(r) for r in rows]}
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=True) + "\n"
+
+
+def _clean(row: dict) -> dict:
+    return {k: v for k, v in row.items() if k not in ("rel", "root")}
+
+
+def _root_cause(row: dict) -> str:
+    root = row.get("root_cause")
+    if not root:
+        return ""
+    place = [f"node {root['node_rank']}" if root.get("node_rank") is not None else "",
+             f"rank {root['rank']}" if root.get("rank") is not None else ""]
+    place = ", ".join(p for p in place if p)
+    return root["rule"] + (f" ({place})" if place else "")
+
+
+def _last_activity(row: dict) -> str:
+    times = [w["last_activity"] for w in row.get("workers", []) if w.get("last_activity")]
+    return max(times)[:16].replace("T", " ") if times else ""
+
+
+def render_lines(rows: list[dict]) -> str:
+    """One line per job: `change: summary` (plain text, for cron's mail)."""
+    return "".join(inert(f"{row.get('change') or 'unchanged'}: {row['summary']}") + "\n" for row in rows)
+
+
+def render_table(rows: list[dict], stats: dict, color: bool, width: int | None = None) -> str:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, pad_edge=False, header_style="bold" if color else "")
+    for column in ("job", "verdict", "root cause", "Workers", "last activity", "change"):
+        table.add_column(column, no_wrap=column not in ("job", "root cause"), overflow="fold")
+    styles = {"FAILED": "red", "HEALTHY": "green", "RUNNING": "cyan", "INCONCLUSIVE": "yellow"}
+    for row in rows:
+        verdict = row["verdict"]
+        # Text, never markup: job names and rule ids come from the files.
+        table.add_row(Text(inert(row["job_id"])), Text(verdict, style=styles.get(verdict, "")),
+                      Text(inert(_root_cause(row))), str(len(row.get("workers", []))),
+                      _last_activity(row), Text(row.get("change") or ""))
+    console = Console(record=True, width=width, color_system="standard" if color else None,
+                      force_terminal=color, file=_Discard(), highlight=False)
+    if rows:
+        console.print(table)
+    console.print(Text(summary_line(stats), style="dim"))
+    return console.export_text(styles=color)
+
+
+def summary_line(stats: dict) -> str:
+    return (f"{stats['jobs']} job(s) swept, {stats['refreshed']} re-diagnosed, "
+            f"{stats['changes']} change(s); {stats['files_opened']} file(s) opened, "
+            f"{stats['bytes_read']} bytes read in {stats['duration_seconds']:.2f} s")
+
+
+class _Discard:
+    def write(self, _text: str) -> int:
+        return 0
+
+    def flush(self) -> None:
+        pass

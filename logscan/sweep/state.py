@@ -1,0 +1,178 @@
+"""The sweep's state: one SQLite file on local disk, and the lock beside it.
+
+SQLite's locking and WAL need a local filesystem, so the default state lives in the user's state
+directory (platformdirs), keyed by the directories swept and the shard; never inside them. Each
+job is committed in its own transaction (its files, its diagnosis, its alerted fingerprints and
+the changes to report, in the outbox): a sweep killed at any point leaves every job either as
+the last sweep left it or as this one made it, and changes already committed are delivered by
+the next sweep.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import sqlite3
+from pathlib import Path
+
+from logscan.errors import InputError
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- One row per file seen under a job: its identity when last read, how far it was read
+-- (a line start), and what the parser extracted (zlib-compressed pickled surveys).
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    job TEXT NOT NULL,
+    dev INTEGER, ino INTEGER, size INTEGER, mtime_ns INTEGER,
+    kind TEXT NOT NULL,               -- log, skip (not a log), empty
+    compressed INTEGER NOT NULL DEFAULT 0,
+    committed INTEGER NOT NULL DEFAULT 0,
+    edge BLOB,                        -- the bytes just before `committed`: grown, not rewritten
+    facts BLOB
+);
+CREATE INDEX IF NOT EXISTS files_job ON files (job);
+CREATE TABLE IF NOT EXISTS jobs (
+    job TEXT PRIMARY KEY,             -- absolute path of the run directory
+    shown TEXT NOT NULL,              -- as reported: the swept DIR as given, then the run dir
+    root TEXT NOT NULL,               -- the swept DIR (absolute)
+    rel TEXT NOT NULL,                -- the run directory relative to it
+    verdict TEXT NOT NULL,
+    root_rule TEXT,
+    root_fingerprint TEXT,
+    summary TEXT NOT NULL,
+    workers INTEGER NOT NULL,
+    last_activity TEXT,
+    status_sig TEXT,                  -- identity of the job_status file when read
+    status TEXT,                      -- what it said
+    wake_at REAL,                     -- when time alone may change the verdict (stall-after)
+    first_seen REAL NOT NULL,
+    changed_at REAL NOT NULL,
+    diagnosed_at REAL NOT NULL,
+    code TEXT NOT NULL,               -- the diagnosis fingerprint (code, rules, settings) it was made with
+    rules TEXT NOT NULL,              -- JSON {rule id: findings}
+    record TEXT NOT NULL              -- the diagnosis, JSON schema v1
+);
+CREATE TABLE IF NOT EXISTS alerted (
+    job TEXT NOT NULL, fingerprint TEXT NOT NULL, at REAL NOT NULL,
+    PRIMARY KEY (job, fingerprint)
+);
+CREATE TABLE IF NOT EXISTS outbox (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    job TEXT NOT NULL, change TEXT NOT NULL, payload TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sweeps (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started REAL NOT NULL, finished REAL,
+    jobs INTEGER, refreshed INTEGER, changes INTEGER, files_opened INTEGER, bytes_read INTEGER
+);
+"""
+
+
+class Busy(Exception):
+    """Another sweep holds the state's lock."""
+
+
+def default_state_path(dirs: list[str], shard: tuple[int, int] | None) -> Path:
+    """<user state dir>/logscan/sweeps/<hash of the swept directories and shard>.sqlite3"""
+    import platformdirs
+
+    key = "\0".join(sorted(os.path.abspath(d) for d in dirs))
+    if shard is not None:
+        key += f"\0shard={shard[0]}/{shard[1]}"
+    name = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return Path(platformdirs.user_state_dir("logscan")) / "sweeps" / f"{name}.sqlite3"
+
+
+def check_state_path(state: Path, dirs: list[str]) -> None:
+    """The state must not live inside a swept directory (a shared, often network, filesystem)."""
+    where = os.path.abspath(state)
+    for d in dirs:
+        root = os.path.abspath(d)
+        if os.path.commonpath([where, root]) == root:
+            raise InputError(f"--state {state} is inside the swept directory {d}: keep the state "
+                             f"on local disk outside it (SQLite locking fails on shared filesystems)")
+
+
+class Lock:
+    """An exclusive flock on <state>.lock, held for the whole sweep; released by the kernel if the
+    process dies, so a killed sweep never leaves a stale lock."""
+
+    def __init__(self, state: Path):
+        self.path = Path(str(state) + ".lock")
+        self.fd: int | None = None
+
+    def acquire(self) -> None:
+        import fcntl
+
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise Busy(holder or "?") from None
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def connect(state: Path) -> sqlite3.Connection:
+    state.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(state, isolation_level=None)  # transactions are explicit: BEGIN/COMMIT
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.executescript(SCHEMA)
+    version = get_meta(db, "schema_version")
+    if version is None:
+        set_meta(db, "schema_version", str(SCHEMA_VERSION))
+    elif version != str(SCHEMA_VERSION):
+        raise InputError(f"{state}: state written by another logscan (schema {version}, this one "
+                         f"reads {SCHEMA_VERSION}); remove it or pass another --state")
+    return db
+
+
+def get_meta(db: sqlite3.Connection, key: str) -> str | None:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+
+def code_fingerprint(catalogue_sources: list[str], extra: str = "") -> tuple[str, str]:
+    """(facts, diagnosis) fingerprints. Stored surveys are kept only while the reading code and
+    the rules that choose lines are the same; stored diagnoses only while all of logscan, the
+    rules and the settings are."""
+    package = Path(__file__).resolve().parent.parent
+    reading = ("scanner.py", "interpret.py", "lineparse.py", "finders.py", "prefixes.py",
+               "reader.py", "events.py", "catalogue.py")
+    facts = hashlib.sha256()
+    for name in reading:
+        facts.update(_read(package / name))
+    for source in sorted(catalogue_sources):
+        facts.update(source.encode("utf-8", "surrogateescape"))
+        facts.update(_read(Path(source)))
+    facts.update(extra.encode())
+    diagnosis = hashlib.sha256(facts.digest())
+    for path in sorted(package.rglob("*.py")):
+        diagnosis.update(_read(path))
+    return facts.hexdigest()[:32], diagnosis.hexdigest()[:32]
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""

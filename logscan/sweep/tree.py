@@ -1,0 +1,139 @@
+"""The swept directories → their jobs, by names and stat alone: nothing is opened here.
+
+Names are judged as discovery judges them (checkpoints, configs and hidden files are not logs);
+the files are grouped into run directories by logscan.jobroots; only the jobs of this shard are
+stat'ed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass, field
+
+from logscan.discovery import JOB_STATUS_FILE, _is_log_name, printable
+from logscan.jobroots import group_by_run
+
+
+@dataclass(frozen=True)
+class FileStat:
+    path: str
+    display: str       # as evidence shows it: the run directory's name, then the path below it
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    mtime: float      # st_mtime as os.stat gives it (evidence times are taken from it)
+
+    @property
+    def identity(self) -> tuple[int, int, int, int]:
+        return (self.dev, self.ino, self.size, self.mtime_ns)
+
+
+@dataclass
+class JobDir:
+    job: str                  # absolute path of the run directory: the job's key
+    shown: str                # the swept DIR as given, then the run directory below it
+    root: str                 # the swept DIR, absolute
+    rel: str                  # the run directory relative to it ('' for DIR itself)
+    name: str                 # the run directory's own name, as the job's files are shown under it
+    files: list[FileStat] = field(default_factory=list)
+    status_files: list[FileStat] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def shard_of(rel: str, shards: int) -> int:
+    """The shard a job falls in: a stable hash of its path relative to the swept DIR, so every
+    machine that mounts the DIR elsewhere agrees."""
+    digest = hashlib.sha256(rel.encode("utf-8", "surrogateescape")).digest()
+    return int.from_bytes(digest[:8], "big") % shards
+
+
+def _walk_names(root: str) -> tuple[list[str], list[str], list[str]]:
+    """(log-like files, job_status files, other files), relative to root with '/' separators.
+    Directories are followed through links once each; hidden ones are not entered."""
+    logs, status, other = [], [], []
+    seen: set[tuple[int, int]] = set()
+    stack = [("", root)]
+    while stack:
+        rel_dir, directory = stack.pop()
+        try:
+            info = os.stat(directory)
+            if (info.st_dev, info.st_ino) in seen:
+                continue
+            seen.add((info.st_dev, info.st_ino))
+            with os.scandir(directory) as entries:
+                entries = list(entries)
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=True)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not name.startswith("."):
+                    stack.append((rel, entry.path))
+            elif name == JOB_STATUS_FILE:
+                status.append(rel)
+            elif _is_log_name(name):
+                logs.append(rel)
+            else:
+                other.append(rel)
+    return logs, status, other
+
+
+def _stat(root: str, rel: str, display: str, job: JobDir) -> FileStat | None:
+    path = os.path.join(root, rel)
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        job.notes.append((printable(display), exc.strerror or str(exc)))
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        job.notes.append((printable(display), "not a regular file (FIFO, socket or device): skipped"))
+        return None
+    return FileStat(path, printable(display), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
+                    info.st_mtime)
+
+
+def find_jobs(dirs: list[str], shard: tuple[int, int] | None = None) -> dict[str, JobDir]:
+    """{job key: JobDir} of every run directory under the DIRs (of one shard, if given)."""
+    jobs: dict[str, JobDir] = {}
+    for given in dirs:
+        root = os.path.abspath(given)
+        logs, status, other = _walk_names(root)
+        shown_root = given.rstrip("/") or "/"
+        base = os.path.basename(root) or root
+        groups = group_by_run(logs + other, status)
+        status_groups = group_by_run(status, status)
+        for rel, names in groups.items():
+            if not any(_is_log_name(n.rpartition("/")[2]) for n in names):
+                continue  # checkpoints, configs: no run here
+            if shard is not None and shard_of(rel, shard[1]) != shard[0]:
+                continue
+            key = os.path.join(root, rel) if rel else root
+            if key in jobs:
+                continue  # the same run reached from two DIRs
+            job = JobDir(job=key, shown=printable(f"{shown_root}/{rel}" if rel else shown_root),
+                         root=root, rel=rel, name=os.path.basename(key) or base)
+            prefix = f"{rel}/" if rel else ""
+            for name in sorted(names):
+                display = f"{job.name}/{name[len(prefix):]}"
+                if not _is_log_name(name.rpartition("/")[2]):
+                    job.skipped.append(printable(display))
+                    continue
+                found = _stat(root, name, display, job)
+                if found is not None:
+                    job.files.append(found)
+            for name in sorted(status_groups.get(rel, ())):
+                found = _stat(root, name, f"{job.name}/{name[len(prefix):]}", job)
+                if found is not None:
+                    job.status_files.append(found)
+            if job.files:
+                jobs[key] = job
+    return jobs
