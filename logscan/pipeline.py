@@ -55,8 +55,8 @@ def diagnose_paths(paths: list[str], settings: Settings, catalogue: Catalogue | 
         pending = PendingScans(found.logs, pool, found.contents)
         try:
             # Imported while big files are being scanned: pandas alone takes ~0.3 s to load.
-            from logscan.diagnose import diagnose_job
-            from logscan.model import build_job
+            import logscan.diagnose  # noqa: F401
+            import logscan.model  # noqa: F401
         except BaseException:
             pending.cancel()
             raise
@@ -68,9 +68,21 @@ def diagnose_paths(paths: list[str], settings: Settings, catalogue: Catalogue | 
     # One job only: several run directories' logs are never merged into one diagnosis.
     refuse_merged_jobs(paths, found, scans)
     status, status_source = platform_status(paths, found, settings)
-    job = build_job(job_name(paths), found.logs, scans, catalogue, job_status=status,
-                    job_status_source=status_source,
-                    now=settings.now or datetime.now(timezone.utc), stall_after=settings.stall_after)
+    return diagnose_scans(job_name(paths), found, scans, catalogue, settings, status, status_source,
+                          settings.now or datetime.now(timezone.utc), lap)
+
+
+def diagnose_scans(name: str, found: Discovery, scans, catalogue: Catalogue, settings: Settings,
+                   status: str | None, status_source: str | None, now: datetime,
+                   on_phase: PhaseHook | None = None):
+    """The back half: what the files said (FileScans) → job model → Diagnosis. A sweep that kept
+    each file's scan calls this without reading the files again."""
+    from logscan.diagnose import diagnose_job
+    from logscan.model import build_job
+
+    lap = on_phase or (lambda _name: None)
+    job = build_job(name, found.logs, scans, catalogue, job_status=status,
+                    job_status_source=status_source, now=now, stall_after=settings.stall_after)
     lap("job model")
     diagnosis = diagnose_job(job, settings, found)
     lap("rules and root cause")

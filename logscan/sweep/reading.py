@@ -329,13 +329,10 @@ def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalog
 
 
 def diagnose(name: str, found: Discovery, scans, catalogue, settings, status, source, now):
-    """The back half of logscan.pipeline.diagnose_paths: FileScans → job model → Diagnosis."""
-    from logscan.diagnose import diagnose_job
-    from logscan.model import build_job
+    """What the stored scans say, through the pipeline's back half."""
+    from logscan.pipeline import diagnose_scans
 
-    job = build_job(name, found.logs, scans, catalogue, job_status=status,
-                    job_status_source=source, now=now, stall_after=settings.stall_after)
-    return diagnose_job(job, settings, found)
+    return diagnose_scans(name, found, scans, catalogue, settings, status, source, now)
 
 
 def wake_at(diagnosis, newest: float, stall_after: timedelta, now: datetime,
