@@ -93,7 +93,7 @@ def looks_binary(head: bytes) -> bool:
     return control > len(head) * 0.1
 
 
-def _stream_of(display: str) -> tuple[str, int]:
+def stream_of(display: str) -> tuple[str, int]:
     directory, _, name = display.rpartition("/")
     found = ROTATION.match(name)
     base, index = (found["base"], found["index"]) if found else (name, None)
@@ -104,7 +104,7 @@ def _stream_of(display: str) -> tuple[str, int]:
     return f"{directory}/{base}" if directory else base, order
 
 
-def _is_log_name(name: str) -> bool:
+def is_log_name(name: str) -> bool:
     if name.startswith("."):
         return False
     if LOG_NAME.search(name):
@@ -130,7 +130,7 @@ def discover(paths: list[str]) -> Discovery:
             _walk(root, "" if shown == "." else shown, found, seen_dirs, seen_files)
         else:
             _consider(given, printable(given), found, seen_files, named=True)
-    _fold_process_copies(found)
+    fold_process_copies(found)
     # Whatever order the paths came in, the same job gives the same discovery.
     found.logs.sort(key=lambda log: (log.stream, log.order, log.display))
     found.notes.sort()
@@ -139,7 +139,7 @@ def discover(paths: list[str]) -> Discovery:
     return found
 
 
-def _fold_process_copies(found: Discovery) -> None:
+def fold_process_copies(found: Discovery) -> None:
     """torchrun --log-dir copies beside the Worker logs say again what those logs say: skip them.
     Alone (only the log dir was collected), each run directory's copies are one Worker."""
     copies = [log for log in found.logs if PROCESS_COPY.match(log.display)]
@@ -190,7 +190,7 @@ def _walk(root: str, shown_root: str, found: Discovery, seen_dirs, seen_files) -
         if entry.name == JOB_STATUS_FILE:
             found.job_status_files.append(entry.path)
             continue
-        if not _is_log_name(entry.name):
+        if not is_log_name(entry.name):
             found.skipped.append(printable(display))
             continue
         _consider(entry.path, printable(display), found, seen_files, named=False)
@@ -247,7 +247,7 @@ def _consider(path: str, display: str, found: Discovery, seen_files, named: bool
     if not named and not SURE_LOG_NAME.search(name) and not any(m in head for m in LOG_MARKERS):
         found.skipped.append(display)
         return
-    stream, order = _stream_of(display)
+    stream, order = stream_of(display)
     found.logs.append(LogFile(path, display, stream, order))
     if whole and found.kept_bytes + len(head) <= KEEP_BYTES:
         found.contents[path] = (head, info.st_mtime)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 
 from logscan.discovery import (LOG_MARKERS, LOG_NAME, SNIFF_BYTES, Discovery, LogFile,
-                               _fold_process_copies, _stream_of, looks_binary, read_job_status)
+                               fold_process_copies, stream_of, looks_binary, read_job_status)
 from logscan.reader import is_gzip, open_regular
 from logscan.scanner import Survey
 from logscan.sweep.tree import FileStat, JobDir
@@ -301,7 +301,7 @@ def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalog
             if record.kind == SKIP:
                 found.skipped.append(stat_now.display)
             continue
-        stream, order = _stream_of(stat_now.display)
+        stream, order = stream_of(stat_now.display)
         logs.append(LogFile(stat_now.path, stat_now.display, stream, order))
         scan = reader.scanner.merge(stat_now.path, stat_now.display, list(surveys))
         scan.mtime = stat_now.mtime
@@ -311,7 +311,7 @@ def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalog
         return JobResult(job, records, None, platform, sig, None, reader.counters)
     scan_of = {log.path: scan for log, scan in zip(logs, scans)}
     found.logs = logs
-    _fold_process_copies(found)
+    fold_process_copies(found)
     found.logs.sort(key=lambda log: (log.stream, log.order, log.display))
     found.notes.sort()
     found.skipped.sort()

@@ -12,7 +12,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from logscan.discovery import JOB_STATUS_FILE, _is_log_name, printable
+from logscan.discovery import JOB_STATUS_FILE, is_log_name, printable
 from logscan.jobroots import group_by_run
 
 
@@ -80,7 +80,7 @@ def _walk_names(root: str) -> tuple[list[str], list[str], list[str]]:
                     stack.append((rel, entry.path))
             elif name == JOB_STATUS_FILE:
                 status.append(rel)
-            elif _is_log_name(name):
+            elif is_log_name(name):
                 logs.append(rel)
             else:
                 other.append(rel)
@@ -112,7 +112,7 @@ def find_jobs(dirs: list[str], shard: tuple[int, int] | None = None) -> dict[str
         groups = group_by_run(logs + other, status)
         status_groups = group_by_run(status, status)
         for rel, names in groups.items():
-            if not any(_is_log_name(n.rpartition("/")[2]) for n in names):
+            if not any(is_log_name(n.rpartition("/")[2]) for n in names):
                 continue  # checkpoints, configs: no run here
             if shard is not None and shard_of(rel, shard[1]) != shard[0]:
                 continue
@@ -124,7 +124,7 @@ def find_jobs(dirs: list[str], shard: tuple[int, int] | None = None) -> dict[str
             prefix = f"{rel}/" if rel else ""
             for name in sorted(names):
                 display = f"{job.name}/{name[len(prefix):]}"
-                if not _is_log_name(name.rpartition("/")[2]):
+                if not is_log_name(name.rpartition("/")[2]):
                     job.skipped.append(printable(display))
                     continue
                 found = _stat(root, name, display, job)
