@@ -136,6 +136,7 @@ class Diagnosis:
     verdict: str = "INCONCLUSIVE"   # HEALTHY, FAILED, RUNNING or INCONCLUSIVE (logscan.verdict)
     verdict_reason: str = ""
     job_status: str | None = None
+    config_file: str | None = None   # the settings file this run read, if any
     inputs: tuple[InputNote, ...] = ()
     skipped: tuple[str, ...] = ()
     files_scanned: int = 0

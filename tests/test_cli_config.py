@@ -151,3 +151,14 @@ def test_rules_lists_and_explains_rules_from_the_config(run_cli, tmp_path, monke
     result = run_cli("rules", "explain", "my-signal")
     assert result.exit_code == 0 and "what it is" in result.output
     assert run_cli("rules", "--isolated", "explain", "my-signal").exit_code == 2
+
+
+def test_the_report_says_which_settings_file_it_used(run_cli, tmp_path, monkeypatch):
+    (tmp_path / "logscan.toml").write_text('stall-after = "2h"\n')
+    monkeypatch.chdir(tmp_path)
+    human = run_cli("scan", SAMPLES / "healthy-2x2", "--now", "2030-01-01T00:00:00Z")
+    assert f"settings from {tmp_path / 'logscan.toml'}" in human.output
+    report = json.loads(run_cli("scan", SAMPLES / "healthy-2x2", "--format", "json").output)
+    assert report["config_file"] == str(tmp_path / "logscan.toml")
+    isolated = json.loads(run_cli("scan", SAMPLES / "healthy-2x2", "--format", "json", "--isolated").output)
+    assert isolated["config_file"] is None

@@ -98,6 +98,8 @@ def _header(d: Diagnosis, ids: dict[str, str]) -> str:
     facts = [f"verdict: {d.verdict_reason}"] if d.verdict_reason else []
     if d.job_status:
         facts.append(f"platform job status: {d.job_status}")
+    if d.config_file:
+        facts.append(f"settings from {d.config_file}")
     if d.first_failure is not None:
         facts.append("first failure:" + place_label(d.first_failure.node_rank, d.first_failure.rank))
     if facts:

@@ -247,6 +247,8 @@ def render_human(d: Diagnosis, color: bool = False, width: int | None = None,
     facts = []
     if d.job_status:
         facts.append(f"platform job status: {inert(d.job_status)}")
+    if d.config_file:
+        facts.append(f"settings from {inert(d.config_file)}")
     if d.first_failure is not None and (d.first_failure.node_rank is not None
                                         or d.first_failure.rank is not None):
         facts.append("first failure:" + place_label(d.first_failure.node_rank,

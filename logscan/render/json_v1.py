@@ -40,6 +40,7 @@ def diagnosis_record(d: Diagnosis) -> dict:
         "healthy": d.healthy,
         "summary": d.summary(),
         "job_status": d.job_status,
+        "config_file": d.config_file,
         "root_cause": None if root is None else {
             "rule": root.rule, "node_rank": root.node_rank, "rank": root.rank,
             "message": root.message},

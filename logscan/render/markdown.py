@@ -49,6 +49,8 @@ def render_markdown(d: Diagnosis, **_) -> str:
         out += [f"*why:* {md_inline(d.verdict_reason)}", ""]
     if d.job_status:
         out += [f"platform job status: {md_inline(d.job_status)}", ""]
+    if d.config_file:
+        out += [f"settings from {md_inline(d.config_file)}", ""]
     if d.workers:
         out += ["| node | host | nnodes | gpus | procs | ranks | stage | files |",
                 "| --- | --- | --- | --- | --- | --- | --- | --- |"]
