@@ -140,18 +140,59 @@ def discover(paths: list[str]) -> Discovery:
 
 
 def fold_process_copies(found: Discovery) -> None:
-    """torchrun --log-dir copies beside the Worker logs say again what those logs say: skip them.
-    Alone (only the log dir was collected), each run directory's copies are one Worker."""
+    """torchrun --log-dir copies are views of a Worker's processes. Beside the Worker's own log
+    (the nearest log above the log dir) they are skipped when that log already holds their lines
+    (`--tee`), and read as more of that Worker when it does not (`--redirects`: the tracebacks
+    are only in the copies). Alone, each run directory's copies are one Worker."""
     copies = [log for log in found.logs if PROCESS_COPY.match(log.display)]
     if not copies:
         return
-    if len(copies) < len(found.logs):
-        kept = set(map(id, copies))
-        found.logs = [log for log in found.logs if id(log) not in kept]
-        found.skipped += [log.display for log in copies]
+    workers = [log for log in found.logs if not PROCESS_COPY.match(log.display)]
+    if not workers:
+        found.logs = [LogFile(log.path, log.display, PROCESS_COPY.match(log.display)["run"],
+                              log.order) for log in found.logs]
         return
-    found.logs = [LogFile(log.path, log.display, PROCESS_COPY.match(log.display)["run"], log.order)
-                  for log in found.logs]
+    by_dir: dict[str, LogFile] = {}
+    for log in sorted(workers, key=lambda log: (log.stream, -log.order)):
+        by_dir.setdefault(os.path.dirname(log.display), log)
+    kept = [log for log in found.logs if not PROCESS_COPY.match(log.display)]
+    for copy in copies:
+        owner = _owner(copy.display, by_dir)
+        if owner is None or _told_by(copy, owner):
+            found.skipped.append(copy.display)
+        else:
+            # After the Worker's own log, in the order of the copies' paths.
+            kept.append(LogFile(copy.path, copy.display, owner.stream, owner.order + 1))
+    found.logs = kept
+
+
+def _owner(display: str, by_dir: dict[str, LogFile]) -> LogFile | None:
+    directory = os.path.dirname(display)
+    while directory:
+        directory = os.path.dirname(directory)
+        if directory in by_dir:
+            return by_dir[directory]
+    return by_dir.get("")
+
+
+# How much of a copy and of its Worker's log is compared to tell whether the log holds its lines.
+COPY_SAMPLE_LINES = 3
+OWNER_SAMPLE_BYTES = 1 << 20
+
+
+def _told_by(copy: LogFile, owner: LogFile) -> bool:
+    """The Worker's log holds the copy's first lines (torchrun --tee wrote them there too)."""
+    try:
+        with open_regular(copy.path) as handle:
+            head = handle.read(SNIFF_BYTES)
+        with open_regular(owner.path) as handle:
+            told = handle.read(OWNER_SAMPLE_BYTES)
+    except OSError:
+        return True  # nothing to add from a copy that cannot be read
+    if told[:2] == b"\x1f\x8b":
+        return True  # a compressed Worker log: too costly to compare, and tee is the common case
+    lines = [line.strip() for line in head.splitlines() if line.strip()][:COPY_SAMPLE_LINES]
+    return all(line in told for line in lines)
 
 
 def _inside(path: str, roots: tuple[str, ...]) -> bool:
