@@ -69,11 +69,13 @@ def main() -> None:
     stats = pstats.Stats(profiler)
     # C functions (bytes.translate, re search, ...) count for the Python function that called them.
     groups = {
+        "count lines (bytes.count, numpy on big logs)":
+            lambda f, n: f.endswith("reader.py") and n == "count_newlines",
         "read blocks (reader.py, file reads)": lambda f, n: f.endswith("reader.py"),
-        "find candidate lines (literals: LineFinder or Hyperscan)":
-            lambda f, n: f.endswith("finders.py") and n in ("scan", "_rekey", "_choose_keys",
-                                                            "on_match", "<listcomp>", "<dictcomp>",
-                                                            "<genexpr>"),
+        "find candidate lines (Hyperscan, or the LineFinder fallback)":
+            lambda f, n: f.endswith("hyperscan_matcher.py") or (
+                f.endswith("finders.py") and n in ("scan", "_rekey", "_choose_keys", "on_match",
+                                                   "<listcomp>", "<dictcomp>", "<genexpr>")),
         "first and last progress line per block":
             lambda f, n: (f.endswith("finders.py") and n in (
                 "first", "last", "_by_literal", "_by_user", "_is_progress", "_line_of",

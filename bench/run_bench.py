@@ -1,23 +1,24 @@
-"""Benchmark `logscan scan` against `grep -n -E` on large generated Worker logs.
+"""Benchmark `logscan scan` against `grep -n -E` (and `rg -n`) on big Worker logs of every style.
 
-    python bench/run_bench.py                  # 256 MiB
-    python bench/run_bench.py --size 256M,1G   # both sizes: shows whether time is linear
-    python bench/run_bench.py --profile        # where the time goes, phase by phase
+    python bench/run_bench.py                          # every style, 1 GiB each
+    python bench/run_bench.py --style megatron --size 256M
+    python bench/run_bench.py --profile --style warnings
 
-For each size it builds (once, cached under bench/out/) a realistic log from the sample logs'
-lines (see make_log.py), reads it once so the page cache is warm, then runs, alternating,
-the whole `logscan scan` command and `grep -n -E` with the rare patterns logscan looks for (its
-candidate patterns and every catalogue keyword), both writing into a pipe that is drained: GNU
-grep stops at the first match when its output is /dev/null. It reports the median wall time of
-each, their ratio, and logscan's peak RSS: of its largest process (wait4) and of its whole process
+For each style (see styles.py) and size it builds, once (cached under bench/out/), one Worker's
+log, reads it once so the page cache is warm, then runs, alternating, the whole `logscan scan`
+command and `grep -n -E` with the patterns logscan looks for (its candidate patterns, the
+lookbehind rewritten as for Hyperscan, and every catalogue keyword) and `rg -n` with the same
+patterns where ripgrep is installed, all writing into a pipe that is drained: GNU grep stops
+at the first match when its output is /dev/null. It reports the median wall time of each, the
+ratio to grep, and logscan's peak RSS: of its largest process (wait4) and of its whole process
 tree (sampled from /proc every 10 ms).
 
-Then a 2-Worker job (node 0's and node 1's logs in one directory) is scanned three ways: as one
-job (worker processes for big files), as one job with --jobs 1 (one process, the files one after
-the other), and as two separate commands (each of which also uses both cores on its file).
+Then a 2-Worker job (node 0's and node 1's logs of the benchmark's own style in one directory)
+is scanned three ways: as one job (worker processes for big files), as one job with --jobs 1
+(one process, the files one after the other), and as two separate commands.
 
-Each measurement is made with every candidate-line matcher installed: the default pure-Python
-one and, if the optional `hyperscan` package is installed, Hyperscan (LOGSCAN_MATCHER).
+Each measurement is made with every candidate-line matcher this Python can use: Hyperscan (the
+default) and the pure-Python fallback (LOGSCAN_MATCHER).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from make_log import cached_log, parse_size  # noqa: E402
+from styles import ALL as STYLES, cached_log as cached_style_log  # noqa: E402
 
 NOW = "2030-01-01T00:00:00Z"
 
@@ -48,15 +50,17 @@ def logscan_command() -> list[str]:
 
 
 def grep_patterns() -> list[str]:
-    """logscan's candidate patterns and keywords, as POSIX extended regexes."""
+    """logscan's candidate patterns and keywords, as POSIX extended regexes that match the same
+    lines: what Hyperscan is given, in grep's syntax."""
     from logscan.catalogue import load_catalogue
+    from logscan.hyperscan_matcher import line_pattern
     from logscan.lineparse import CANDIDATES
 
-    def ere(pattern: str) -> str:
-        pattern = pattern.replace("(?<![A-Za-z_])", "").replace("(?:", "(")
-        return pattern.replace("\\t", "\t").replace('\\"', '"')
+    def ere(pattern: bytes) -> str:
+        text = line_pattern(pattern).decode().replace("\\n]", "]").replace("(?:", "(")
+        return text.replace("\\t", "\t").replace('\\"', '"')
 
-    patterns = [ere(c.pattern.decode()) for c in CANDIDATES]
+    patterns = [ere(c.pattern) for c in CANDIDATES]
     patterns += [re.sub(r"([.\[\]()*+?{}|^$\\])", r"\\\1", k) for k in sorted(load_catalogue().keywords())]
     return patterns
 
@@ -126,15 +130,13 @@ def alternate(commands: dict[str, list[str]], repeat: int, matcher: str | None =
 
 
 def matchers() -> list[str]:
-    """logscan's candidate-line matchers this Python can use: the default pure-Python one, and
-    Hyperscan when the optional package is installed."""
-    found = ["python"]
+    """logscan's candidate-line matchers this Python can use: Hyperscan (the default) when the
+    package is installed, and the pure-Python fallback."""
     try:
         import hyperscan  # noqa: F401
-        found.append("hyperscan")
+        return ["hyperscan", "python"]
     except ImportError:
-        pass
-    return found
+        return ["python"]
 
 
 def median(runs: list[dict], key: str) -> float:
@@ -157,16 +159,23 @@ def machine() -> str:
             f"{platform.system()} {platform.release()}")
 
 
-def single_file(size: int, out: Path, repeat: int, patterns: list[str], matcher: str) -> dict:
-    log = cached_log(size, out)
+def single_file(style: str, size: int, out: Path, repeat: int, patterns: list[str],
+                matcher: str) -> dict:
+    log = cached_style_log(style, size, out)
     warm(log)
-    grep = ["grep", "-n", "-E", *(a for p in patterns for a in ("-e", p)), str(log)]
-    results = alternate({"logscan": [*logscan_command(), "scan", str(log), "--now", NOW],
-                         "grep": grep}, repeat, matcher)
-    ls, gr = results["logscan"], results["grep"]
-    return {"size": size, "matcher": matcher, "logscan": median(ls, "wall"),
-            "grep": median(gr, "wall"), "rss": max(r["rss"] for r in ls),
-            "tree_rss": max(r["tree_rss"] for r in ls), "runs": results}
+    commands = {"logscan": [*logscan_command(), "scan", str(log), "--now", NOW],
+                "grep": ["grep", "-n", "-E", *(a for p in patterns for a in ("-e", p)), str(log)]}
+    if shutil.which("rg"):
+        # (?-u): bytes, as grep and logscan match them; Unicode \b sends rg to its slow engine
+        commands["rg"] = ["rg", "-n", "--no-config", *(a for p in patterns for a in ("-e", "(?-u)" + p)),
+                          str(log)]
+    results = alternate(commands, repeat, matcher)
+    ls = results["logscan"]
+    return {"style": style, "size": size, "matcher": matcher, "logscan": median(ls, "wall"),
+            "grep": median(results["grep"], "wall"),
+            "rg": median(results["rg"], "wall") if "rg" in results else None,
+            "rss": max(r["rss"] for r in ls), "tree_rss": max(r["tree_rss"] for r in ls),
+            "runs": results}
 
 
 def two_workers(size: int, out: Path, repeat: int, matcher: str) -> dict:
@@ -192,20 +201,22 @@ def two_workers(size: int, out: Path, repeat: int, matcher: str) -> dict:
             "rss": max(r["rss"] for r in parallel["job"])}
 
 
-def profile(size: int, out: Path, matcher: str) -> None:
+def profile(style: str, size: int, out: Path, matcher: str) -> None:
     """Phase timings of one in-process run (--jobs 1), then the scan's hottest functions."""
-    log = cached_log(size, out)
+    log = cached_style_log(style, size, out)
     warm(log)
     driver = HERE / "profile_phases.py"
-    print(f"matcher: {matcher}")
+    print(f"style: {style}, matcher: {matcher}")
     subprocess.run([sys.executable, str(driver), str(log)], check=True,
                    env={**os.environ, "LOGSCAN_MATCHER": matcher})
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", default="256M",
-                        help="log size(s), comma separated: 256M, 1G ... (default 256M)")
+    parser.add_argument("--style", default=",".join(STYLES),
+                        help=f"log style(s), comma separated (default: all: {', '.join(STYLES)})")
+    parser.add_argument("--size", default="1G",
+                        help="log size(s), comma separated: 256M, 1G ... (default 1G)")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each command (default 5)")
     parser.add_argument("--out", type=Path, default=HERE / "out", help="where generated logs go")
     parser.add_argument("--no-workers", action="store_true", help="skip the 2-Worker job")
@@ -213,44 +224,54 @@ def main() -> None:
     parser.add_argument("--clean", action="store_true", help="delete generated logs first")
     parser.add_argument("--matcher", default=",".join(matchers()),
                         help="logscan matcher(s) to time, comma separated (default: every one "
-                             "installed: python, hyperscan)")
+                             "usable: hyperscan, python)")
     args = parser.parse_args()
     sizes = [parse_size(s) for s in args.size.split(",")]
+    styles = args.style.split(",")
+    unknown = sorted(set(styles) - set(STYLES))
+    if unknown:
+        parser.error(f"unknown style(s) {', '.join(unknown)}: use {', '.join(STYLES)}")
+    chosen = args.matcher.split(",")
     if args.clean and args.out.exists():
         shutil.rmtree(args.out)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.profile:
-        for size in sizes:
-            for matcher in args.matcher.split(","):
-                profile(size, args.out, matcher)
+        for style in styles:
+            for size in sizes:
+                for matcher in chosen:
+                    profile(style, size, args.out, matcher)
         return
 
     print(f"machine: {machine()}")
     patterns = grep_patterns()
-    print(f"grep: -n -E with {len(patterns)} patterns; every command's output goes to a pipe; "
+    rg = "; rg -n with the same" if shutil.which("rg") else "; rg is not installed"
+    print(f"grep: -n -E with {len(patterns)} patterns{rg}; every command's output goes to a pipe; "
           f"median of {args.repeat} alternating runs, warm page cache; peak RSS: largest "
-          f"process; tree PSS: all of the command's processes\n")
-    chosen = args.matcher.split(",")
-    rows = [single_file(size, args.out, args.repeat, patterns, m) for size in sizes for m in chosen]
-    print(f"{'log':>8}  {'matcher':>9}  {'logscan':>8}  {'grep -n -E':>10}  {'ratio':>6}  "
-          f"{'s/GiB':>6}  {'peak RSS':>9}  {'tree PSS':>9}")
-    for row in rows:
-        gib = row["size"] / (1 << 30)
-        print(f"{row['size'] >> 20:>5} MiB  {row['matcher']:>9}  {row['logscan']:>7.2f}s  "
-              f"{row['grep']:>9.2f}s  {row['logscan'] / row['grep']:>5.2f}x  "
-              f"{row['logscan'] / gib:>6.2f}  {mib(row['rss']):>9}  {mib(row['tree_rss']):>9}")
+          f"process; tree PSS: all of the command's processes\n", flush=True)
+    print(f"{'style':>12}  {'log':>8}  {'matcher':>9}  {'logscan':>8}  {'grep -n -E':>10}  "
+          f"{'ratio':>6}  {'rg -n':>7}  {'ratio':>6}  {'peak RSS':>9}  {'tree PSS':>9}", flush=True)
+    for style in styles:
+        for size in sizes:
+            for matcher in chosen:
+                row = single_file(style, size, args.out, args.repeat, patterns, matcher)
+                rg_cells = (f"{row['rg']:>6.2f}s  {row['logscan'] / row['rg']:>5.2f}x"
+                            if row["rg"] else f"{'':>7}  {'':>6}")
+                print(f"{style:>12}  {row['size'] >> 20:>5} MiB  {matcher:>9}  "
+                      f"{row['logscan']:>7.2f}s  {row['grep']:>9.2f}s  "
+                      f"{row['logscan'] / row['grep']:>5.2f}x  {rg_cells}  "
+                      f"{mib(row['rss']):>9}  {mib(row['tree_rss']):>9}", flush=True)
     if args.no_workers:
         return
     print()
     print(f"{'2 Workers':>12}  {'matcher':>9}  {'one job':>8}  {'--jobs 1':>8}  {'ratio':>6}  "
-          f"{'2 commands':>10}  {'ratio':>6}  {'tree PSS':>9}")
+          f"{'2 commands':>10}  {'ratio':>6}  {'tree PSS':>9}", flush=True)
     for size in sizes:
         for matcher in chosen:
             row = two_workers(size, args.out, args.repeat, matcher)
             print(f"{'2 x ' + str(size >> 20) + ' MiB':>12}  {matcher:>9}  {row['job']:>7.2f}s  "
                   f"{row['jobs1']:>7.2f}s  {row['job'] / row['jobs1']:>5.2f}x  "
                   f"{row['separate']:>9.2f}s  {row['job'] / row['separate']:>5.2f}x  "
-                  f"{mib(row['tree_rss']):>9}")
+                  f"{mib(row['tree_rss']):>9}", flush=True)
 
 
 if __name__ == "__main__":

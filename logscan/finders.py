@@ -1,9 +1,11 @@
 """Finding lines, not interpreting them: the literal pre-filter and progress detection.
 
-LineFinder (or HyperscanLineFinder) finds, in large blocks, the lines that hold any of a set of
-literals, in about one pass; ProgressFinder finds the first and the last progress line of a
-block without matching lines one by one. Progress lines are the bulk of a training log, and
-most other lines hold no literal: neither costs Python work per line. What the lines found mean
+make_line_finder gives the candidate-line finder: Hyperscan fed the exact candidate patterns
+(logscan.hyperscan_matcher), or where that cannot be used the pure-Python LineFinder, which
+finds the lines holding any of the patterns' literals in about one pass. ProgressFinder finds
+the first and the last progress line of a block without matching lines one by one. Progress
+lines are the bulk of a training log and most other lines match no candidate pattern: with
+Hyperscan, neither costs Python work per line. What the lines found mean
 is logscan.interpret's job; which literals are looked for, logscan.lineparse's and the
 catalogue's (see logscan.scanner).
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 
 from logscan.errors import ConfigError
 
@@ -114,62 +117,41 @@ class LineFinder:
         return sorted(starts) if len(starts) > 1 else list(starts), newlines
 
 
-class HyperscanLineFinder:
-    """LineFinder's contract from one pass of Hyperscan's multi-literal matcher (SIMD, in C):
-    about twice as fast a scan. Used when the optional `hyperscan` package is installed (see
-    make_line_finder); the lines it finds are the same, which tests check."""
-
-    def __init__(self, literals):
-        import hyperscan
-
-        self.literals = essential_literals(literals)
-        self._lengths = [len(lit) for lit in self.literals]
-        self._database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        self._database.compile(expressions=list(self.literals), ids=list(range(len(self.literals))),
-                               elements=len(self.literals), flags=0, literal=True)
-
-    def scan(self, block: bytes) -> tuple[list[int], int]:
-        """(sorted offsets of the lines that hold a literal, number of newlines in the block)"""
-        starts: list[int] = []
-        marked_to = -1  # the newline that ends the last line found: matches before it add nothing
-        lengths, find, rfind = self._lengths, block.find, block.rfind
-
-        def on_match(index, _start, end, _flags, _context):
-            nonlocal marked_to
-            begin = end - lengths[index]
-            if begin > marked_to:  # matches come by end offset, so in line order
-                starts.append(rfind(b"\n", 0, begin) + 1)
-                newline = find(b"\n", begin)
-                marked_to = len(block) if newline < 0 else newline
-
-        if block:
-            self._database.scan(block, match_event_handler=on_match)
-        return starts, block.count(b"\n")
-
-
 MATCHERS = ("python", "hyperscan")
+SLOW_PATH_NOTICE = ("logscan: the hyperscan package is not usable here; scanning with the "
+                    "pure-Python matcher, the slow path (same results)")
+_noticed = False
 
 
-def make_line_finder(literals, matcher: str | None = None):
-    """The candidate-line finder: `hyperscan` if asked for or, by default, if installed; else
-    the pure-Python LineFinder. LOGSCAN_MATCHER=python|hyperscan chooses when `matcher` is None.
-    A matcher that is unknown, or asked for and unusable, is a ConfigError (one line)."""
+def make_line_finder(wanted, matcher: str | None = None):
+    """The candidate-line finder for `wanted` (lineparse.Candidates): Hyperscan compiled with
+    their exact patterns (logscan.hyperscan_matcher) if asked for or, by default, if it can be
+    used; else the pure-Python LineFinder of their literals, a tested fallback that finds the
+    same confirmed lines, slower, and says so once on stderr. LOGSCAN_MATCHER=python|hyperscan
+    chooses when `matcher` is None. A matcher that is unknown, or asked for and unusable, is a
+    ConfigError (one line)."""
+    global _noticed
     matcher = matcher or os.environ.get("LOGSCAN_MATCHER") or "auto"
     if matcher not in (*MATCHERS, "auto"):
         raise ConfigError(f"unknown matcher {matcher!r}: use one of {', '.join(MATCHERS)}")
     if matcher != "python":
         try:
-            return HyperscanLineFinder(literals)
+            from logscan.hyperscan_matcher import HyperscanLineFinder
+
+            return HyperscanLineFinder(wanted)
         except ImportError:
             if matcher == "hyperscan":
                 raise ConfigError("matcher 'hyperscan' needs the hyperscan package: "
                                   "pip install hyperscan, or use the python matcher") from None
-        except Exception as exc:  # a build that cannot compile: the default still works
+        except Exception as exc:  # a build that cannot compile: the fallback still works
             if matcher == "hyperscan":
                 raise ConfigError(f"matcher 'hyperscan' cannot be used: "
                                   f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
                                   ) from None
-    return LineFinder(literals)
+        if not _noticed:
+            _noticed = True
+            print(SLOW_PATH_NOTICE, file=sys.stderr)
+    return LineFinder([lit for c in wanted for lit in c.literals])
 
 
 # --- progress lines --------------------------------------------------------------------------

@@ -67,7 +67,7 @@ class FileInterpreter:
 
         if lineparse.is_traceback_start(body):
             if not context.chained.get(key):
-                context.traceback_signals[key] = []
+                context.traceback_signals[key] = {}  # an ordered set: a signal once
                 context.agent_traceback[key] = False
             context.chained[key] = False
         elif lineparse.is_chained(body):
@@ -92,10 +92,10 @@ class FileInterpreter:
             scan.hits.append(SignalHit(rule.id, where, tuple(groups.items())))
             line_signals.append(rule.id)
             if key in context.traceback_signals:
-                context.traceback_signals[key].append(rule.id)
+                context.traceback_signals[key][rule.id] = None
 
         if (exc := lineparse.parse_exception(body)) is not None:
-            signals = tuple(dict.fromkeys(context.traceback_signals.get(key, ())))
+            signals = tuple(context.traceback_signals.get(key, ()))
             scan.exceptions.append(PythonException(
                 where, exc[0], exc[1], signals, tuple(line_signals),
                 agent=context.agent_traceback.get(key, False)))

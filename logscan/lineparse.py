@@ -11,6 +11,7 @@ Every candidate line reaches every parser, in file order (see logscan.interpret)
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -122,28 +123,37 @@ class EnvAssembler:
     Several processes share one stdout: `torchrun env:torchrun env: RANK= 2 LOCAL_RANK= 0 ...`
     followed by ` RANK= 3 LOCAL_RANK= 1 ...` is two prints. Each token fills the oldest print
     still missing that key, so the pieces are reassembled in the order they were written.
+    Prints come out in the order they began, each once it and every older one are complete.
+
+    Each token costs O(1): per key, a queue of the open prints still missing it (oldest first).
     """
 
     KEYS = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
 
     def __init__(self):
-        self.open: list[tuple[object, dict]] = []  # (where of first token, {key: value})
+        self.open: deque[tuple[object, dict]] = deque()  # (where of first token, {key: value})
+        self._missing: dict[str, deque[dict]] = {key: deque() for key in self.KEYS}
 
     def feed(self, where, tokens) -> list[tuple[object, dict]]:
         done = []
         for key, value in tokens:
-            for _, record in self.open:
-                if key not in record:
-                    record[key] = value
-                    break
+            waiting = self._missing.get(key)
+            if waiting:
+                waiting.popleft()[key] = value
             else:
-                self.open.append((where, {key: value}))
+                record = {key: value}
+                self.open.append((where, record))
+                for other, queue in self._missing.items():
+                    if other != key:
+                        queue.append(record)
             while self.open and len(self.open[0][1]) == len(self.KEYS):
-                done.append(self.open.pop(0))
+                done.append(self.open.popleft())
         return done
 
     def flush(self) -> list[tuple[object, dict]]:
-        rest, self.open = self.open, []
+        rest, self.open = list(self.open), deque()
+        for queue in self._missing.values():
+            queue.clear()
         return rest
 
 
@@ -208,10 +218,9 @@ class SummaryLine:
 
 
 @needs(_literal(b"Root Cause"), _literal(b"Failures:"),
-       # `  exitcode  : 1 (pid: 6442)`
-       Candidates(tuple(word + gap for word in (b"time", b"host", b"rank", b"exitcode", b"traceback")
-                        for gap in (b" ", b"\t")),
-                  rb"\b(?:time|host|rank|exitcode|traceback)[ \t]+:"),
+       # `  exitcode  : 1 (pid: 6442)`. The literals are the gap and colon, which ordinary text
+       # rarely holds; `rank ` or `time ` would be on every `[rank 0]` or `step time` line.
+       Candidates((b" :", b"\t:"), rb"\b(?:time|host|rank|exitcode|traceback)[ \t]+:"),
        _literal(b"error_file:"),
        _literal(b"(exitcode: "))
 def parse_summary_line(body: str) -> SummaryLine | None:

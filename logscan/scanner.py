@@ -2,9 +2,9 @@
 merge the surveys of its pieces, in order, through the line interpreter.
 
 survey (may run in worker processes, on pieces of a big file): logscan.finders finds, in large
-blocks, the lines holding a literal that a native parser (declared in logscan.lineparse) or a
-catalogue keyword needs; one compiled pattern confirms them, and only those lines are numbered
-and kept. Rules without keywords are run over each block's text.
+blocks, the lines that a native parser (declared in logscan.lineparse) or a catalogue keyword
+needs (Hyperscan, with the exact patterns; or the pure-Python fallback, through their literals);
+one compiled pattern confirms them, and only those lines are numbered and kept. Rules without keywords are run over each block's text.
 merge: logscan.interpret.FileInterpreter interprets the kept lines in file order.
 """
 
@@ -76,8 +76,9 @@ class Scanner:
         self.keywordless = [r for r in catalogue.matchers if not r.keywords]
         wanted = wanted_lines(kw.encode() for r in self.matchers for kw in r.keywords)
         # The finder narrows a block to the lines holding a literal; this pattern decides.
-        self.candidates = re.compile(b"|".join(c.pattern for c in wanted))
-        self.finder = make_line_finder([lit for c in wanted for lit in c.literals], matcher)
+        # Multiline: `^` and `$` are a line's ends, as for Hyperscan (logscan.hyperscan_matcher).
+        self.candidates = re.compile(b"|".join(c.pattern for c in wanted), re.MULTILINE)
+        self.finder = make_line_finder(wanted, matcher)
         self.progress = ProgressFinder(tuple(progress_patterns))
 
     def scan_file(self, path: str, display: str, chunk_size: int = CHUNK_SIZE,

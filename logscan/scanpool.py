@@ -10,7 +10,7 @@ import os
 
 from logscan.catalogue import Catalogue, load_catalogue
 from logscan.events import FileScan
-from logscan.reader import line_ranges
+from logscan.reader import line_ranges, preload_numpy
 from logscan.scanner import Scanner, Survey
 from logscan.settings import Settings
 
@@ -46,7 +46,10 @@ class ScanPool:
         from concurrent.futures import ProcessPoolExecutor
 
         if "fork" in multiprocessing.get_all_start_methods():
-            # The workers inherit this process's scanner: no catalogue to load again.
+            # The workers inherit this process's scanner (no catalogue to load again) and numpy,
+            # which counts lines in big files (reader.count_newlines) and which this process
+            # loads anyway for pandas: imported once here, not once in every worker.
+            preload_numpy()
             context = multiprocessing.get_context("fork")
             initializer, initargs = _adopt_scanner, (self.scanner,)
         else:

@@ -251,7 +251,7 @@ def check_matcher(env: Mapping[str, str]) -> None:
             found = False
         if not found:
             raise ConfigError("LOGSCAN_MATCHER=hyperscan, but the hyperscan package is not "
-                              "installed: pip install 'ddp-logscan[fast]', or unset LOGSCAN_MATCHER")
+                              "installed: pip install hyperscan, or unset LOGSCAN_MATCHER")
 
 
 def _kind(value: object) -> str:

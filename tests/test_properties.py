@@ -1,10 +1,10 @@
 """Properties of the parser, checked on generated input (hypothesis).
 
 - It never raises, whatever bytes a file holds.
-- Candidate and progress lines are found exactly: the literal pre-filter and the block-edge
-  progress search give the same lines as matching every line one by one would; the optional
-  Hyperscan matcher finds the same lines as the default one; every line a native parser
-  declares (lineparse.CANDIDATES) is fed to the interpreter.
+- Candidate and progress lines are found exactly: both candidate-line matchers (Hyperscan with
+  the exact patterns, the pure-Python fallback with their literals) and the block-edge
+  progress search give the same confirmed lines as matching every line one by one would;
+  every line a native parser declares (lineparse.CANDIDATES) is fed to the interpreter.
 - A job's diagnosis depends neither on the order its files are given in nor on where read
   blocks happen to end (inside a line, a traceback, an interleaved env print), nor on how a big
   file is split into pieces for several processes.
@@ -33,14 +33,15 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from conftest import POST_MORTEM_NOW, SAMPLES, sample_dirs
 from logscan.catalogue import Catalogue, load_catalogue
 from logscan.errors import ConfigError
+from logscan import finders
 from logscan.finders import LineFinder, ProgressFinder, make_line_finder
 from logscan.interpret import MAX_RAW
-from logscan.lineparse import CANDIDATES as CORE_CANDIDATES
+from logscan.lineparse import CANDIDATES as CORE_CANDIDATES, Candidates
 from logscan.scanner import Scanner
 
 CATALOGUE = load_catalogue()
 SCANNER = Scanner(CATALOGUE, matcher="python")
-try:  # the optional matcher, tested against the default one where it is installed
+try:  # the default matcher, tested against the pure-Python fallback where it is installed
     FAST_SCANNER = Scanner(CATALOGUE, matcher="hyperscan")
 except ConfigError:
     FAST_SCANNER = None
@@ -133,19 +134,71 @@ def test_candidate_lines_are_exactly_the_lines_the_pattern_matches(blocks):
         assert found == lines_with(SCANNER.candidates, block)
 
 
+def confirmed(scanner, finder, block: bytes) -> list[int]:
+    """The lines `finder` gives that the scanner's confirm pattern keeps, as the scanner does."""
+    starts, newlines = finder.scan(block)
+    assert newlines == block.count(b"\n")
+    ends = [block.find(b"\n", s) for s in starts]
+    return [s for s, e in zip(starts, ends)
+            if scanner.candidates.search(block, s, len(block) if e < 0 else e)]
+
+
 @needs_hyperscan
 @FAST
 @given(blocks=st.lists(st.lists(pieces, max_size=200).map(b"".join), min_size=1, max_size=6))
-def test_the_optional_matcher_finds_the_same_lines(blocks):
+def test_both_matchers_confirm_the_same_lines(blocks):
+    """Hyperscan (the exact patterns) and the pure-Python fallback (their literals) give the
+    same confirmed lines: the lines the confirm pattern matches, one by one."""
     python = LineFinder(SCANNER.finder.literals)
     python.FEW = 4
     for block in blocks:
-        assert FAST_SCANNER.finder.scan(block) == python.scan(block)
+        reference = lines_with(SCANNER.candidates, block)
+        assert confirmed(FAST_SCANNER, FAST_SCANNER.finder, block) == reference
+        assert confirmed(SCANNER, python, block) == reference
+
+
+@needs_hyperscan
+def test_hyperscan_is_given_the_exact_patterns():
+    """Every candidate pattern reaches Hyperscan as a pattern, none as a weaker literal cover:
+    a line that only holds a literal (`[rank 0]`, `elapsed time per`) is never a candidate."""
+    assert FAST_SCANNER.finder.covered == ()
+    block = (b"[rank 0] step 3 elapsed time per iteration (ms): 3.1 host 7 nranks 4\n"
+             b"NODE_RANK=1 timeout 30\n  rank      : 3 (local_rank: 1)\nRANK= 2\n")
+    starts, _ = FAST_SCANNER.finder.scan(block)
+    assert [block[s:block.find(b"\n", s)] for s in starts] == [
+        b"  rank      : 3 (local_rank: 1)", b"RANK= 2"]
+
+
+def test_lookbehinds_are_rewritten_to_match_the_same_lines():
+    from logscan.hyperscan_matcher import Untranslatable, line_pattern
+
+    assert line_pattern(rb"(?<![A-Za-z_])RANK[ \t]*[=:]") == rb"(?:^|[^A-Za-z_\n])RANK[ \t]*[=:]"
+    assert line_pattern(rb"(?<=x)y") == rb"(?:x)y"
+    for pattern in (rb"a(?=b)", rb"(?!a)b", rb"(a)\1", rb"(?<![^a])b"):
+        with pytest.raises(Untranslatable):
+            line_pattern(pattern)
+
+
+@needs_hyperscan
+@FAST
+@given(blocks=st.lists(st.lists(pieces, max_size=60).map(b"".join), min_size=1, max_size=3))
+def test_a_pattern_beyond_hyperscan_is_found_through_its_literals(blocks):
+    from logscan.hyperscan_matcher import HyperscanLineFinder
+    from logscan.lineparse import Candidates
+
+    wanted = [*CORE_CANDIDATES, Candidates((b"rank",), rb"rank(?= )"),
+              Candidates((b"Error",), rb"(?<![^ ])Error")]
+    finder = HyperscanLineFinder(wanted)
+    assert finder.covered == (b"\\x72\\x61\\x6e\\x6b", b"\\x45\\x72\\x72\\x6f\\x72")
+    scanner = Scanner(Catalogue({}, {}), matcher="python")
+    scanner.candidates = re.compile(b"|".join(c.pattern for c in wanted), re.MULTILINE)
+    for block in blocks:
+        assert confirmed(scanner, finder, block) == lines_with(scanner.candidates, block)
 
 
 @needs_hyperscan
 @pytest.mark.parametrize("job", sample_dirs(), ids=lambda p: p.name)
-def test_the_optional_matcher_gives_the_same_scans(job):
+def test_both_matchers_give_the_same_scans(job):
     for path in map(str, job_files(job)):
         for chunk in (1 << 20, 97):
             assert as_record(FAST_SCANNER.scan_file(path, "x", chunk_size=chunk)) == \
@@ -153,16 +206,18 @@ def test_the_optional_matcher_gives_the_same_scans(job):
 
 
 def test_matcher_choice(monkeypatch):
-    assert type(make_line_finder([b"x"], "python")) is LineFinder
+    wanted = [Candidates((b"x",), b"x")]
+    assert type(make_line_finder(wanted, "python")) is LineFinder
     monkeypatch.setenv("LOGSCAN_MATCHER", "python")
-    assert type(make_line_finder([b"x"])) is LineFinder
+    assert type(make_line_finder(wanted)) is LineFinder
     with pytest.raises(ConfigError):
-        make_line_finder([b"x"], "grep")
+        make_line_finder(wanted, "grep")
 
 
-def test_an_unusable_matcher_is_a_one_line_config_error(monkeypatch):
+def test_an_unusable_matcher_is_a_one_line_config_error(monkeypatch, capsys):
+    wanted = [Candidates((b"x",), b"x")]
     with pytest.raises(ConfigError, match="unknown matcher 'grep'") as raised:
-        make_line_finder([b"x"], "grep")
+        make_line_finder(wanted, "grep")
     assert "\n" not in str(raised.value)
     monkeypatch.setenv("LOGSCAN_MATCHER", "grep")
     with pytest.raises(ConfigError):
@@ -170,9 +225,15 @@ def test_an_unusable_matcher_is_a_one_line_config_error(monkeypatch):
     monkeypatch.delenv("LOGSCAN_MATCHER")
     monkeypatch.setitem(sys.modules, "hyperscan", None)  # as if not installed: import fails
     with pytest.raises(ConfigError, match="hyperscan") as raised:
-        make_line_finder([b"x"], "hyperscan")
+        make_line_finder(wanted, "hyperscan")
     assert "\n" not in str(raised.value)
-    assert type(make_line_finder([b"x"])) is LineFinder  # by default, the pure-Python one
+    monkeypatch.setattr(finders, "_noticed", False)
+    capsys.readouterr()
+    assert type(make_line_finder(wanted)) is LineFinder  # by default, the fallback ...
+    assert type(make_line_finder(wanted)) is LineFinder
+    err = capsys.readouterr().err
+    assert err == finders.SLOW_PATH_NOTICE + "\n"  # ... which says once, in one line, it is slow
+    assert "slow path" in err
 
 
 NATIVE_ONLY = Scanner(Catalogue({}, {}), matcher="python")  # only the parsers' lines are wanted

@@ -4,10 +4,14 @@
   under 0.3 s, and pandas alone takes about that long to import.
 - Progress lines, the bulk of a training log, are not matched one by one, and neither is any
   other line that holds no candidate literal.
+- With the default matcher (Hyperscan), no ordinary line reaches Python, whatever words it
+  holds: in every bench style (bench/styles.py: `[rank 0]`, `elapsed time per iteration`,
+  NCCL's `rank 3 nranks 16`, warnings every step), only the lines the confirm pattern keeps.
 - Memory does not grow with the size of a log, nor with the length of its longest line.
 - The benchmark log can still be built from the sample logs.
 
-The logs here are SYNTHETIC, made of REAL lines of sample_logs/healthy-2x2.
+The logs here are SYNTHETIC, made of REAL lines of sample_logs/healthy-2x2, and of lines written
+the way the tools in bench/styles.py print.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import pytest
 
 from conftest import SAMPLES
 from logscan.catalogue import load_catalogue
+from logscan.errors import ConfigError
 from logscan.reader import CHUNK_SIZE
 from logscan.scanner import Scanner
 
@@ -120,3 +125,29 @@ def test_benchmark_log_can_still_be_built_from_the_samples(tmp_path):
     scan = Scanner(load_catalogue()).scan_file(str(log), "worker-0.log")
     assert scan.launches and scan.envs and len(scan.progress) == 2 and scan.exceptions
     assert len(run_bench.grep_patterns()) > 20
+
+
+def _bench_module(name: str):
+    sys.path.insert(0, str(SAMPLES.parent / "bench"))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.pop(0)
+
+
+@pytest.mark.parametrize("style", ["pylogging", "nccl-tqdm", "warnings", "megatron",
+                                   "kubectl-rank"])
+def test_ordinary_lines_never_reach_python(tmp_path, style):
+    """The default matcher hands Python only the lines the confirm pattern keeps: the same few
+    (header, crash) in every style, however many ordinary lines hold `rank `, `time ` or
+    English words."""
+    try:
+        scanner = Scanner(load_catalogue(), matcher="hyperscan")
+    except ConfigError:
+        pytest.skip("hyperscan is not installed")
+    styles = _bench_module("styles")
+    log = styles.generate(style, 2 << 20, tmp_path / f"{style}.log")
+    scanner.candidates = candidates = Counting(scanner.candidates)
+    survey = scanner.survey(str(log))
+    assert survey.newlines > 3000
+    assert candidates.calls == len(survey.candidates) < 60
