@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from logscan.errors import InputError
-from logscan.reader import NotRegularFile, open_regular
+from logscan.reader import NotRegularFile, open_regular, skip_leading_nul
 
 SNIFF_BYTES = 8192
 # Small files are whole after sniffing: up to this much of them is kept, so the scan does not
@@ -73,6 +73,9 @@ def _sniff(path: str) -> tuple[bytes, bool]:
     plain file)"""
     with open_regular(path) as handle:
         head = handle.read(SNIFF_BYTES)
+        if head.startswith(b"\0"):  # a live log cut by copytruncate: judge what follows the NULs
+            _, text = skip_leading_nul(handle, head)
+            return text[:SNIFF_BYTES], False
     if head[:2] == b"\x1f\x8b":
         try:
             return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF_BYTES), False

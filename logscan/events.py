@@ -122,6 +122,7 @@ class FileScan(EventLists):
     mtime: float | None = None
     compressed: bool = False
     truncated: str | None = None
+    leading_nul: int = 0
     read_error: str | None = None
     first_time: datetime | None = None
     last_time: datetime | None = None

@@ -92,6 +92,7 @@ class ReadState:
     size: int = 0
     compressed: bool = False
     mtime: float | None = None
+    leading_nul: int = 0  # NUL bytes skipped at the start (a live log cut by copytruncate)
 
 
 class NotRegularFile(OSError):
@@ -183,8 +184,10 @@ def _raw_blocks(path: str, state: ReadState, chunk_size: int, content: bytes | N
                 start: int = 0, end: int | None = None) -> Iterator[bytes]:
     if content is not None:  # read already (a small plain file, when it was found)
         state.size = len(content)
-        for offset in range(0, len(content), chunk_size):
-            yield content[offset:offset + chunk_size]
+        text = content.lstrip(b"\0")
+        state.leading_nul = len(content) - len(text)
+        for offset in range(0, len(text), chunk_size):
+            yield text[offset:offset + chunk_size]
         return
     handle, info = _open_checked(path)
     with handle:
@@ -193,6 +196,11 @@ def _raw_blocks(path: str, state: ReadState, chunk_size: int, content: bytes | N
             handle.seek(start)
         remaining = (info.st_size if end is None else min(end, info.st_size)) - start
         block = handle.read(max(2, min(chunk_size, remaining))) if remaining > 0 else b""
+        if not start and block.startswith(b"\0"):
+            skipped, block = skip_leading_nul(handle, block)
+            state.leading_nul = skipped
+            remaining -= skipped
+            block = block[:max(0, remaining)]  # a piece ends where it ends, NULs or not
         if not start and is_gzip(block):
             state.compressed = True
             yield from _gunzip(handle, state, chunk_size, block)
@@ -204,6 +212,28 @@ def _raw_blocks(path: str, state: ReadState, chunk_size: int, content: bytes | N
             if remaining <= 0:
                 break
             block = handle.read(min(chunk_size, remaining))  # empty if the file shrank
+
+
+def skip_leading_nul(handle, block: bytes) -> tuple[int, bytes]:
+    """(how many NUL bytes begin the file, the first block after them). A log truncated by
+    logrotate's copytruncate while its writer kept writing at its old offset begins with that
+    many NUL bytes, usually a sparse hole: SEEK_DATA jumps it without reading it."""
+    start = handle.tell() - len(block)
+    text = block.lstrip(b"\0")
+    if text:
+        return len(block) - len(text), text
+    try:
+        data = os.lseek(handle.fileno(), start + len(block), getattr(os, "SEEK_DATA", 3))
+    except OSError:  # no data after the hole, or no SEEK_DATA here: read through the NULs
+        data = start + len(block)
+    handle.seek(data)
+    while True:
+        more = handle.read(CHUNK_SIZE)
+        if not more:
+            return handle.tell() - start, b""
+        text = more.lstrip(b"\0")
+        if text:
+            return handle.tell() - len(text) - start, text
 
 
 def line_ranges(path: str, pieces: int, min_size: int = 1 << 20) -> list[tuple[int, int | None]]:

@@ -196,6 +196,7 @@ class Scanner:
         state = surveys[0].state
         scan.size = sum(found.state.size for found in surveys)
         scan.truncated = state.truncated
+        scan.leading_nul = state.leading_nul
         scan.compressed = state.compressed
         scan.mtime = state.mtime
         if scan.mtime is None:

@@ -33,7 +33,8 @@ class ScanPool:
     def __init__(self, catalogue: Catalogue, settings: Settings):
         self.scanner = Scanner(catalogue, settings.progress_patterns)
         self.settings = settings
-        self.workers = settings.jobs or usable_cores()
+        # More processes than cores this process may use only compete for them.
+        self.workers = min(settings.jobs, usable_cores()) if settings.jobs else usable_cores()
         self._executor = None
 
     def submit(self, path: str, start: int, end: int | None):
@@ -124,12 +125,29 @@ class PendingScans:
 _worker_scanner: Scanner | None = None
 
 
+def _die_with_parent() -> None:
+    """A worker ends when the command does, even when it is SIGKILLed and cannot say so (Linux:
+    the kernel sends the worker SIGKILL then)."""
+    try:
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent was gone before the call
+        os._exit(1)
+
+
 def _init_worker(rule_dirs, progress_patterns) -> None:
+    _die_with_parent()
     global _worker_scanner
     _worker_scanner = Scanner(load_catalogue(rule_dirs), progress_patterns)
 
 
 def _adopt_scanner(scanner: Scanner) -> None:
+    _die_with_parent()
     global _worker_scanner
     _worker_scanner = scanner
 

@@ -432,3 +432,19 @@ def test_path_that_does_not_exist(tmp_path):
                    "worker-9")
     one_line_error(cli("scan", tmp_path / "job", tmp_path / "missing.log"), "missing.log")
     assert fingerprint(tmp_path) == before
+
+
+def test_a_log_cut_by_copytruncate_is_read_after_its_nul_run(tmp_path, clean):
+    """Synthetic: logrotate's copytruncate while the writer kept its offset leaves the file
+    starting with a run of NUL bytes (a sparse hole), then the lines written since: here the
+    real crash-mid-training Worker 0 log. The NULs are skipped, the crash is found."""
+    job = tmp_path / "job"
+    for node in (0, 1):
+        (job / f"worker-{node}").mkdir(parents=True)
+        real = SAMPLES / "crash-mid-training" / f"worker-{node}" / "launch_ddp.log"
+        with open(job / f"worker-{node}" / "launch_ddp.log", "wb") as handle:
+            if node == 0:
+                handle.seek(3 << 20)  # a 3 MiB hole, as copytruncate leaves it
+            handle.write(real.read_bytes())
+    report = scan_json(job, timeout=60)
+    assert report["root_cause"]["rule"] == "crash-during-training", report["summary"]

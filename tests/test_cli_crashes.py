@@ -132,13 +132,14 @@ def call_main(monkeypatch, *args) -> int:
 
     monkeypatch.setattr(sys, "argv", ["logscan", *map(str, args)])
     monkeypatch.setattr(cli.os, "_exit", end)
-    handler = signal.getsignal(signal.SIGINT)
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         cli.main()
     except Ended as ended:
         return ended.status
     finally:
-        signal.signal(signal.SIGINT, handler)
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
     raise AssertionError("main() returned")
 
 
@@ -222,3 +223,62 @@ def test_ctrl_c_exits_130_at_once_without_a_traceback(whole_group):
         except (ProcessLookupError, PermissionError):
             pass
         process.stderr.close()
+
+
+POOL_SCAN = """
+import multiprocessing, sys, time
+import logscan.pipeline
+from logscan.catalogue import load_catalogue
+from logscan.scanpool import ScanPool
+from logscan.settings import Settings
+
+def slow(*args, **kwargs):  # the scan's own worker processes, busy
+    executor = ScanPool(load_catalogue(), Settings(jobs=2))._start()
+    futures = [executor.submit(time.sleep, 60) for _ in range(2)]
+    while len(multiprocessing.active_children()) < 2:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    print(*(p.pid for p in multiprocessing.active_children()), file=sys.stderr, flush=True)
+    futures[0].result()
+
+logscan.pipeline.diagnose_paths = slow
+sys.argv = ["logscan", "scan", sys.argv[1]]
+from logscan.cli import main
+main()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("signum, status", [(signal.SIGTERM, 143), (signal.SIGKILL, -9)],
+                         ids=["sigterm", "sigkill"])
+def test_a_stopped_command_leaves_no_worker_behind(signum, status):
+    """A platform or `timeout` stops the command (SIGTERM), or kills it outright (SIGKILL, which it
+    cannot see): its scanning workers end with it either way."""
+    process = subprocess.Popen([sys.executable, "-c", POOL_SCAN, str(HEALTHY)],
+                               stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        workers = [int(pid) for pid in process.stderr.readline().split()]
+        assert len(workers) == 2
+        process.send_signal(signum)
+        assert process.wait(timeout=10) == status
+        deadline = time.monotonic() + 5
+        while not all(_dead(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(_dead(pid) for pid in workers)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        process.stderr.close()
+
+
+def test_jobs_never_exceed_the_usable_cores():
+    from logscan.catalogue import load_catalogue
+    from logscan.scanpool import ScanPool, usable_cores
+    from logscan.settings import Settings
+
+    assert ScanPool(load_catalogue(), Settings(jobs=1024)).workers == usable_cores()
+    assert ScanPool(load_catalogue(), Settings(jobs=1)).workers == 1

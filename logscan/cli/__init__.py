@@ -78,10 +78,13 @@ def _register_commands() -> None:
 _register_commands()
 
 
-def _interrupted(_signum, _frame) -> None:
-    """Ctrl-C: stop now, quietly. Worker processes forked for a scan inherit this handler, so a
-    Ctrl-C at the terminal (which reaches the whole process group) ends them the same way; when
-    only this process is signalled, they are killed here rather than left behind."""
+def _terminated(signum, _frame) -> None:
+    """SIGTERM (a platform or `timeout` stopping the command): end now, worker processes too."""
+    _stop_children()
+    os._exit(128 + signum)
+
+
+def _stop_children() -> None:
     multiprocessing = sys.modules.get("multiprocessing")
     if multiprocessing is not None:
         try:
@@ -89,6 +92,13 @@ def _interrupted(_signum, _frame) -> None:
                 child.kill()
         except Exception:
             pass
+
+
+def _interrupted(_signum, _frame) -> None:
+    """Ctrl-C: stop now, quietly. Worker processes forked for a scan inherit this handler, so a
+    Ctrl-C at the terminal (which reaches the whole process group) ends them the same way; when
+    only this process is signalled, they are killed here rather than left behind."""
+    _stop_children()
     os._exit(EXIT_INTERRUPTED)
 
 
@@ -115,6 +125,8 @@ def main() -> None:
     the job model's modules (pandas, numpy) would add about 0.1 s to every scan."""
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not if the shell ignores it
         signal.signal(signal.SIGINT, _interrupted)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
     status = EXIT_HEALTHY
     try:
         app()
