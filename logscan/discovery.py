@@ -76,12 +76,16 @@ def _sniff(path: str) -> tuple[bytes, bool]:
         if head.startswith(b"\0"):  # a live log cut by copytruncate: judge what follows the NULs
             _, text = skip_leading_nul(handle, head)
             return text[:SNIFF_BYTES], False
-    if head[:2] == b"\x1f\x8b":
+    compressed = False
+    for _ in range(2):  # a gzip inside a gzip is read too (see reader)
+        if head[:2] != b"\x1f\x8b":
+            break
+        compressed = True
         try:
-            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF_BYTES), False
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF_BYTES)
         except zlib.error:
             return b"", False
-    return head, len(head) < SNIFF_BYTES
+    return head, not compressed and len(head) < SNIFF_BYTES
 
 
 _TEXT_BYTES = bytes(range(32, 127)) + b"\t\n\r\x1b\x08\x0c"

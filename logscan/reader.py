@@ -93,6 +93,7 @@ class ReadState:
     compressed: bool = False
     mtime: float | None = None
     leading_nul: int = 0  # NUL bytes skipped at the start (a live log cut by copytruncate)
+    expansion: float = 0.0  # decompressed / compressed bytes, for compressed files
 
 
 class NotRegularFile(OSError):
@@ -137,6 +138,22 @@ def _steps(handle, head: bytes) -> Iterator[bytes]:
                 yield head
             return
         head += more
+
+
+class _Chained:
+    """A readable over bytes already in hand, then an iterator of more."""
+
+    def __init__(self, first: bytes, rest: Iterator[bytes]):
+        self.buffer, self.rest = first, rest
+
+    def read(self, size: int) -> bytes:
+        while len(self.buffer) < size:
+            more = next(self.rest, b"")
+            if not more:
+                break
+            self.buffer += more
+        out, self.buffer = self.buffer[:size], self.buffer[size:]
+        return out
 
 
 def _gunzip(handle, state: ReadState, chunk_size: int, data: bytes) -> Iterator[bytes]:
@@ -203,7 +220,16 @@ def _raw_blocks(path: str, state: ReadState, chunk_size: int, content: bytes | N
             block = block[:max(0, remaining)]  # a piece ends where it ends, NULs or not
         if not start and is_gzip(block):
             state.compressed = True
-            yield from _gunzip(handle, state, chunk_size, block)
+            blocks = _gunzip(handle, state, chunk_size, block)
+            first = next(blocks, b"")
+            if is_gzip(first):  # a gzip inside a gzip (`gzip -f` of a .gz): read the inner one
+                inner = ReadState()
+                yield from _gunzip(_Chained(first, blocks), inner, chunk_size, b"")
+                state.size, state.truncated = inner.size, state.truncated or inner.truncated
+            elif first:
+                yield first
+                yield from blocks
+            state.expansion = state.size / max(1, info.st_size)
             return
         state.size = max(0, remaining)
         while block:

@@ -448,3 +448,18 @@ def test_a_log_cut_by_copytruncate_is_read_after_its_nul_run(tmp_path, clean):
             handle.write(real.read_bytes())
     report = scan_json(job, timeout=60)
     assert report["root_cause"]["rule"] == "crash-during-training", report["summary"]
+
+
+def test_a_gzip_inside_a_gzip_is_read(tmp_path):
+    """Synthetic: the real crash-mid-training Worker 0 log compressed twice (`gzip -f` of a .gz)."""
+    import gzip as gz
+
+    job = tmp_path / "job"
+    for node in (0, 1):
+        (job / f"worker-{node}").mkdir(parents=True)
+        data = (SAMPLES / "crash-mid-training" / f"worker-{node}" / "launch_ddp.log").read_bytes()
+        (job / f"worker-{node}" / "launch_ddp.log").write_bytes(
+            gz.compress(gz.compress(data)) if node == 0 else data)
+    report = scan_json(job, timeout=60)
+    assert report["root_cause"]["rule"] == "crash-during-training", report["summary"]
+    assert report["root_cause"]["node_rank"] == 0 and report["root_cause"]["rank"] == 1
