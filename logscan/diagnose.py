@@ -13,7 +13,8 @@ from logscan.diagnosis import (STAGES, Diagnosis, InputNote, Mark, Place, Proces
 from logscan.model import Job
 from logscan.rootcause import choose_root_cause
 from logscan.rule_ids import (HANG_IN_RENDEZVOUS, HANG_RULES, MISSING_RANK, MISSING_WORKER,
-                              SIGTERM_RECEIVED, TORCHRUN_STARTED, WAITING_EVIDENCE)
+                              MISSING_WORKER_LOG, SIGTERM_RECEIVED, TORCHRUN_STARTED,
+                              WAITING_EVIDENCE)
 from logscan.verdict import judge
 
 
@@ -63,8 +64,8 @@ def _processes(job: Job) -> tuple[ProcessSummary, ...]:
     failures = {(f.worker.label, f.rank): f for f in job.failures if f.rank is not None}
     out = {}
     for w in job.workers:
-        for env in w.envs:
-            if env.rank is None or env.rank in out or env in w.foreign_envs:
+        for env in w.own_envs:
+            if env.rank is None or env.rank in out:
                 continue
             failure = failures.get((w.label, env.rank))
             if failure is not None:
@@ -100,9 +101,9 @@ def _position(worker, where) -> tuple[int, int]:
 def _worker_stages(job: Job, w) -> tuple[Mark, ...]:
     """One mark per stage the Worker reached, each on the first line that shows it."""
     by_line = lambda items: sorted(items, key=lambda where: _position(w, where))  # noqa: E731
-    own_envs = [e.where for e in w.envs if e not in w.foreign_envs]
+    own_envs = [e.where for e in w.own_envs]
     progress = by_line(p.where for p in w.progress)
-    failures = [f for f in job.failures if f.worker is w]
+    failures = job.failures_of(w)
     failure = min(failures, key=lambda f: (f.cascade, _position(w, f.where)), default=None)
     found = {
         "launched": w.launch.where if w.launch else None,
@@ -161,24 +162,49 @@ def _stuck(findings, workers, processes) -> tuple[Place, ...]:
     return tuple(dict.fromkeys(places))
 
 
-def _about(f, workers: tuple[WorkerSummary, ...], processes) -> list[str]:
+class _Rows:
+    """Where the Worker rows are, by node_rank, label and file, and each rank's node_rank: what
+    `_about` looks up for every finding (scanning every row per finding was quadratic)."""
+
+    def __init__(self, workers: tuple[WorkerSummary, ...], processes):
+        self.workers = workers
+        self.at_node: dict = {}
+        self.named: dict = {}
+        self.in_file: dict = {}
+        for i, w in enumerate(workers):
+            self.at_node.setdefault(w.node_rank, []).append(i)
+            self.named.setdefault(w.label, []).append(i)
+            for file in w.files:
+                self.in_file.setdefault(file, []).append(i)
+        self.node_of_rank: dict = {}
+        for p in processes:
+            self.node_of_rank.setdefault(p.rank, set()).add(p.node_rank)
+
+    def labels(self, rows: set[int]) -> list[str]:
+        return [self.workers[i].label for i in sorted(rows)]
+
+
+def _about(f, rows: _Rows) -> list[str]:
     """Labels of the Workers a finding is about: its node_rank(s) or Worker, else the Workers of
     its ranks, else those whose files hold its evidence."""
     nodes = {f.node_rank} if f.node_rank is not None else set(f.node_ranks)
-    labels = [w.label for w in workers if (w.node_rank in nodes) or w.label == f.worker]
-    if labels or nodes:
-        return labels  # a node_rank with no log has no Worker row: the report shows it apart
+    hit = {i for n in nodes for i in rows.at_node.get(n, ())} | set(rows.named.get(f.worker, ()))
+    if hit or nodes:
+        return rows.labels(hit)  # a node_rank with no log has no Worker row: the report shows it apart
     ranks = {f.rank} if f.rank is not None else set(f.ranks)
-    nodes = {p.node_rank for p in processes if p.rank in ranks}
-    labels = [w.label for w in workers if w.node_rank is not None and w.node_rank in nodes]
+    nodes = {n for r in ranks for n in rows.node_of_rank.get(r, ()) if n is not None}
+    hit = {i for n in nodes for i in rows.at_node.get(n, ())}
+    if hit:
+        return rows.labels(hit)
     files = {e.file for e in f.evidence}
-    return labels or [w.label for w in workers if files & set(w.files)]
+    return rows.labels({i for file in files for i in rows.in_file.get(file, ())})
 
 
 def _with_findings(workers, processes, findings) -> tuple[WorkerSummary, ...]:
     about: dict[str, list[str]] = {}
+    rows = _Rows(workers, processes)
     for f in findings:
-        for label in _about(f, workers, processes):
+        for label in _about(f, rows):
             about.setdefault(label, []).append(f.key)
     return tuple(replace(w, findings=tuple(about.get(w.label, ()))) for w in workers)
 
@@ -208,7 +234,8 @@ def diagnose_job(job: Job, settings, found) -> Diagnosis:
     findings = run_rules(job, settings)
     findings, root, first = choose_root_cause(job, findings)
     findings.sort(key=lambda f: f.sort_key)
-    missing_nodes = sorted({n for f in findings if f.rule == MISSING_WORKER for n in f.node_ranks})
+    missing_nodes = sorted({n for f in findings if f.rule in (MISSING_WORKER, MISSING_WORKER_LOG)
+                            for n in f.node_ranks})
     missing_ranks = sorted({r for f in findings if f.rule == MISSING_RANK for r in f.ranks})
     verdict, reason = judge(job, findings)
     diagnosis = Diagnosis(

@@ -6,6 +6,7 @@ file holds launch lines of several node_ranks (Workers that shared a log path).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
@@ -26,8 +27,10 @@ class Worker(EventLists):
     scans: list[FileScan] = field(default_factory=list)
     shared_file: bool = False
     rank_offset: int | None = None
-    # Env lines in this Worker's log printed by another Worker's process (a shared log path).
+    # Env lines in this Worker's log printed by another Worker's process (a shared log path),
+    # and the others: its own processes' (both set by build_job).
     foreign_envs: list[EnvPrint] = field(default_factory=list)
+    own_envs: list[EnvPrint] = field(default_factory=list)
 
     __eq__ = object.__eq__
     __hash__ = object.__hash__
@@ -137,13 +140,19 @@ class Job:
     nnodes: int | None = None              # the node count most launch lines agree on
     uniform_gpus: int | None = None        # gpus_per_node, when every launch line says the same
     expected_processes: int | None = None  # the training processes the launch lines add up to
+    progressed: bool = False               # some Worker logged progress
+    prints_env: bool = False               # some process printed its torchrun env
+    # The env prints name every rank the launch lines add up to, and training went on: a log
+    # several Workers wrote may keep one launch line but every process's own print.
+    every_rank_trained: bool = False
     failures: list = field(default_factory=list)  # per-process failures (logscan.failures)
+    _failures_by_worker: dict = field(default_factory=dict, repr=False)
     worker_table: pd.DataFrame = field(default_factory=pd.DataFrame)
     process_table: pd.DataFrame = field(default_factory=pd.DataFrame)
 
-    @property
-    def progressed(self) -> bool:
-        return any(w.progress for w in self.workers)
+    def failures_of(self, worker: Worker) -> list:
+        """The failures of one Worker's processes, in `failures` order."""
+        return self._failures_by_worker.get(id(worker), [])
 
     def stage_of(self, worker: Worker) -> str:
         """Where a Worker stopped: launch → rendezvous → init (processes spawned) → training."""
@@ -174,9 +183,11 @@ class Job:
         """Launched Workers grouped by the values of some Worker-table columns (rows lacking
         one of the values are left out)."""
         table = self.launched_table.dropna(subset=list(columns))
-        key = list(columns) if len(columns) > 1 else columns[0]
-        return {_native(value): [self.workers[i] for i in rows.index]
-                for value, rows in table.groupby(key, sort=False)}
+        groups: dict = {}  # in the order values first appear, as groupby(sort=False) gives them
+        for index, values in zip(table.index, zip(*(table[c].tolist() for c in columns))):
+            key = _native(values if len(columns) > 1 else values[0])
+            groups.setdefault(key, []).append(self.workers[index])
+        return groups
 
     def home_node(self, env: EnvPrint) -> int | None:
         """The node_rank whose process printed this env line, judged by its own RANK/LOCAL_RANK."""
@@ -193,20 +204,6 @@ class Job:
                 return worker.node_rank
         return None
 
-    @property
-    def every_rank_trained(self) -> bool:
-        """The env prints name every rank the launch lines add up to, and training went on: a
-        log several Workers wrote may keep one launch line but every process's own print."""
-        totals = {w.launch.total_procs for w in self.launched if w.launch.total_procs}
-        if len(totals) != 1 or not self.progressed:
-            return False
-        seen = {e.rank for w in self.workers for e in w.envs if e.rank is not None}
-        return seen >= set(range(totals.pop()))
-
-    @property
-    def prints_env(self) -> bool:
-        return any(w.envs for w in self.workers)
-
 
 def _split_by_launch(stream: str, scans: list[FileScan]) -> list[Worker]:
     """One Worker per node_rank the stream's launch lines claim (one, unless the log was shared)."""
@@ -214,48 +211,70 @@ def _split_by_launch(stream: str, scans: list[FileScan]) -> list[Worker]:
     if len(node_ranks) <= 1:
         worker = Worker(stream, node_ranks[0] if node_ranks else None)
         for scan in scans:
-            _absorb(worker, scan, lambda where: True)
+            _absorb(worker, scan)
         return [worker]
-    workers = [Worker(stream, node_rank, shared_file=True) for node_rank in node_ranks]
+    workers = {node_rank: Worker(stream, node_rank, shared_file=True) for node_rank in node_ranks}
     for scan in scans:
-        # Lines belong to the node_rank of the launch line above them in the same file.
+        # Lines belong to the node_rank of the launch line above them in the same file (the
+        # first launch line's, above it): one binary search per event.
         marks = sorted((l.where.line, l.node_rank) for l in scan.launches)
-        def owner(where: Where, marks=marks) -> int | None:
-            current = marks[0][1] if marks else None
-            for line, node_rank in marks:
-                if line <= where.line:
-                    current = node_rank
-            return current
-        for worker in workers:
-            _absorb(worker, scan, lambda where, nr=worker.node_rank, owner=owner: owner(where) == nr)
-    return workers
+        lines = [line for line, _ in marks]
+        def owner(where: Where, marks=marks, lines=lines) -> int | None:
+            if not marks:
+                return None
+            return marks[max(bisect_right(lines, where.line) - 1, 0)][1]
+        _deal(workers, scan, owner)
+    return list(workers.values())
+
+
+_EVENT_KINDS = ("envs", "progress", "hits", "exceptions", "exits")  # launch lines apart
+
+
+def _deal(workers: dict, scan: FileScan, owner) -> None:
+    """Each event of a shared file to the Worker of its node_rank, in one pass over the events."""
+    for worker in workers.values():
+        _add_file(worker, scan)
+    for kind in _EVENT_KINDS:
+        for event in getattr(scan, kind):
+            worker = workers.get(owner(event.where))
+            if worker is not None:
+                getattr(worker, kind).append(event)
+    for launch in scan.launches:
+        worker = workers.get(launch.node_rank)
+        if worker is not None and owner(launch.where) == launch.node_rank:
+            worker.launches.append(launch)
 
 
 _N_OF_M = re.compile(r"(?<![\d/.:-])(\d+)\s*/\s*(\d+)(?![\d/.:-])")
 
 
-def _absorb(worker: Worker, scan: FileScan, mine) -> None:
+def _add_file(worker: Worker, scan: FileScan) -> None:
     if scan.display not in worker.files:
         worker.files.append(scan.display)
         worker.scans.append(scan)
-    worker.launches += [l for l in scan.launches if mine(l.where) and l.node_rank == worker.node_rank]
-    worker.envs += [e for e in scan.envs if mine(e.where)]
-    worker.progress += [p for p in scan.progress if mine(p.where)]
-    worker.hits += [h for h in scan.hits if mine(h.where)]
-    worker.exceptions += [x for x in scan.exceptions if mine(x.where)]
-    worker.exits += [e for e in scan.exits if mine(e.where)]
     worker.env_markers += scan.env_markers
+
+
+def _absorb(worker: Worker, scan: FileScan) -> None:
+    """Every event of a file to its one Worker."""
+    _add_file(worker, scan)
+    for kind in _EVENT_KINDS:
+        getattr(worker, kind).extend(getattr(scan, kind))
+    worker.launches += scan.launches
 
 
 def _assign_rank_offsets(workers: list[Worker]) -> None:
     """Global rank of local rank 0 per Worker: the sum of the GPUs of lower node_ranks."""
     by_node = {w.node_rank: w for w in workers if w.node_rank is not None and w.gpus}
+    # below[n]: the GPUs of node_ranks 0..n-1, for as long as every one of them has a Worker.
+    below = [0]
+    while len(below) - 1 in by_node:
+        below.append(below[-1] + by_node[len(below) - 1].gpus)
     for worker in workers:
         if worker.node_rank is None or not worker.gpus:
             continue
-        lower = [by_node.get(n) for n in range(worker.node_rank)]
-        if all(lower):
-            worker.rank_offset = sum(w.gpus for w in lower)
+        if worker.node_rank < len(below):
+            worker.rank_offset = below[max(worker.node_rank, 0)]
         else:
             worker.rank_offset = worker.node_rank * worker.gpus
 
@@ -276,13 +295,29 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     job.uniform_gpus = gpu_counts.pop() if len(gpu_counts) == 1 else None
     if job.launched and job.nnodes == len(job.launched):
         job.expected_processes = sum(w.gpus or 0 for w in job.launched) or None
+    job.progressed = any(w.progress for w in workers)
+    job.prints_env = any(w.envs for w in workers)
+    job.every_rank_trained = _every_rank_trained(job)
     for worker in workers:
         worker.foreign_envs = _foreign_envs(worker)
+        foreign = set(map(id, worker.foreign_envs))
+        worker.own_envs = [e for e in worker.envs if id(e) not in foreign]
     job.process_table = _process_table(job)
     from logscan.failures import process_failures  # they read the facts above
 
     job.failures = process_failures(job)
+    for failure in job.failures:
+        job._failures_by_worker.setdefault(id(failure.worker), []).append(failure)
     return job
+
+
+def _every_rank_trained(job: Job) -> bool:
+    totals = {w.launch.total_procs for w in job.launched if w.launch.total_procs}
+    if len(totals) != 1 or not job.progressed:
+        return False
+    total = totals.pop()
+    seen = {e.rank for w in job.workers for e in w.envs if e.rank is not None and 0 <= e.rank < total}
+    return len(seen) == max(total, 0)
 
 
 def _foreign_envs(worker: Worker) -> list[EnvPrint]:

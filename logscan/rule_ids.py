@@ -6,6 +6,7 @@ from __future__ import annotations
 
 # Rules whose findings other code reads.
 MISSING_WORKER = "missing-worker"
+MISSING_WORKER_LOG = "missing-worker-log"  # a collection gap: the Worker ran, its log is not here
 MISSING_RANK = "missing-rank"
 
 # Signals that code rules read for what they mean in particular.

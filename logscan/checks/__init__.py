@@ -7,7 +7,8 @@ entry (rules/<id>.toml, kind = "code") holds the severity, hint and docs.
 from __future__ import annotations
 
 from logscan.checks.collision import log_collision
-from logscan.checks.launch import duplicate_node_rank, gpu_count_mismatch, launch_mismatch, missing_worker
+from logscan.checks.launch import (duplicate_node_rank, gpu_count_mismatch, launch_mismatch, missing_worker,
+                                   missing_worker_log)
 from logscan.checks.processes import missing_rank, world_size_mismatch
 from logscan.checks.crashes import (crash_before_first_batch, crash_during_training, restart_loop,
                                     worker_vanished)
@@ -19,6 +20,7 @@ from logscan.checks.expectations import (
 
 CHECKS = {
     "missing-worker": missing_worker,
+    "missing-worker-log": missing_worker_log,
     "duplicate-node-rank": duplicate_node_rank,
     "launch-mismatch": launch_mismatch,
     "gpu-count-mismatch": gpu_count_mismatch,

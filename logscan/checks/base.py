@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from logscan.catalogue import Rule
 from logscan.events import SignalHit, Where
-from logscan.diagnosis import Evidence, Finding, number_ranges
+from logscan.diagnosis import Evidence, Finding
 from logscan.model import Job, Worker
 
 # Evidence lines a finding keeps: enough to show the failure and where it was seen again.
@@ -24,13 +24,42 @@ def finding(rule: Rule, message: str, evidence: Iterable[Where] = (), *, node_ra
         worker=worker, time=stamp, **extra)
 
 
+# A one-line message names at most this many ranks, node_ranks or logs (a run of numbers, `0-511`,
+# is one), then says how many more: a 4,096-Worker job's messages stay one line.
+HANDFUL = 4
+
+
 def plural(items: Iterable, one: str, many: str) -> str:
     items = list(items)
-    return f"{one} {items[0]}" if len(items) == 1 else f"{many} {number_ranges(items)}"
+    return f"{one} {items[0]}" if len(items) == 1 else f"{many} {few(items)}"
+
+
+def few(items: Iterable, sep: str = ", ") -> str:
+    """`0-48, 50-63`, or `0, 2, 4, 6 and 508 more`: at most HANDFUL pieces, runs of ints as one."""
+    items = list(items)
+    pieces: list[tuple[str, int]] = []  # (text, how many items it stands for)
+    if all(isinstance(i, int) for i in items):
+        for run in _runs(sorted(items)):
+            pieces += [(f"{run[0]}-{run[-1]}", len(run))] if len(run) > 2 else [(str(n), 1) for n in run]
+    else:
+        pieces = [(str(i), 1) for i in items]
+    shown, rest = pieces[:HANDFUL], sum(count for _, count in pieces[HANDFUL:])
+    return sep.join(text for text, _ in shown) + (f" and {rest} more" if rest else "")
+
+
+def _runs(ordered: list[int]) -> list[list[int]]:
+    """Consecutive runs of a sorted list of ints."""
+    runs, start = [], 0
+    for i in range(1, len(ordered) + 1):
+        if i == len(ordered) or ordered[i] != ordered[i - 1] + 1:
+            runs.append(ordered[start:i])
+            start = i
+    return runs
 
 
 def hits(worker: Worker, *rule_ids: str) -> list[SignalHit]:
-    return [h for h in worker.hits if h.rule_id in rule_ids]
+    wanted = frozenset(rule_ids)
+    return [h for h in worker.hits if h.rule_id in wanted]
 
 
 def duration(job: Job) -> str:

@@ -93,7 +93,7 @@ def restart_loop(job: Job, rule):
         restarts = max(restarts, max(prints.values(), default=1) - 1)
         if restarts < 1:
             continue
-        failures = [f for f in job.failures if f.worker is worker]
+        failures = job.failures_of(worker)
         if not failures and not worker.exits:
             continue
         first = min(failures, key=lambda f: (f.where.file, f.where.line), default=None)
@@ -114,15 +114,19 @@ def worker_vanished(job: Job, rule):
         return []  # something failed by itself: that is the story
     lost = [f for f in job.failures if f.cascade]
     ended = job.job_status in ("failed", "succeeded") or bool(lost)
+    lost_ranks = sorted({f.rank for f in lost if f.rank is not None})
     out = []
     for worker in job.workers:
-        others = [f for f in lost if f.worker is not worker]
-        if not ended or not others or not worker.started_processes or worker.exits:
+        if not ended or not worker.started_processes or worker.exits:
             continue
-        if worker.error_lines(job.catalogue) or worker.progress_fraction() == 1.0:
+        # A Worker whose processes failed has error lines: it is not one that vanished. Its own
+        # failures are left out of the others' all the same.
+        own = job.failures_of(worker)
+        others = [f for f in lost if f.worker is not worker] if own else lost
+        if not others or worker.error_lines(job.catalogue) or worker.progress_fraction() == 1.0:
             continue
         end = worker.last_line
-        ranks = sorted({f.rank for f in others if f.rank is not None})
+        ranks = sorted({f.rank for f in others if f.rank is not None}) if own else lost_ranks
         who = plural(ranks, "rank", "ranks") if ranks else "the processes of the other Workers"
         where = f" at {end.file}:{end.line}" if end else ""
         out.append(finding(rule, f"{worker.label}'s log stops{where} with no error and no exit report, "

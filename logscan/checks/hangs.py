@@ -21,12 +21,13 @@ def _launch_failures(job: Job) -> tuple[str, ...]:
 
 def hang_in_rendezvous(job: Job, rule):
     out = []
+    launch_failures, rendezvous_signals = _launch_failures(job), _rendezvous_signals(job)
     for worker in job.workers:
-        if not worker.ran_torchrun or worker.started_processes or hits(worker, *_launch_failures(job)):
+        if not worker.ran_torchrun or worker.started_processes or hits(worker, *launch_failures):
             continue
         if worker.shared_file and job.every_rank_trained:
             continue  # Workers appending to one log: its env lines sit under another's launch line
-        waits = hits(worker, *_rendezvous_signals(job))
+        waits = hits(worker, *rendezvous_signals)
         terminated = hits(worker, SIGTERM_RECEIVED)
         if waits:
             reason = "its rendezvous timed out waiting for the other Workers"
@@ -68,7 +69,8 @@ def _terminated_straggler(failures: list[Failure]) -> Failure | None:
     """The one process torchrun had to SIGTERM while every other one gave up waiting."""
     killed = [f for f in failures if f.exitcode == SIGTERM or "SignalException" in f.summary]
     killed_ranks = {f.rank for f in killed if f.rank is not None}
-    waited = [f for f in failures if f.cascade and f not in killed]
+    killed_ids = set(map(id, killed))  # a set: a list's `in` made this quadratic in failures
+    waited = [f for f in failures if f.cascade and id(f) not in killed_ids]
     if len(killed_ranks) == 1 and waited:
         return next(f for f in killed if f.rank in killed_ranks)
     return None

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from logscan.checks.base import finding, plural
+from logscan.checks.base import HANDFUL, few, finding, plural
 from logscan.events import format_master
 from logscan.model import Job
 
 
-def missing_worker(job: Job, rule):
+def _missing_node_ranks(job: Job) -> list[int]:
+    """node_ranks of 0..nnodes-1 that no launch line claims and no process was seen running on."""
     nnodes = job.nnodes
     if nnodes is None:
         return []
@@ -17,18 +18,57 @@ def missing_worker(job: Job, rule):
     # A node whose processes' env lines sit in another Worker's log ran; only its launch line
     # was overwritten (log-collision tells that story).
     seen_running = {job.home_node(e) for w in job.workers for e in w.foreign_envs}
-    missing = [n for n in range(nnodes) if n not in claimed and n not in seen_running]
-    if not missing:
-        return []
-    declared = next(w.launch for w in job.launched if w.launch.nnodes == nnodes)
+    return [n for n in range(nnodes) if n not in claimed and n not in seen_running]
+
+
+def _whole_world_trained(job: Job) -> bool:
+    """Every Worker that is here got past its first batch, and no process saw a world smaller
+    than the launch lines' total_procs: the rendezvous held every node, the missing ones too."""
+    if not job.launched or not job.progressed:
+        return False
+    # A log with no launch line that shows torchrun or a traceback may be the missing Worker's
+    # own, stopped before its launch line: then the Worker is not missing, it failed.
+    present = [w for w in job.workers if w.launch is not None or w.ran_torchrun or w.exceptions]
+    if not all(job.reached_first_batch(w) for w in present):
+        return False
+    totals = {w.launch.total_procs for w in job.launched}
+    if len(totals) != 1 or None in totals:
+        return False
+    total = totals.pop()
+    return all(e.world_size in (None, total) for w in job.workers for e in w.envs)
+
+
+def _missing_message(job: Job, missing: list[int]) -> tuple[str, list]:
+    declared = next(w.launch for w in job.launched if w.launch.nnodes == job.nnodes)
     silent = [w for w in job.workers if w.launch is None]
-    message = (f"{plural(missing, 'node_rank', 'node_ranks')} of nnodes={nnodes} "
+    message = (f"{plural(missing, 'node_rank', 'node_ranks')} of nnodes={job.nnodes} "
                f"{'has' if len(missing) == 1 else 'have'} no launch line in any log")
     if silent:
         message += f"; {plural([w.stream for w in silent], 'log', 'logs')} never printed one"
-    evidence = [declared.where] + [w.last_line for w in silent]
+    return message, [declared.where] + [w.last_line for w in silent]
+
+
+def missing_worker(job: Job, rule):
+    missing = _missing_node_ranks(job)
+    if not missing or _whole_world_trained(job):
+        return []  # missing-worker-log: the Worker ran, its log was not collected
+    message, evidence = _missing_message(job, missing)
     return [finding(rule, message, evidence, node_rank=missing[0] if len(missing) == 1 else None,
                     node_ranks=tuple(missing))]
+
+
+def missing_worker_log(job: Job, rule):
+    missing = _missing_node_ranks(job)
+    if not missing or not _whole_world_trained(job):
+        return []
+    message, evidence = _missing_message(job, missing)
+    total = job.launched[0].launch.total_procs
+    message += (f", yet every Worker here trained in the whole world of {total} processes: "
+                f"{'that Worker' if len(missing) == 1 else 'those Workers'} ran, and "
+                f"{'its log was' if len(missing) == 1 else 'their logs were'} not collected")
+    progress = next((w.last_progress.where for w in job.workers if w.last_progress is not None), None)
+    return [finding(rule, message, [*evidence, progress],
+                    node_rank=missing[0] if len(missing) == 1 else None, node_ranks=tuple(missing))]
 
 
 def duplicate_node_rank(job: Job, rule):
@@ -38,7 +78,7 @@ def duplicate_node_rank(job: Job, rule):
         if len(streams) < 2:
             continue
         out.append(finding(
-            rule, f"{len(streams)} Worker logs claim node_rank {node_rank}: {', '.join(streams)}",
+            rule, f"{len(streams)} Worker logs claim node_rank {node_rank}: {few(streams)}",
             [w.launch.where for w in workers], node_rank=node_rank))
     return out
 
@@ -61,13 +101,23 @@ def _disagreement(rule, what: str, groups: dict, show, node0_decides: bool = Fal
     if len(groups) < 2:
         return []
     outliers = _outliers(groups, node0_decides)
-    parts = "; ".join(f"{show(value)} on {', '.join(w.label for w in ws)}"
-                      for value, ws in sorted(groups.items(), key=lambda kv: str(kv[0])))
+    ordered = sorted(groups.items(), key=lambda kv: str(kv[0]))
+    parts = "; ".join(f"{show(value)} on {_labels(ws)}" for value, ws in ordered[:HANDFUL])
+    if len(ordered) > HANDFUL:
+        parts += f"; and {len(ordered) - HANDFUL} more values"
     node_rank = outliers[0].node_rank if len(outliers) == 1 else None
     return [finding(rule, f"Workers disagree on {what}: {parts}",
                     [ws[0].launch.where for ws in groups.values()] + [w.launch.where for w in outliers],
                     node_rank=node_rank, node_ranks=tuple(sorted(
                         w.node_rank for w in outliers if w.node_rank is not None)))]
+
+
+def _labels(workers) -> str:
+    """`node 0, node 3`, or `nodes 0-511` when every one has a node_rank: at most a handful."""
+    node_ranks = [w.node_rank for w in workers]
+    if len(workers) > 1 and None not in node_ranks:
+        return f"nodes {few(node_ranks)}"
+    return few([w.label for w in workers])
 
 
 def launch_mismatch(job: Job, rule):

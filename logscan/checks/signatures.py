@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from logscan.checks.base import finding
+from logscan.checks.base import few, finding
 from logscan.model import Job
 
 # What a training loop runs every step (DDP's gradient reduction): in a two-rank disagreement, the
@@ -61,7 +61,7 @@ def signature_findings(job: Job, rule):
         # Every process hit it: one finding for the job, not one per rank.
         worker, _, groups, _ = next(iter(by_key.values()))
         nodes = sorted({w.node_rank for w, _, _, _ in by_key.values() if w.node_rank is not None})
-        groups = {**groups, "rank": ", ".join(map(str, ranks)), "node_rank": ", ".join(map(str, nodes))}
+        groups = {**groups, "rank": few(ranks), "node_rank": few(nodes)}
         wheres = [w for _, _, _, ws in by_key.values() for w in ws]
         return [finding(rule, rule.render_message(groups), wheres, ranks=tuple(ranks),
                         node_ranks=tuple(nodes))]

@@ -137,6 +137,7 @@ class Scenario:
     outputs_in_sample: bool = False  # OUTPUT_DIR = the Worker's sample dir (keeps checkpoint.pt)
     shared_output: bool = False  # all Workers share one OUTPUT_DIR (shared storage)
     gzip_logs: tuple = ()  # log paths to gzip after the run (kept under the same name)
+    uncollected: tuple = ()  # log paths removed after the run: logs the platform did not collect
     snapshot_after: float | None = None  # copy logs after this many seconds, then kill (job still running)
     squat_port: bool = False  # something listens on MASTER_PORT before the Workers start
     train_script: str = "train.py"
@@ -379,6 +380,18 @@ scenario(
     description="Rank 1 raises RuntimeError at step 10 while rank 0 shows a tqdm bar (raw \\r redraws); "
     "PYTHONUNBUFFERED=1. The other ranks lose their peer in the next gradient allreduce.",
     expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1),
+)
+scenario(
+    name="crash-log-not-collected", short="cnc", layout="worker-N/launch_ddp.log (worker-2 not collected)",
+    workers=workers(3),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "runtime", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.1"},
+    uncollected=("worker-2/launch_ddp.log",),
+    check=_has("non-finite loss"),
+    description="3 Workers x 2 GPUs; rank 1 raises RuntimeError at step 10. Worker 2's log was written but "
+    "is not in the sample (removed after the run, as when the platform fails to collect one Worker's log): "
+    "the two present Workers trained 9 synchronised steps in the 6-process world.",
+    expect=exp(["crash-during-training", "missing-worker-log"], root="crash-during-training", node_rank=0,
+               rank=1),
 )
 scenario(
     name="self-sigkill", short="sk", layout="worker-N/launch_ddp.log",
@@ -1246,6 +1259,10 @@ def generate(sc: Scenario, index: int, torch_v: str, py_v: str):
             src = outdirs[i] / rel
             if src.is_dir():
                 shutil.copytree(src, (dest / w.log).parent / rel)
+    for name in sc.uncollected:
+        (dest / name).unlink()
+        if not any((dest / name).parent.iterdir()):
+            (dest / name).parent.rmdir()
     for name in sc.gzip_logs:
         path = dest / name
         data = path.read_bytes()
