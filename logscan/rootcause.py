@@ -38,10 +38,12 @@ def _pick_leader(job: Job, candidates: list[Finding]) -> Finding:
     timed = [f for f in candidates if _time(f) is not None]
     if len(timed) == len(candidates) and len(timed) > 1:
         # Every candidate carries a time: the earliest wins, specificity breaks ties.
-        return min(candidates, key=lambda f: (_time(f), _precedence(job, f), f.sort_key))
+        return min(candidates, key=lambda f: (_time(f), _precedence(job, f), f.rank is None,
+                                              f.sort_key))
+    # A finding that names its rank tells more than a rank-less report of the same failure.
     return min(candidates, key=lambda f: (_precedence(job, f), _time(f) is None,
                                           _time(f) or datetime.min.replace(tzinfo=timezone.utc),
-                                          f.sort_key))
+                                          f.rank is None, f.sort_key))
 
 
 def _same_failure(a: Finding, b: Finding) -> bool:

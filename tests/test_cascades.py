@@ -82,3 +82,21 @@ def test_the_rank_that_raised_is_the_root_wherever_it_is(tmp_path):
         assert got.first_failure.rank == 2 * crash_node + 1
         waited = [p for p in got.processes if p.rank != 2 * crash_node + 1 and p.failed]
         assert waited and all(p.cascade for p in waited), got.processes
+
+
+def test_a_ranked_report_of_a_failure_wins_over_a_rankless_one():
+    """Two reports of one failure with no time to order them: the one that names its rank leads."""
+    from types import SimpleNamespace
+
+    from logscan.catalogue import load_catalogue
+    from logscan.diagnosis import Evidence, Finding
+    from logscan.rootcause import _pick_leader
+
+    job = SimpleNamespace(catalogue=load_catalogue())
+    line = Evidence("job/worker-1/launch_ddp.log", 40, "RuntimeError: CUDA error")
+    rankless = Finding("crash-during-training", "error", "a process raised", "", "training",
+                       node_rank=1, evidence=(line,))
+    ranked = Finding("crash-during-training", "error", "rank 3 raised", "", "training",
+                     node_rank=1, rank=3, evidence=(line,))
+    assert _pick_leader(job, [rankless, ranked]) is ranked
+    assert _pick_leader(job, [ranked, rankless]) is ranked

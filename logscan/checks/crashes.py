@@ -66,8 +66,9 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: s
 def _victim_finding(rule, same: list[Failure], when: str):
     first = same[0]
     ranks = sorted({f.rank for f in same if f.rank is not None})
-    who = plural(ranks, "rank", "ranks") if ranks else f"{len(same)} process(es)"
-    what = ("were terminated by torchrun" if first.exitcode is not None
+    one = len(same) == 1
+    who = plural(ranks, "rank", "ranks") if ranks else ("a process" if one else f"{len(same)} processes")
+    what = (f"{'was' if one else 'were'} terminated by torchrun" if first.exitcode is not None
             else f"then failed with {first.summary}")
     return finding(rule, f"{who} {what} {when}: a consequence of the failure above",
                    [f.where for f in same], node_rank=first.node_rank if len(same) == 1 else None,
@@ -86,11 +87,15 @@ def crash_during_training(job: Job, rule):
 def restart_loop(job: Job, rule):
     out = []
     for worker in job.workers:
-        restarts = len(hits(worker, WORKER_GROUP_RESTART))
+        # One restart shows as an "N/M attempts left" line and, at LOGLEVEL=INFO, as the next
+        # group's restart_count: count restarts, not the lines that tell of them.
+        told = hits(worker, WORKER_GROUP_RESTART)
+        attempts_left = {h.group("left") for h in told if h.group("left") is not None}
+        counts = [int(h.group("count")) for h in told if h.group("count") is not None]
         prints = defaultdict(int)
         for env in worker.envs:
             prints[(env.rank, env.local_rank)] += 1
-        restarts = max(restarts, max(prints.values(), default=1) - 1)
+        restarts = max(len(attempts_left), max(counts, default=0), max(prints.values(), default=1) - 1)
         if restarts < 1:
             continue
         failures = job.failures_of(worker)
