@@ -217,9 +217,27 @@ def _root_key(findings, root) -> str | None:
                  and f.message == root.message), None)
 
 
+# Text logs compress 5-20 times; far beyond that is a file of one repeated line, or a gzip bomb.
+# Either is read in full with flat memory, and the report says so.
+EXPANSION_NOTE = 100
+# Files skipped as not logs are named in the report, up to this many; the rest are counted.
+SKIPPED_NAMED = 5
+
+
 def _input_notes(job: Job, found) -> tuple[InputNote, ...]:
     notes = [InputNote(p, why) for p, why in found.notes]
+    if found.skipped:
+        named = ", ".join(found.skipped[:SKIPPED_NAMED])
+        more = len(found.skipped) - SKIPPED_NAMED
+        notes.append(InputNote(named + (f" and {more} more" if more > 0 else ""),
+                               "not logs (checkpoints, binaries, configs, other files): skipped"))
     for scan in job.scans:
+        if scan.leading_nul:
+            notes.append(InputNote(scan.display, f"starts with {scan.leading_nul} NUL bytes (a live log cut by "
+                                                 f"copytruncate): skipped them and read the rest"))
+        if scan.expansion > EXPANSION_NOTE:
+            notes.append(InputNote(scan.display, f"expands {scan.expansion:.0f} times when decompressed "
+                                                 f"(more than {EXPANSION_NOTE}): read in full, memory stays flat"))
         if scan.truncated:
             notes.append(InputNote(scan.display, f"truncated: {scan.truncated}; diagnosed what was readable"))
         if scan.read_error:

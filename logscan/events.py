@@ -123,6 +123,7 @@ class FileScan(EventLists):
     compressed: bool = False
     truncated: str | None = None
     leading_nul: int = 0
+    expansion: float = 0.0  # decompressed / compressed size, for a compressed file
     read_error: str | None = None
     first_time: datetime | None = None
     last_time: datetime | None = None

@@ -197,6 +197,7 @@ class Scanner:
         scan.size = sum(found.state.size for found in surveys)
         scan.truncated = state.truncated
         scan.leading_nul = state.leading_nul
+        scan.expansion = state.expansion
         scan.compressed = state.compressed
         scan.mtime = state.mtime
         if scan.mtime is None:

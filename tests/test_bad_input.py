@@ -448,6 +448,7 @@ def test_a_log_cut_by_copytruncate_is_read_after_its_nul_run(tmp_path, clean):
             handle.write(real.read_bytes())
     report = scan_json(job, timeout=60)
     assert report["root_cause"]["rule"] == "crash-during-training", report["summary"]
+    assert any("NUL bytes" in note["problem"] for note in report["inputs"]), report["inputs"]
 
 
 def test_a_gzip_inside_a_gzip_is_read(tmp_path):
@@ -463,3 +464,14 @@ def test_a_gzip_inside_a_gzip_is_read(tmp_path):
     report = scan_json(job, timeout=60)
     assert report["root_cause"]["rule"] == "crash-during-training", report["summary"]
     assert report["root_cause"]["node_rank"] == 0 and report["root_cause"]["rank"] == 1
+
+
+def test_a_gzip_that_expands_a_thousandfold_is_named(tmp_path, clean):
+    """Synthetic: 16 MiB of one repeated line, gzipped to a few KiB, beside the healthy logs."""
+    import gzip as gz
+
+    job = good_job(tmp_path)
+    (job / "worker-0" / "launch_ddp.log.1.gz").write_bytes(gz.compress(b"step 0 loss 1.0\n" * (1 << 20)))
+    report = scan_json(job, timeout=120)
+    notes = {note["path"]: note["problem"] for note in report["inputs"]}
+    assert "expands" in notes["job/worker-0/launch_ddp.log.1.gz"], notes

@@ -65,12 +65,14 @@ def test_files_named_on_the_command_line_form_one_job(tmp_path):
     assert d.healthy and len(d.workers) == 2
 
 
-def test_tensorboard_and_binary_files_are_skipped_quietly(tmp_path):
+def test_tensorboard_and_binary_files_are_skipped_and_named_once(tmp_path):
     shutil.copytree(REAL, tmp_path / "run")
     (tmp_path / "run" / "events.out.tfevents.1700000000.host").write_bytes(b"\x00\x01\x02" * 100)
     (tmp_path / "run" / "notes.out").write_bytes(bytes(range(256)) * 10)
     d = diagnose_paths([str(tmp_path / "run")], Settings())
-    assert d.healthy and not d.inputs
+    assert d.healthy and len(d.inputs) == 1
+    assert "run/events.out.tfevents.1700000000.host" in d.inputs[0].path
+    assert "run/notes.out" in d.inputs[0].path and "skipped" in d.inputs[0].problem
 
 
 def _healthy_job(root: Path) -> Path:
