@@ -30,6 +30,7 @@ class LaunchLine:
     master_addr: str | None
     master_port: int | None
     raw_fields: tuple[tuple[str, str], ...] = ()
+    absurd: tuple[tuple[str, str], ...] = ()  # fields beyond what any job has (left out above)
 
 
 def format_master(addr: str | None, port: int | None) -> str:

@@ -64,8 +64,16 @@ LAUNCH = re.compile(r"DDP launch:(?P<rest>.*)")
 _KEY_VALUE = re.compile(r"(?P<key>[A-Za-z_][\w.-]*)=(?P<value>\S*)")
 
 
+# What a launch line may claim before the claim is taken for damage or hostility: each Worker,
+# GPU and process the model builds costs memory, and no real job comes near these.
+LAUNCH_LIMITS = {"nnodes": 1 << 16, "node_rank": (1 << 16) - 1, "gpus_per_node": 1 << 10,
+                 "total_procs": 1 << 26}
+
+
 @needs(_literal(b"DDP launch:"))
 def parse_launch(body: str) -> dict | None:
+    """The launch line's fields; a number beyond LAUNCH_LIMITS is left out (None) and listed
+    in `absurd` so the report can name it."""
     found = LAUNCH.search(body)
     if not found:
         return None
@@ -80,14 +88,17 @@ def parse_launch(body: str) -> dict | None:
         head, _, tail = master.rpartition(":")
         if tail.isdigit():
             addr, port = head, int(tail)
+    numbers = {key: _to_int(fields.get(key)) for key in LAUNCH_LIMITS}
+    absurd = tuple((key, fields[key]) for key, value in numbers.items()
+                   if value is not None and not 0 <= value <= LAUNCH_LIMITS[key])
+    for key, _ in absurd:
+        numbers[key] = None
     return {
-        "nnodes": _to_int(fields.get("nnodes")),
-        "node_rank": _to_int(fields.get("node_rank")),
-        "gpus_per_node": _to_int(fields.get("gpus_per_node")),
-        "total_procs": _to_int(fields.get("total_procs")),
+        **numbers,
         "master_addr": addr or None,
         "master_port": port,
         "raw_fields": tuple(fields.items()),
+        "absurd": absurd,
     }
 
 

@@ -85,3 +85,16 @@ def test_a_damaged_failure_line_keeps_a_trained_job_from_healthy(tmp_path):
     assert got.verdict == "INCONCLUSIVE" and "exitcode: -9" in got.verdict_reason
     failed = diagnose_paths([str(tmp_path)], Settings(job_status="failed"))
     assert failed.verdict == "FAILED" and failed.root_cause.rule == "unexplained-failure"
+
+
+def test_a_hostile_launch_line_builds_nothing_per_claimed_node(tmp_path):
+    """Synthetic: the real healthy-2x2 Worker 0 log with its launch line claiming 2,000,000,000
+    Workers (and another with absurd GPUs): the claim is reported, not allocated."""
+    from conftest import SAMPLES
+
+    real = (SAMPLES / "healthy-2x2" / "worker-0" / "launch_ddp.log").read_text()
+    for field, value in (("nnodes=2 ", "nnodes=2000000000 "), ("gpus_per_node=2", "gpus_per_node=" + "9" * 5000)):
+        (tmp_path / "launch_ddp.log").write_text(real.replace(field, value, 1))
+        got = diagnose_paths([str(tmp_path)], Settings())
+        root = got.root_cause
+        assert root is not None and root.rule == "launch-mismatch" and "more than any job has" in root.message

@@ -130,6 +130,11 @@ def launch_mismatch(job: Job, rule):
                          node0_decides=True)
     for worker in launched:
         launch = worker.launch
+        for key, value in launch.absurd:
+            out.append(finding(
+                rule, f"{worker.label}: the launch line says {key}={value[:20]}, more than any job "
+                      f"has: a damaged line or a wrong platform variable (the value is ignored)",
+                [launch.where], node_rank=worker.node_rank))
         if None in (launch.total_procs, launch.nnodes, launch.gpus_per_node):
             continue
         if launch.total_procs != launch.nnodes * launch.gpus_per_node:
