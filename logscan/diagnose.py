@@ -10,6 +10,7 @@ from logscan.checks.signatures import signature_findings
 from logscan.checks.expectations import EXPECTATION, expectation_findings
 from logscan.diagnosis import (STAGES, Diagnosis, InputNote, Mark, Place, ProcessSummary,
                                WorkerSummary)
+from logscan.interpret import MAX_RULE_TIMEOUTS
 from logscan.model import Job
 from logscan.rootcause import choose_root_cause
 from logscan.rule_ids import (HANG_IN_RENDEZVOUS, HANG_RULES, MISSING_RANK, MISSING_WORKER,
@@ -243,8 +244,8 @@ def _input_notes(job: Job, found) -> tuple[InputNote, ...]:
         if scan.read_error:
             notes.append(InputNote(scan.display, f"read stopped early: {scan.read_error}"))
         for rule_id in dict.fromkeys(scan.rule_timeouts):
-            notes.append(InputNote(scan.display, f"rule {rule_id} timed out on this file's lines (a runaway pattern) and was "
-                                                    f"not tried on the rest of the file"))
+            notes.append(InputNote(scan.display, f"rule {rule_id} timed out on this file's lines (a runaway pattern); after "
+                                                    f"{MAX_RULE_TIMEOUTS} such lines it is not tried again in this scan"))
     return tuple(notes)
 
 

@@ -19,7 +19,7 @@ from logscan.prefixes import strip_prefixes
 
 MAX_EVIDENCE = 2000  # characters of a line kept as evidence
 MAX_RAW = MAX_EVIDENCE * 4  # bytes of a line that are ever looked at: enough for MAX_EVIDENCE
-MAX_RULE_TIMEOUTS = 3  # a rule that ran away this often in one file is not tried again there
+MAX_RULE_TIMEOUTS = 3  # a rule that ran away this often in one scan is not tried again in it
 
 
 @dataclass
@@ -33,14 +33,16 @@ class _FileContext:
     chained: dict = field(default_factory=dict)
     in_root_cause: bool = False
     summary_entry: dict = field(default_factory=dict)
-    timeouts: dict = field(default_factory=dict)  # rule id → times it ran away in this file
 
 
 class FileInterpreter:
     """The events of one file, from its candidate lines fed in order (`line`)."""
 
-    def __init__(self, matchers: list[Rule], path: str, display: str):
+    def __init__(self, matchers: list[Rule], path: str, display: str, timeouts: dict | None = None):
         self.matchers = matchers  # the catalogue rules that have keywords
+        # rule id → times it ran away: shared by every file of a scan, so a catastrophic pattern
+        # costs its budget once, not once per file
+        self.timeouts = timeouts if timeouts is not None else {}
         self.scan = FileScan(path=path, display=display)
         self.context = _FileContext()
         self._late_hits: list[SignalHit] = []
@@ -79,13 +81,13 @@ class FileInterpreter:
         for rule in self.matchers:
             if not any(kw in body for kw in rule.keywords):
                 continue
-            if context.timeouts.get(rule.id, 0) >= MAX_RULE_TIMEOUTS:
+            if self.timeouts.get(rule.id, 0) >= MAX_RULE_TIMEOUTS:
                 continue
             try:
                 groups = rule.match(body)
             except TimeoutError:
                 scan.rule_timeouts.append(rule.id)
-                context.timeouts[rule.id] = context.timeouts.get(rule.id, 0) + 1
+                self.timeouts[rule.id] = self.timeouts.get(rule.id, 0) + 1
                 continue
             if groups is None:
                 continue

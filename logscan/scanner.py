@@ -80,6 +80,9 @@ class Scanner:
         self.candidates = re.compile(b"|".join(c.pattern for c in wanted), re.MULTILINE)
         self.finder = make_line_finder(wanted, matcher)
         self.progress = ProgressFinder(tuple(progress_patterns))
+        # rule id → times its pattern ran away, over every file this scanner reads (see
+        # interpret.MAX_RULE_TIMEOUTS)
+        self.rule_timeouts: dict[str, int] = {}
 
     def scan_file(self, path: str, display: str, chunk_size: int = CHUNK_SIZE,
                   content: tuple[bytes, float] | None = None) -> FileScan:
@@ -94,7 +97,7 @@ class Scanner:
         state = found.state
         if content is not None:
             content, state.mtime = content
-        timeouts: dict[str, int] = {}
+        timeouts = self.rule_timeouts
         last_block = None
         try:
             for block in line_blocks(path, state, chunk_size, content=content, start=start,
@@ -171,7 +174,7 @@ class Scanner:
 
     def merge(self, path: str, display: str, surveys: list[Survey]) -> FileScan:
         """Interpret, in order, what the surveys of a file's pieces found: one FileScan."""
-        interpreter = FileInterpreter(self.matchers, path, display)
+        interpreter = FileInterpreter(self.matchers, path, display, self.rule_timeouts)
         scan = interpreter.scan
         offset = 0
         first = last = None

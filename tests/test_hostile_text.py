@@ -195,3 +195,22 @@ def test_catastrophic_user_rule_times_out_and_the_scan_completes(tmp_path, keywo
     assert rule_id in note and "timed out" in note, text
     assert "1 file(s)" in text.splitlines()[-1]
     assert elapsed < 60, elapsed  # a few timeouts, then the rule is given up for that file
+
+
+@pytest.mark.parametrize("keywords", [True, False], ids=["with-keywords", "without-keywords"])
+def test_a_runaway_rule_spends_its_budget_once_per_scan_not_per_file(tmp_path, keywords):
+    rule_id = "catastrophic-backtracking"
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / f"{rule_id}.toml").write_text(RULE.format(
+        id=rule_id, keywords='keywords = ["aaaa"]' if keywords else ""))
+    job = tmp_path / "job"
+    for node in range(8):  # eight Workers' logs, each with lines the pattern runs away on
+        (job / f"worker-{node}").mkdir(parents=True)
+        (job / f"worker-{node}" / "launch_ddp.log").write_text(
+            WORKER0.replace("node_rank=0", f"node_rank={node}") + ("a" * 1900 + "!\n") * 10)
+    result = cli(["scan", job, "--rules", rules, "--now", POST_MORTEM_NOW, "--fail-on", "never",
+                  "--jobs", "1"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    notes = [l for l in result.stdout.decode().splitlines() if l.startswith("note:") and "timed out" in l]
+    assert 1 <= len(notes) <= 3, notes
