@@ -200,6 +200,12 @@ def _worker_failures(facts: _Facts, worker: Worker) -> list[Failure]:
     if len(unranked) == 1 and len(failed_exits) == 1 and failed_exits[0] is not None:
         # One traceback without a rank, one process that exited with an error: the same.
         out[unranked[0]] = replace(out[unranked[0]], rank=failed_exits[0])
+    elif (len(unranked) == len(failed_exits) > 1 and None not in failed_exits
+          and all(out[i].cascade for i in unranked)):
+        # As many rank-less tracebacks as failed processes, every one of them a wait that gave
+        # up: which is whose does not matter, that each of these ranks waited does.
+        for i, rank in zip(unranked, sorted(failed_exits)):
+            out[i] = replace(out[i], rank=rank)
     if len(unranked) >= len(failed_exits):
         explained |= set(failed_exits)  # the tracebacks already tell these failures
     told = len(out)

@@ -12,6 +12,7 @@ MISSING_RANK = "missing-rank"
 # Signals that code rules read for what they mean in particular.
 COLLECTIVE_TIMEOUT_LINE = "collective-timeout-line"
 SIGTERM_RECEIVED = "sigterm-received"
+SIBLING_TERMINATED = "sibling-terminated"
 STORE_TIMEOUT = "store-timeout"
 CONNECT_FAILED = "connect-failed"
 PEER_LOST = "peer-lost"

@@ -6,7 +6,8 @@ from __future__ import annotations
 from logscan.checks.base import duration, finding, hits, plural
 from logscan.failures import SIGTERM, Failure, awaited_ranks, is_stale, job_ended
 from logscan.model import Job, Worker
-from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE, SIGTERM_RECEIVED, WAITING_EVIDENCE
+from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, SIBLING_TERMINATED, SIGTERM_RECEIVED,
+                              WAITING_EVIDENCE)
 
 
 def _rendezvous_signals(job: Job) -> tuple[str, ...]:
@@ -62,7 +63,24 @@ def _straggler(job: Job, failures: list[Failure]) -> tuple[int | None, int | Non
     killed = _terminated_straggler(failures)
     if killed is not None:
         return killed.node_rank, killed.rank, [killed.where]
-    return None, None, []
+    return _the_one_that_did_not_wait(job, failures)
+
+
+def _the_one_that_did_not_wait(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:
+    """Every rank but one gave up waiting and that one reported nothing (torch < 2.2 leaves
+    the ranks it SIGTERMed out of its summary): by elimination, the others waited for it."""
+    if job.expected_processes is None:
+        return None, None, []
+    waited = {f.rank for f in failures if f.cascade and f.rank is not None}
+    failed = {f.rank for f in failures if f.rank is not None}
+    silent = set(range(job.expected_processes)) - failed
+    if len(silent) != 1 or len(waited) != job.expected_processes - 1:
+        return None, None, []
+    rank = silent.pop()
+    node_rank = job.node_of_rank(rank)
+    stopped = [h.where for w in job.workers if w.node_rank == node_rank
+               for h in hits(w, SIBLING_TERMINATED)]
+    return node_rank, rank, stopped[:1] + [f.where for f in failures if f.cascade][:1]
 
 
 def _terminated_straggler(failures: list[Failure]) -> Failure | None:

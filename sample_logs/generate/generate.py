@@ -747,7 +747,7 @@ scenario(
 )
 
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
-KNOWN_GAPS = {'crash-redirects-log-dir-torch1.13': "with --redirects the traceback is only in the --log-dir copies; logscan reads them as part of their Worker now, but does not yet take the local rank from a copy's path (attempt_0/1/stderr.log), and torchrun's summary names both ranks at one time, so the rank stays unnamed", 'stall-mid-training-torch1.13': "torch 1.13's gloo timeout does not name the store key or the awaited rank, so the straggler (rank 1) is not named", 'stall-mid-training-torch2.1': "torch 2.1's gloo timeout does not name the store key or the awaited rank, so the straggler (rank 1) is not named"}
+KNOWN_GAPS = {'crash-redirects-log-dir-torch1.13': "with --redirects the traceback is only in the --log-dir copies; logscan reads them as part of their Worker now, but does not yet take the local rank from a copy's path (attempt_0/1/stderr.log), and torchrun's summary names both ranks at one time, so the rank stays unnamed"}
 
 # Per-scenario facts seen in the real logs (torch 2.13.0, gloo, CPU). Racy details (which env prints
 # interleave, exact timings) can differ after a regeneration.
