@@ -40,7 +40,7 @@ def main() -> None:
     lap("load the rule catalogue (TOML, regex)")
     profiler = cProfile.Profile()
     names = {"discover": "discover", "scan": "scan (cProfile on: a little slower)",
-             "job model": "import pandas, build the job model",
+             "job model": "build the job model",
              "rules and root cause": "rules, root cause"}
 
     def on_phase(name: str) -> None:

@@ -7,12 +7,11 @@ file holds launch lines of several node_ranks (Workers that shared a log path).
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 import re
-
-import pandas as pd
 
 from logscan.catalogue import Catalogue
 from logscan.discovery import LogFile
@@ -125,6 +124,27 @@ class Worker(EventLists):
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class LaunchFacts:
+    """One launched Worker's node_rank and rank offset beside what its launch line says: the
+    values rules compare Workers by (`Job.workers_by`)."""
+
+    worker: Worker
+    node_rank: int | None
+    nnodes: int | None
+    gpus_per_node: int | None
+    total_procs: int | None
+    master_addr: str | None
+    master_port: int | None
+    rank_offset: int | None
+
+    @classmethod
+    def of(cls, worker: Worker) -> "LaunchFacts":
+        launch = worker.launch
+        return cls(worker, worker.node_rank, launch.nnodes, launch.gpus_per_node,
+                   launch.total_procs, launch.master_addr, launch.master_port, worker.rank_offset)
+
+
 @dataclass
 class Job:
     name: str
@@ -147,8 +167,7 @@ class Job:
     every_rank_trained: bool = False
     failures: list = field(default_factory=list)  # per-process failures (logscan.failures)
     _failures_by_worker: dict = field(default_factory=dict, repr=False)
-    worker_table: pd.DataFrame = field(default_factory=pd.DataFrame)
-    process_table: pd.DataFrame = field(default_factory=pd.DataFrame)
+    launch_facts: list[LaunchFacts] = field(default_factory=list)  # one per `launched` Worker
 
     def failures_of(self, worker: Worker) -> list:
         """The failures of one Worker's processes, in `failures` order."""
@@ -170,23 +189,16 @@ class Job:
         return worker.reached_first_batch or (self.progressed and worker.started_processes) or (
             worker.shared_file and self.every_rank_trained)
 
-    @property
-    def launched_table(self) -> pd.DataFrame:
-        """The Worker table's rows that printed a launch line."""
-        return self.worker_table[self.worker_table["launched"]]
-
-    def env_of(self, row) -> EnvPrint:
-        """The env print behind a process-table row."""
-        return self.workers[row.worker_index].envs[row.env_index]
-
-    def workers_by(self, *columns: str) -> dict:
-        """Launched Workers grouped by the values of some Worker-table columns (rows lacking
-        one of the values are left out)."""
-        table = self.launched_table.dropna(subset=list(columns))
-        groups: dict = {}  # in the order values first appear, as groupby(sort=False) gives them
-        for index, values in zip(table.index, zip(*(table[c].tolist() for c in columns))):
-            key = _native(values if len(columns) > 1 else values[0])
-            groups.setdefault(key, []).append(self.workers[index])
+    def workers_by(self, *fields: str) -> dict:
+        """Launched Workers grouped by some LaunchFacts fields, in the order each value first
+        appears (Workers lacking one of the values are left out): one field's value is the key,
+        several fields' values make a tuple."""
+        groups: dict = {}
+        for facts in self.launch_facts:
+            values = tuple(getattr(facts, name) for name in fields)
+            if any(value is None for value in values):
+                continue
+            groups.setdefault(values if len(fields) > 1 else values[0], []).append(facts.worker)
         return groups
 
     def home_node(self, env: EnvPrint) -> int | None:
@@ -289,8 +301,8 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     _assign_rank_offsets(workers)
     job = Job(name=name, workers=workers, scans=scans, catalogue=catalogue, **settings)
     job.launched = [w for w in workers if w.launch is not None]
-    job.worker_table = _worker_table(workers)
-    job.nnodes = _agreed_nnodes(job.launched_table)
+    job.launch_facts = [LaunchFacts.of(w) for w in job.launched]
+    job.nnodes = _agreed_nnodes(job.launched)
     gpu_counts = {w.launch.gpus_per_node for w in job.launched}
     job.uniform_gpus = gpu_counts.pop() if len(gpu_counts) == 1 else None
     if job.launched and job.nnodes == len(job.launched):
@@ -302,7 +314,6 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
         worker.foreign_envs = _foreign_envs(worker)
         foreign = set(map(id, worker.foreign_envs))
         worker.own_envs = [e for e in worker.envs if id(e) not in foreign]
-    job.process_table = _process_table(job)
     from logscan.failures import process_failures  # they read the facts above
 
     job.failures = process_failures(job)
@@ -329,66 +340,9 @@ def _foreign_envs(worker: Worker) -> list[EnvPrint]:
     return [e for e in worker.envs if e.rank is not None and not offset <= e.rank < offset + gpus]
 
 
-def _agreed_nnodes(launched: pd.DataFrame) -> int | None:
+def _agreed_nnodes(launched: list[Worker]) -> int | None:
     """The node count most launch lines agree on (ties: the larger)."""
-    counts = launched["nnodes"].dropna().value_counts()
-    if counts.empty:
+    counts = Counter(w.launch.nnodes for w in launched if w.launch.nnodes is not None)
+    if not counts:
         return None
-    return int(max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0])
-
-
-def _native(value):
-    """Plain Python values for group keys, so messages and JSON never see numpy scalars."""
-    if isinstance(value, tuple):
-        return tuple(_native(v) for v in value)
-    return value.item() if hasattr(value, "item") else value
-
-
-def _worker_table(workers: list[Worker]) -> pd.DataFrame:
-    """One row per Worker, in the order of `Job.workers` (its index is that position)."""
-    rows = []
-    for w in workers:
-        launch = w.launch
-        rows.append({
-            "worker": w.label,
-            "stream": w.stream,
-            "launched": launch is not None,
-            "node_rank": w.node_rank,
-            "host": w.host,
-            "files": tuple(w.files),
-            "nnodes": launch.nnodes if launch else None,
-            "gpus_per_node": launch.gpus_per_node if launch else None,
-            "total_procs": launch.total_procs if launch else None,
-            "master_addr": launch.master_addr if launch else None,
-            "master_port": launch.master_port if launch else None,
-            "env_prints": len(w.envs),
-            "started_processes": w.started_processes,
-            "reached_first_batch": w.reached_first_batch,
-            "rank_offset": w.rank_offset,
-        })
-    table = pd.DataFrame(rows)
-    for column in ("node_rank", "nnodes", "gpus_per_node", "total_procs", "master_port", "rank_offset"):
-        if column in table:
-            table[column] = table[column].astype("Int64")
-    return table
-
-
-def _process_table(job: "Job") -> pd.DataFrame:
-    """One row per env print: the process's RANK/LOCAL_RANK/WORLD_SIZE, the Worker it sits in
-    (`worker_index` into `Job.workers`, `env_index` into that Worker's `envs`) and whether it
-    was printed by another Worker's process into this one's log (`foreign`)."""
-    rows = []
-    for index, w in enumerate(job.workers):
-        foreign = set(map(id, w.foreign_envs))
-        rows += [{
-            "worker_index": index, "env_index": env_index, "worker": w.label,
-            "node_rank": w.node_rank, "rank": e.rank, "local_rank": e.local_rank,
-            "world_size": e.world_size, "foreign": id(e) in foreign,
-        } for env_index, e in enumerate(w.envs)]
-    columns = ["worker_index", "env_index", "worker", "node_rank", "rank", "local_rank",
-               "world_size", "foreign"]
-    table = pd.DataFrame(rows, columns=columns)
-    for column in ("node_rank", "rank", "local_rank", "world_size"):
-        table[column] = table[column].astype("Int64")
-    table["foreign"] = table["foreign"].astype(bool)
-    return table
+    return max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0]

@@ -54,7 +54,7 @@ def diagnose_paths(paths: list[str], settings: Settings, catalogue: Catalogue | 
     try:
         pending = PendingScans(found.logs, pool, found.contents)
         try:
-            # Imported while big files are being scanned: pandas alone takes ~0.3 s to load.
+            # Imported while big files are being scanned: the model and rules take a few tens of ms.
             import logscan.diagnose  # noqa: F401
             import logscan.model  # noqa: F401
         except BaseException:

@@ -10,12 +10,12 @@ import os
 
 from logscan.catalogue import Catalogue, load_catalogue
 from logscan.events import FileScan
-from logscan.reader import line_ranges, preload_numpy
+from logscan.reader import NUMPY_AFTER, line_ranges, preload_numpy
 from logscan.scanner import Scanner, Survey
 from logscan.settings import Settings
 
 # A file this big is surveyed in worker processes: starting one costs ~20 ms, and meanwhile this
-# process loads the job model (pandas), so even a single big log gains.
+# process loads the job model and rules, so even a single big log gains.
 PARALLEL_MIN_BYTES = 8 << 20
 
 
@@ -47,10 +47,7 @@ class ScanPool:
         from concurrent.futures import ProcessPoolExecutor
 
         if "fork" in multiprocessing.get_all_start_methods():
-            # The workers inherit this process's scanner (no catalogue to load again) and numpy,
-            # which counts lines in big files (reader.count_newlines) and which this process
-            # loads anyway for pandas: imported once here, not once in every worker.
-            preload_numpy()
+            # The workers inherit this process's scanner: no catalogue to load again.
             context = multiprocessing.get_context("fork")
             initializer, initargs = _adopt_scanner, (self.scanner,)
         else:
@@ -99,6 +96,10 @@ class PendingScans:
             except OSError:
                 ranges = [(0, None)]  # the survey will say what is wrong with it
             tasks += [(i, start, end) for start, end in ranges]
+        if max(sizes) >= NUMPY_AFTER:
+            # numpy counts the lines of files this big (reader.count_newlines): imported once
+            # here, before the workers are forked, not once in every worker.
+            preload_numpy()
         futures = {}
         # Largest first, so one big piece does not start last.
         for i, start, end in sorted(tasks, key=lambda t: -((t[2] or sizes[t[0]]) - t[1])):

@@ -2,6 +2,8 @@
 
 - `logscan --help` and `logscan rules` never import pandas (or numpy): they must start in well
   under 0.3 s, and pandas alone takes about that long to import.
+- Nor does the scan of a small job: its job model and rules are plain Python (pandas is for the
+  fleet view of `logscan sweep`), and numpy counts lines only in big logs.
 - Progress lines, the bulk of a training log, are not matched one by one, and neither is any
   other line that holds no candidate literal.
 - With the default matcher (Hyperscan), no ordinary line reaches Python, whatever words it
@@ -51,6 +53,14 @@ def test_quick_commands_do_not_import_pandas(args):
     assert "logscan.cli" in modules
     heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
     assert not heavy, f"logscan {' '.join(args)} imports {heavy[:5]}"
+
+
+def test_small_scan_imports_neither_pandas_nor_numpy():
+    modules = imported_modules("scan", str(SAMPLES / "healthy-2x2"))
+    # the whole scan ran: the job model was built and every rule read it
+    assert {"logscan.model", "logscan.checks.launch", "logscan.checks.processes"} <= modules
+    heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
+    assert not heavy, f"logscan scan of a small job imports {heavy[:5]}"
 
 
 class Counting:

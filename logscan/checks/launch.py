@@ -14,7 +14,7 @@ def _missing_node_ranks(job: Job) -> list[int]:
     nnodes = job.nnodes
     if nnodes is None:
         return []
-    claimed = set(job.launched_table["node_rank"].dropna().astype(int))
+    claimed = {w.node_rank for w in job.launched if w.node_rank is not None}
     # A node whose processes' env lines sit in another Worker's log ran; only its launch line
     # was overwritten (log-collision tells that story).
     seen_running = {job.home_node(e) for w in job.workers for e in w.foreign_envs}

@@ -2,50 +2,48 @@
 
 from __future__ import annotations
 
-import pandas as pd
-
 from logscan.checks.base import finding, plural
-from logscan.model import Job
+from logscan.events import EnvPrint
+from logscan.model import Job, LaunchFacts
 
 
 UNEVEN_GPUS_HINT = ("Give every Worker the same number of GPUs, or make the launch script and "
                     "training code compute ranks and world size for uneven Workers.")
 
 
-def _processes_with_launch(job: Job) -> pd.DataFrame:
-    """Each process's own env print beside its Worker's launch line."""
-    own = job.process_table[~job.process_table["foreign"]]
-    launch = job.launched_table[["total_procs", "nnodes", "gpus_per_node", "rank_offset"]]
-    return own.merge(launch, left_on="worker_index", right_index=True)
+def _processes_with_launch(job: Job) -> list[tuple[EnvPrint, LaunchFacts]]:
+    """Each process's own env print beside its Worker's launch line, Worker by Worker."""
+    return [(env, facts) for facts in job.launch_facts for env in facts.worker.own_envs]
 
 
 def world_size_mismatch(job: Job, rule):
-    table = _processes_with_launch(job)
-    uneven = table["gpus_per_node"].nunique() > 1
+    processes = _processes_with_launch(job)
+    uneven = len({facts.gpus_per_node for _, facts in processes
+                  if facts.gpus_per_node is not None}) > 1
     out = []
-    expected = table["rank_offset"] + table["local_rank"]
-    wrong_rank = (table["rank"] != expected).fillna(False)
-    too_local = (table["local_rank"] >= table["gpus_per_node"]).fillna(False) & ~wrong_rank
-    for row in table[wrong_rank | too_local].itertuples():
-        env = job.env_of(row)
-        worker = job.workers[row.worker_index]
-        if wrong_rank[row.Index]:
-            message = (f"{worker.label}: RANK={env.rank} with LOCAL_RANK={env.local_rank}, "
-                       f"expected RANK={expected[row.Index]}")
+    for env, facts in processes:
+        worker, local, gpus = facts.worker, env.local_rank, facts.gpus_per_node
+        expected = facts.rank_offset + local if None not in (facts.rank_offset, local) else None
+        if None not in (env.rank, expected) and env.rank != expected:
+            message = (f"{worker.label}: RANK={env.rank} with LOCAL_RANK={local}, "
+                       f"expected RANK={expected}")
+        elif None not in (local, gpus) and local >= gpus:
+            message = f"{worker.label}: LOCAL_RANK={local} but the Worker has gpus_per_node={gpus}"
         else:
-            message = (f"{worker.label}: LOCAL_RANK={env.local_rank} but the Worker has "
-                       f"gpus_per_node={row.gpus_per_node}")
+            continue
         out.append(finding(rule, message, [env.where], node_rank=worker.node_rank, rank=env.rank))
     # WORLD_SIZE unset counts as wrong; a launch line without total_procs gives no expectation.
-    wrong_size = table["total_procs"].notna() & (
-        table["world_size"].isna() | (table["world_size"] != table["total_procs"]).fillna(False))
-    for (size, total, nnodes), rows in table[wrong_size].groupby(
-            ["world_size", "total_procs", "nnodes"], dropna=False, sort=False):
-        size = None if pd.isna(size) else int(size)
-        total = int(total)
-        nnodes = None if pd.isna(nnodes) else int(nnodes)
-        workers = [job.workers[i] for i in dict.fromkeys(rows["worker_index"])]
-        ranks = sorted(int(r) for r in rows["rank"].dropna().unique())
+    wrong_size: dict[tuple, list[tuple[EnvPrint, LaunchFacts]]] = {}  # in order of first sight
+    for env, facts in processes:
+        if facts.total_procs is not None and env.world_size != facts.total_procs:
+            key = (env.world_size, facts.total_procs, facts.nnodes)
+            wrong_size.setdefault(key, []).append((env, facts))
+    for (size, total, nnodes), group in wrong_size.items():
+        first_env_of: dict = {}  # Worker → its first env print here, Workers in order of first sight
+        for env, facts in group:
+            first_env_of.setdefault(facts.worker, env)
+        workers = list(first_env_of)
+        ranks = sorted({env.rank for env, _ in group if env.rank is not None})
         where = workers[0].label if len(workers) == 1 else f"{len(workers)} Workers"
         who = plural(ranks, "rank", "ranks") if ranks else "processes"
         if size is None:
@@ -57,7 +55,7 @@ def world_size_mismatch(job: Job, rule):
         if leaked:
             message += "; that is nnodes: the platform's WORLD_SIZE leaked into the training processes"
         # One line per Worker is evidence enough; the rest say the same.
-        evidence = [job.env_of(group.iloc[0]).where for _, group in rows.groupby("worker_index", sort=False)]
+        evidence = [env.where for env in first_env_of.values()]
         out.append(finding(rule, message, evidence,
                            node_rank=workers[0].node_rank if len(workers) == 1 else None,
                            rank=ranks[0] if len(ranks) == 1 else None, ranks=tuple(ranks),

@@ -5,7 +5,7 @@ sweep left) to the caller, which acknowledges what it delivered.
 A job is refreshed when one of its files or its job_status file changed identity, when it is new,
 when logscan, the rules or the settings changed since it was diagnosed, or when time alone may
 change its verdict (a Worker's last activity passing --stall-after). Otherwise nothing of it is
-opened and its stored diagnosis stands. pandas and the job model are imported only when a job
+opened and its stored diagnosis stands. The job model and rules are imported only when a job
 needs diagnosing.
 """
 
@@ -284,7 +284,7 @@ def _refresh_task(task) -> JobResult:
 
 def _fan_out(tasks, catalogue, settings, now, workers, scanner):
     """Jobs refreshed in forked processes, which inherit the scanner, catalogue and settings
-    (and pandas, imported first so each child does not import it again)."""
+    (and the job model and rules, imported first so each child does not import them again)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
