@@ -47,7 +47,8 @@ ROTATION = re.compile(r"^(?P<base>.+?)(?:\.(?P<index>\d+))?(?:\.gz)?$")
 @dataclass(frozen=True)
 class LogFile:
     path: str       # as opened
-    display: str    # as shown in evidence: relative to the PATH it was found under
+    display: str    # as shown everywhere: the PATH as typed, then the names below it (opens
+                    # from the current directory; `.` adds nothing: `worker-0/launch_ddp.log`)
     stream: str     # rotated pieces of one log share a stream: `x.log.2`, `x.log.1`, `x.log`
     order: int      # older pieces first within a stream
 
@@ -132,9 +133,9 @@ def discover(paths: list[str]) -> Discovery:
             raise InputError(f"no such file or directory: {printable(given)}")
         if os.path.isdir(given):
             root = given.rstrip("/") or "/"
-            # Shown relative to the directory that holds the root: `job/worker-0/x.log`.
-            shown = os.path.relpath(root, os.path.dirname(root) or ".")
-            _walk(root, "" if shown == "." else shown, found, seen_dirs, seen_files)
+            # Shown as typed, so the path opens from the current directory: `runs/job` gives
+            # `runs/job/worker-0/x.log`, `/abs/job` stays absolute, `.` gives `worker-0/x.log`.
+            _walk(root, "" if root == "." else root, found, seen_dirs, seen_files)
         else:
             _consider(given, printable(given), found, seen_files, named=True)
     fold_process_copies(found)
@@ -176,7 +177,10 @@ def fold_process_copies(found: Discovery) -> None:
 def _owner(display: str, by_dir: dict[str, LogFile]) -> LogFile | None:
     directory = os.path.dirname(display)
     while directory:
-        directory = os.path.dirname(directory)
+        parent = os.path.dirname(directory)
+        if parent == directory:  # `/`: an absolute PATH has no parent above it
+            break
+        directory = parent
         if directory in by_dir:
             return by_dir[directory]
     return by_dir.get("")
@@ -221,7 +225,7 @@ def _walk(root: str, shown_root: str, found: Discovery, seen_dirs, seen_files) -
             stack.pop()
             shown.pop()
             continue
-        display = f"{shown[-1]}/{entry.name}" if shown[-1] else entry.name
+        display = _join(shown[-1], entry.name)
         try:
             if entry.is_symlink() and not _inside(os.path.realpath(entry.path), (real_root,)):
                 found.notes.append((printable(display), "symbolic link out of the scanned directory: "
@@ -242,6 +246,13 @@ def _walk(root: str, shown_root: str, found: Discovery, seen_dirs, seen_files) -
             found.skipped.append(printable(display))
             continue
         _consider(entry.path, printable(display), found, seen_files, named=False)
+
+
+def _join(shown: str, name: str) -> str:
+    """A name below a directory as shown: `a/b` + `x` → `a/b/x`; `/` + `x` → `/x`; `` + `x` → `x`."""
+    if not shown:
+        return name
+    return f"{shown}{name}" if shown.endswith("/") else f"{shown}/{name}"
 
 
 def _entries(directory: str, found: Discovery, seen_dirs) -> Iterator[os.DirEntry]:

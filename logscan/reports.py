@@ -1,6 +1,6 @@
 """What `scan` and `check` share about output: the formats, extra report files from the same run
 (`--json-output FILE`, `--junit-output FILE`, ...), the GitHub step summary, and the one place a
-Diagnosis is prepared for reports (fingerprints; paths as the user gave them)."""
+Diagnosis is prepared for reports (fingerprints; the paths are already as the user gave them)."""
 
 from __future__ import annotations
 
@@ -65,13 +65,13 @@ def render(fmt: str, diagnosis, catalogue, settings, color: bool = False,
                           project_dir=os.environ.get("CI_PROJECT_DIR"), tool_version=version())
 
 
-def write_reports(diagnosis, settings, catalogue, paths: list[str], typed_paths: bool,
-                  color: bool, human: dict | None = None) -> None:
+def write_reports(diagnosis, settings, catalogue, paths: list[str], color: bool,
+                  human: dict | None = None) -> None:
     """The report on standard output (or -o FILE), every extra report file, and the Markdown
     report appended to $GITHUB_STEP_SUMMARY when the run writes GitHub annotations."""
     from logscan.fingerprint import for_report
 
-    report = for_report(diagnosis, paths, typed_paths=typed_paths)
+    report = for_report(diagnosis, paths)
     write_report(render(settings.format, report, catalogue, settings,
                         color=color and settings.format == "human", human=human), settings.output)
     for fmt, file in settings.reports:

@@ -142,7 +142,7 @@ def test_empty_file(tmp_path, clean):
 
     one_line_error(cli("scan", empty), "no log found", "empty file")
     report = scan_json(job)
-    assert notes(report) == {"job/worker-1/empty.log": "empty file"}
+    assert notes(report) == {f"{job}/worker-1/empty.log": "empty file"}
     assert findings(report) == findings(clean)
     assert fingerprint(tmp_path) == before
 
@@ -157,7 +157,8 @@ def test_binary_file(tmp_path, clean):
     one_line_error(cli("scan", tmp_path / "weights.log"), "binary file")
     report = scan_json(job)
     assert report["stats"]["skipped_files"] >= 1
-    assert "job/worker-0/core.log" not in {f for w in report["workers"] for f in w["files"]}
+    files = {f for w in report["workers"] for f in w["files"]}
+    assert f"{job}/worker-0/core.log" not in files and f"{job}/worker-0/launch_ddp.log" in files
     assert findings(report) == findings(clean)
     assert fingerprint(tmp_path) == before
 
@@ -224,7 +225,7 @@ def test_truncated_gzip_is_diagnosed_as_far_as_it_goes(tmp_path):
     before = fingerprint(tmp_path)
 
     report = scan_json(job)
-    problem = notes(report)["job/launch_ddp.0.log.gz"]
+    problem = notes(report)[f"{job}/launch_ddp.0.log.gz"]
     assert "truncated" in problem and "ends early" in problem, problem
     node0 = next(w for w in report["workers"] if w["node_rank"] == 0)
     assert node0["reached_first_batch"] and node0["ranks"] == [0, 1]
@@ -262,7 +263,7 @@ def test_unreadable_file_beside_good_ones(tmp_path, clean, run_cli, monkeypatch)
         secret.chmod(0o644)
     assert result.exit_code in (0, 1) and "Traceback" not in result.output, result.output
     report = json.loads(result.stdout)
-    assert notes(report) == {"job/worker-1/secret.log": "cannot read: permission denied"}
+    assert notes(report) == {f"{job}/worker-1/secret.log": "cannot read: permission denied"}
     assert findings(report) == findings(clean)
     assert fingerprint(tmp_path) == before
 
@@ -285,7 +286,7 @@ def test_file_unreadable_when_the_scan_opens_it(tmp_path, run_cli, monkeypatch):
     result = run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW)
     assert result.exit_code in (0, 1) and "Traceback" not in result.output, result.output
     report = json.loads(result.stdout)
-    assert notes(report) == {"job/worker-1/launch_ddp.log": "read stopped early: Permission denied"}
+    assert notes(report) == {f"{job}/worker-1/launch_ddp.log": "read stopped early: Permission denied"}
 
 
 def test_symlink_loops(tmp_path, clean):
@@ -298,11 +299,11 @@ def test_symlink_loops(tmp_path, clean):
     before = fingerprint(tmp_path)
 
     report = scan_json(job)
-    assert notes(report) == {"job/a.log": "symbolic link loop", "job/b.log": "symbolic link loop",
-                             "job/self.log": "symbolic link loop"}
+    assert notes(report) == {f"{job}/a.log": "symbolic link loop", f"{job}/b.log": "symbolic link loop",
+                             f"{job}/self.log": "symbolic link loop"}
     assert findings(report) == findings(clean)
     assert sorted(f for w in report["workers"] for f in w["files"]) == [
-        "job/worker-0/launch_ddp.log", "job/worker-1/launch_ddp.log"]
+        f"{job}/worker-0/launch_ddp.log", f"{job}/worker-1/launch_ddp.log"]
     one_line_error(cli("scan", job / "a.log"), "symbolic link loop")
     assert fingerprint(tmp_path) == before
 
@@ -327,10 +328,10 @@ def test_fifo_and_devices_in_the_tree_never_block(tmp_path, clean):
     report = scan_json(job, timeout=60)
     special = "not a regular file (FIFO, socket or device): skipped"
     outside = "symbolic link out of the scanned directory: not followed"
-    expected = {"job/worker-0/pipe.log": special, "job/worker-1/null.log": outside,
-                "job/worker-1/zero.log": outside}
+    expected = {f"{job}/worker-0/pipe.log": special, f"{job}/worker-1/null.log": outside,
+                f"{job}/worker-1/zero.log": outside}
     if made_device:
-        expected["job/tty.log"] = special
+        expected[f"{job}/tty.log"] = special
     assert notes(report) == expected
     assert findings(report) == findings(clean)
     one_line_error(run("scan", job / "worker-0" / "pipe.log", timeout=60), "FIFO")
@@ -412,8 +413,9 @@ def test_file_names_with_spaces_newlines_and_bytes_that_are_not_utf8(tmp_path):
 
     report = scan_json(os.fsencode(job), timeout=60)
     files = sorted(f for w in report["workers"] for f in w["files"])
-    assert files == sorted(["job \\xff/worker 0.log", "job \\xff/worker\n1.log",
-                            "job \\xff/w\\xff\\xfe.log", "job \\xff/\x1b[2J::error::x.log"])
+    shown = f"{tmp_path}/job \\xff"  # as typed: bytes that are not UTF-8 as `\xff`
+    assert files == sorted([f"{shown}/worker 0.log", f"{shown}/worker\n1.log",
+                            f"{shown}/w\\xff\\xfe.log", f"{shown}/\x1b[2J::error::x.log"])
     human = run("scan", os.fsencode(job), "--now", POST_MORTEM_NOW)
     assert human.returncode in (0, 1) and b"Traceback" not in human.stderr
     text = human.stdout.decode("utf-8")  # valid UTF-8 whatever the names held
@@ -474,4 +476,4 @@ def test_a_gzip_that_expands_a_thousandfold_is_named(tmp_path, clean):
     (job / "worker-0" / "launch_ddp.log.1.gz").write_bytes(gz.compress(b"step 0 loss 1.0\n" * (1 << 20)))
     report = scan_json(job, timeout=120)
     notes = {note["path"]: note["problem"] for note in report["inputs"]}
-    assert "expands" in notes["job/worker-0/launch_ddp.log.1.gz"], notes
+    assert "expands" in notes[f"{job}/worker-0/launch_ddp.log.1.gz"], notes

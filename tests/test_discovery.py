@@ -24,7 +24,7 @@ def worker_log(n: int) -> bytes:
 def test_real_sample_skips_the_checkpoint_beside_the_logs():
     found = discover([str(REAL)])
     assert [log.display for log in found.logs] == [
-        "healthy-2x2/worker-0/launch_ddp.log", "healthy-2x2/worker-1/launch_ddp.log"]
+        f"{REAL}/worker-0/launch_ddp.log", f"{REAL}/worker-1/launch_ddp.log"]
     assert any(s.endswith("checkpoint.pt") for s in found.skipped)
     assert found.job_status_files
 
@@ -54,7 +54,7 @@ def test_log_without_launch_line_is_still_a_worker(tmp_path):
     (tmp_path / "host-b.log").write_bytes(b"Traceback (most recent call last):\nKeyError: 'RANK'\n")
     d = diagnose_paths([str(tmp_path)], Settings())
     labels = [w.label for w in d.workers]
-    assert f"{tmp_path.name}/host-b.log" in labels
+    assert f"{tmp_path}/host-b.log" in labels
     assert "missing-worker" in {f.rule for f in d.findings}
 
 
@@ -91,7 +91,7 @@ def test_a_link_out_of_the_job_is_not_followed(tmp_path):
     found = discover([str(job)])
     assert all("linked.log" not in log.display for log in found.logs)
     notes = dict(found.notes)
-    assert "not followed" in notes["job/worker-0/linked.log"] and "not followed" in notes["job/proc"]
+    assert "not followed" in notes[f"{job}/worker-0/linked.log"] and "not followed" in notes[f"{job}/proc"]
     got = diagnose_paths([str(job)], Settings(now=NOW))
     assert all("PRIVATE" not in e.text for f in got.findings for e in f.evidence)
 
@@ -111,6 +111,6 @@ def test_a_report_beside_the_logs_and_stray_text_files_are_not_workers(tmp_path)
     (job / "metrics" / "step-000001.txt").write_text("step 1 loss 1.25\n")
     found = discover([str(job)])
     assert sorted(log.display for log in found.logs) == [
-        "job/worker-0/launch_ddp.log", "job/worker-1/launch_ddp.log"]
+        f"{job}/worker-0/launch_ddp.log", f"{job}/worker-1/launch_ddp.log"]
     after = diagnose_paths([str(job)], Settings(now=NOW))
     assert after.summary() == before.summary()

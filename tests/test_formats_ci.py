@@ -152,7 +152,7 @@ def test_scan_writes_the_new_formats_too_and_rejects_a_clash(run_cli, tmp_path):
     out = tmp_path / "r.sarif"
     result = run_cli("scan", SAMPLES / "self-sigkill", "--now", POST_MORTEM_NOW, "--isolated",
                      "-f", "concise", "--sarif-output", out)
-    assert result.exit_code == 1 and result.stdout.startswith("self-sigkill/worker-1/launch_ddp.log:22:")
+    assert result.exit_code == 1 and result.stdout.startswith(f"{SAMPLES}/self-sigkill/worker-1/launch_ddp.log:22:")
     check_sarif(json.loads(out.read_text()))
     clash = run_cli("scan", SAMPLES / "self-sigkill", "--isolated", "-o", out, "--json-output", out)
     assert clash.exit_code == 2 and "already written" in clash.output

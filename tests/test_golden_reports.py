@@ -1,6 +1,8 @@
 """The JSON report of every real sample, compared with the committed one in tests/golden/.
 
-A change that alters any sample's report shows up here as a diff to review. After a deliberate
+Each sample is diagnosed from sample_logs/ with its name as PATH (paths are shown as typed), so the
+goldens show `healthy-2x2/worker-0/launch_ddp.log` wherever the checkout lives. A change that
+alters any sample's report shows up here as a diff to review. After a deliberate
 change, rewrite the files with `LOGSCAN_UPDATE_GOLDEN=1 python -m pytest tests/test_golden_reports.py`
 and review `git diff tests/golden`.
 """
@@ -22,7 +24,7 @@ def _report(sample: Path) -> str:
     from logscan.render.json_v1 import diagnosis_record
     from test_samples import diagnose
 
-    record = diagnosis_record(diagnose(sample))
+    record = diagnosis_record(diagnose(sample))  # from sample_logs/, PATH = the sample's name
     # A Worker's last activity falls back to its file's mtime, which a fresh clone sets anew.
     for worker in record["workers"]:
         worker["last_activity"] = "(masked)" if worker["last_activity"] else None

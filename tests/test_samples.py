@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import POST_MORTEM_NOW, expected, healthy_samples, sample_dirs
+from conftest import POST_MORTEM_NOW, SAMPLES, expected, healthy_samples, sample_dirs
 from logscan.pipeline import diagnose_paths
 from logscan.settings import Settings
 from logscan.config import parse_time
 
 
 def diagnose(sample):
-    return diagnose_paths([str(sample)], Settings(now=parse_time(POST_MORTEM_NOW)))
+    """A sample diagnosed as `cd sample_logs && logscan scan NAME` would: paths are shown as
+    typed, so reports show `healthy-2x2/worker-0/launch_ddp.log` wherever the checkout lives."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(SAMPLES)
+        return diagnose_paths([sample.name], Settings(now=parse_time(POST_MORTEM_NOW)))
 
 
 def _judged_samples():

@@ -38,6 +38,16 @@ def outputs(tmp_path) -> Path:
     return root
 
 
+def scanned(job: Path, settings):
+    """What `logscan scan` gives for a run directory typed as its name from the directory above
+    it: sweep shows a job's files under the run directory's name, whatever the current directory."""
+    from logscan.pipeline import diagnose_paths
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(job.parent)
+        return diagnose_paths([job.name], settings)
+
+
 def sweep(run_cli, outputs: Path, state: Path, *args, now: str = POST_MORTEM_NOW) -> dict:
     result = run_cli("sweep", outputs, "--state", state, "--format", "json", "--now", now, *args)
     assert result.exit_code == 0, result.output
@@ -49,7 +59,6 @@ def changed(report: dict) -> dict[str, str]:
 
 
 def test_every_job_found_at_any_depth_and_diagnosed_as_scan_does(run_cli, outputs, tmp_path):
-    from logscan.pipeline import diagnose_paths
     from logscan.render.json_v1 import diagnosis_record
     from logscan.settings import Settings
 
@@ -59,7 +68,7 @@ def test_every_job_found_at_any_depth_and_diagnosed_as_scan_does(run_cli, output
     assert {j for j, job in jobs.items() if job["change"]} == {f"{outputs}/{w}" for w in FAILING}
     settings = Settings.resolve({"now": POST_MORTEM_NOW})
     for where in ("alice/job-1", "bob/proj/run-7", "bob/run-9"):
-        alone = diagnosis_record(diagnose_paths([str(outputs / where)], settings))
+        alone = diagnosis_record(scanned(outputs / where, settings))
         swept = jobs[f"{outputs}/{where}"]
         assert {k: swept[k] for k in alone if k not in ("job", "summary")} == \
             {k: v for k, v in alone.items() if k not in ("job", "summary")}
@@ -90,7 +99,6 @@ def _running_job(root: Path) -> tuple[Path, bytes]:
 
 
 def test_appending_a_traceback_to_a_running_job_alerts_once(run_cli, outputs, tmp_path):
-    from logscan.pipeline import diagnose_paths
     from logscan.settings import Settings
 
     from datetime import datetime, timedelta, timezone
@@ -117,7 +125,7 @@ def test_appending_a_traceback_to_a_running_job_alerts_once(run_cli, outputs, tm
     assert sweep(run_cli, outputs, state, now=now)["jobs"] == []
     # What the grown file's stored surveys give is what a whole read gives.
     swept = _jobs(sweep(run_cli, outputs, state, "--all", now=now))[job]
-    whole = diagnose_paths([str(outputs / "live" / "job-9")], Settings.resolve({"now": now}))
+    whole = scanned(outputs / "live" / "job-9", Settings.resolve({"now": now}))
     assert swept["findings"] == json.loads(json.dumps([_finding(f) for f in whole.findings]))
     assert swept["verdict"] == whole.verdict == "FAILED" and log.stat().st_size > size
 
@@ -134,7 +142,6 @@ def _finding(f):
 
 def test_truncated_and_rotated_logs_are_read_again_and_rotation_keeps_its_surveys(
         run_cli, outputs, tmp_path):
-    from logscan.pipeline import diagnose_paths
     from logscan.render.json_v1 import diagnosis_record
     from logscan.settings import Settings
 
@@ -153,7 +160,7 @@ def test_truncated_and_rotated_logs_are_read_again_and_rotation_keeps_its_survey
     other.write_bytes(other.read_bytes()[: other.stat().st_size // 2])
     sweep(run_cli, outputs, state)
     swept = {j["job_id"]: j for j in sweep(run_cli, outputs, state, "--all")["jobs"]}[str(job)]
-    whole = diagnosis_record(diagnose_paths([str(job)], Settings.resolve({"now": POST_MORTEM_NOW})))
+    whole = diagnosis_record(scanned(job, Settings.resolve({"now": POST_MORTEM_NOW})))
     for key in ("verdict", "findings", "workers", "processes", "root_cause"):
         assert swept[key] == whole[key], key
 

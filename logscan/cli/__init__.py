@@ -2,7 +2,7 @@
 
 Each command is one module of this package with a `register(app)` function, listed once in
 COMMANDS. Nothing heavy is imported at module level, so `logscan --help` and `logscan rules`
-start fast: a command imports the pipeline, pandas or rich only when it runs.
+start fast: a command imports the pipeline or rich only when it runs.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def _raised_in_click_echo(exc: BaseException) -> bool:
 
 def main() -> None:
     """The console command. Once the report is written, the process ends at once: tearing down
-    the job model's modules (pandas, numpy) would add about 0.1 s to every scan."""
+    the job model's modules would only add time to every scan."""
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not if the shell ignores it
         signal.signal(signal.SIGINT, _interrupted)
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:

@@ -107,7 +107,7 @@ def check(
         fail(str(exc))
     if color is None:
         color = settings.output is None and sys.stdout is not None and sys.stdout.isatty()
-    write_reports(diagnosis, settings, catalogue, list(paths), typed_paths=True, color=color)
+    write_reports(diagnosis, settings, catalogue, list(paths), color=color)
     status = exit_status(diagnosis, settings.fail_on)
     if status != EXIT_HEALTHY and diagnosis.verdict == "INCONCLUSIVE":
         say(f"logscan: check fails: the logs show nothing to judge: {diagnosis.verdict_reason}")

@@ -103,10 +103,7 @@ def scan(
     # On a terminal the human report wraps to its width; in a pipe or a file no line is cut.
     human = dict(verbose=verbose, timeline=timeline,
                  width=shutil.get_terminal_size().columns if terminal else None)
-    # scan keeps discovery's paths (relative to each directory PATH's parent); check shows them
-    # as typed.
-    write_reports(diagnosis, settings, catalogue, list(paths), typed_paths=False, color=color,
-                  human=human)
+    write_reports(diagnosis, settings, catalogue, list(paths), color=color, human=human)
     raise typer.Exit(exit_status(diagnosis, settings.fail_on))
 
 

@@ -19,7 +19,11 @@ from logscan.jobroots import group_by_run
 @dataclass(frozen=True)
 class FileStat:
     path: str
-    display: str       # as evidence shows it: the run directory's name, then the path below it
+    # As evidence shows it: the run directory's name, then the path below it. Unlike `scan`'s
+    # paths (as typed, so relative to the current directory) it does not depend on where the
+    # sweep runs from or how DIR was typed: diagnoses, status signatures and alert fingerprints
+    # are kept in the state across sweeps run from anywhere.
+    display: str
     dev: int
     ino: int
     size: int
