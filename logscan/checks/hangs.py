@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from logscan.checks.base import duration, finding, hits, plural
 from logscan.failures import SIGTERM, Failure, awaited_ranks, is_stale, job_ended
-from logscan.model import Job, Worker
+from logscan.model import Job
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, SIBLING_TERMINATED, SIGTERM_RECEIVED,
                               WAITING_EVIDENCE)
 

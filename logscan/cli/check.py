@@ -7,18 +7,18 @@ format are as the user gave them; reports for CI systems can go to several files
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from logscan.cli import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
-from logscan.cli.common import ConfigFile, Isolated, RuleDirs, fail, load_settings, say
+from logscan.cli.common import (Color, ConfigFile, FailOnOption, Ignore, Isolated, Jobs,
+                                JobStatusOption, Now, Output, ProgressPatterns, RuleDirs, Select,
+                                StallAfter, diagnose_or_fail, load_settings, say, use_color)
 from logscan.reports import (ConciseOutput, FormatOption, GithubOutput, GitlabOutput,
                                 HumanOutput, JsonOutput, JunitOutput, MarkdownOutput, SarifOutput,
                                 report_files, under_github_actions, write_reports)
-from logscan.cli.scan import FailOn, JobStatus, exit_status
+from logscan.cli.scan import exit_status
 
 CHECK_EXIT_HELP = f"""\b
 Exit status:
@@ -57,7 +57,7 @@ def check(
     max_warnings: Annotated[Optional[int], typer.Option(
         "--max-warnings", metavar="N", help="At most N warning findings.")] = None,
     format: FormatOption = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to FILE.")] = None,
+    output: Output = None,
     human_output: HumanOutput = None,
     json_output: JsonOutput = None,
     concise_output: ConciseOutput = None,
@@ -66,19 +66,16 @@ def check(
     junit_output: JunitOutput = None,
     sarif_output: SarifOutput = None,
     markdown_output: MarkdownOutput = None,
-    fail_on: Annotated[Optional[FailOn], typer.Option(help="Exit 1 on findings at or above this severity.")] = None,
+    fail_on: FailOnOption = None,
     rules: RuleDirs = [],
-    select: Annotated[list[str], typer.Option(help="Only these rule ids (repeatable).")] = [],
-    ignore: Annotated[list[str], typer.Option(help="Skip these rule ids (repeatable).")] = [],
-    progress_pattern: Annotated[list[str], typer.Option(
-        "--progress-pattern", help="Regex marking a line that shows training progress (repeatable).")] = [],
-    job_status: Annotated[Optional[JobStatus], typer.Option(
-        help="What the platform reports for the job (default: a job_status file, if any).")] = None,
-    now: Annotated[Optional[str], typer.Option(help="Current time for staleness, ISO 8601.")] = None,
-    stall_after: Annotated[Optional[str], typer.Option(
-        help="A log quiet for this long counts as stalled (e.g. 30m, 2h).")] = None,
-    jobs: Annotated[int, typer.Option(help="Processes for scanning large logs (0: one per core).")] = 0,
-    color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Colour the human report.")] = None,
+    select: Select = [],
+    ignore: Ignore = [],
+    progress_pattern: ProgressPatterns = [],
+    job_status: JobStatusOption = None,
+    now: Now = None,
+    stall_after: StallAfter = None,
+    jobs: Jobs = 0,
+    color: Color = None,
     config: ConfigFile = None,
     isolated: Isolated = False,
 ) -> None:
@@ -95,19 +92,8 @@ def check(
         expect_world_size=expect_world_size, expect_first_batch=expect_first_batch,
         expect_finished=expect_finished, expect_max_time_to_first_batch=max_time_to_first_batch,
         expect_max_warnings=max_warnings), config, isolated)
-    from logscan.cli.scan import _check_rule_ids
-    from logscan.errors import LogscanError
-
-    try:
-        from logscan.pipeline import diagnose_paths
-
-        catalogue = _check_rule_ids(settings)
-        diagnosis = diagnose_paths(list(paths), settings, catalogue)
-    except LogscanError as exc:
-        fail(str(exc))
-    if color is None:
-        color = settings.output is None and sys.stdout is not None and sys.stdout.isatty()
-    write_reports(diagnosis, settings, catalogue, list(paths), color=color)
+    diagnosis, catalogue = diagnose_or_fail(paths, settings)
+    write_reports(diagnosis, settings, catalogue, list(paths), color=use_color(color, settings))
     status = exit_status(diagnosis, settings.fail_on)
     if status != EXIT_HEALTHY and diagnosis.verdict == "INCONCLUSIVE":
         say(f"logscan: check fails: the logs show nothing to judge: {diagnosis.verdict_reason}")

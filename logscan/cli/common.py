@@ -3,8 +3,10 @@ and writing to standard output or a file without a traceback."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+from enum import Enum
 from typing import Annotated, NoReturn, Optional
 
 import typer
@@ -19,6 +21,35 @@ Isolated = Annotated[bool, typer.Option(
     "--isolated", help="Read no config file: only the command line and the defaults apply.")]
 RuleDirs = Annotated[list[str], typer.Option(
     "--rules", metavar="DIR", help="Extra directory of rule files (repeatable).")]
+
+
+class FailOn(str, Enum):
+    error = "error"
+    warning = "warning"
+    never = "never"
+
+
+class JobStatus(str, Enum):
+    succeeded = "succeeded"
+    failed = "failed"
+    running = "running"
+
+
+# The options of every command that diagnoses jobs (scan, check, report, sweep), declared once.
+Select = Annotated[list[str], typer.Option(help="Only these rule ids (repeatable).")]
+Ignore = Annotated[list[str], typer.Option(help="Skip these rule ids (repeatable).")]
+ProgressPatterns = Annotated[list[str], typer.Option(
+    "--progress-pattern", help="Regex marking a line that shows training progress (repeatable).")]
+JobStatusOption = Annotated[Optional[JobStatus], typer.Option(
+    help="What the platform reports for the job (default: a job_status file, if any).")]
+Now = Annotated[Optional[str], typer.Option(help="Current time for staleness, ISO 8601.")]
+StallAfter = Annotated[Optional[str], typer.Option(
+    help="A log quiet for this long counts as stalled (e.g. 30m, 2h).")]
+Jobs = Annotated[int, typer.Option(help="Processes for scanning large logs (0: one per core).")]
+FailOnOption = Annotated[Optional[FailOn], typer.Option(
+    help="Exit 1 on findings at or above this severity.")]
+Output = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to FILE.")]
+Color = Annotated[Optional[bool], typer.Option("--color/--no-color", help="Colour the human report.")]
 
 # Standard output failed (disk full, closed) and that was reported: don't flush it again.
 _stdout_failed = False
@@ -126,3 +157,40 @@ def load_settings(flags: dict, config_file: Path | None, isolated: bool):
         return Settings.resolve(flags, table, path)
     except LogscanError as exc:
         fail(str(exc))
+
+
+def checked_catalogue(settings):
+    """The rule catalogue, every --select/--ignore id checked against it (ConfigError)."""
+    from logscan.catalogue import load_catalogue
+    from logscan.errors import ConfigError
+
+    catalogue = load_catalogue(settings.rule_dirs)
+    for rule_id in (*settings.select, *settings.ignore):
+        if rule_id not in catalogue.rules:
+            raise ConfigError(f"unknown rule id {rule_id!r} (see 'logscan rules')")
+    return catalogue
+
+
+def diagnose_or_fail(paths: list[str], settings):
+    """(the Diagnosis of the job in PATHs, the catalogue it used); a problem the user can act on
+    ends the command in one line."""
+    from logscan.errors import LogscanError
+
+    try:
+        from logscan.pipeline import diagnose_paths
+
+        catalogue = checked_catalogue(settings)
+        return diagnose_paths(list(paths), settings, catalogue), catalogue
+    except LogscanError as exc:
+        fail(str(exc))
+
+
+def to_terminal(settings) -> bool:
+    return settings.output is None and sys.stdout is not None and sys.stdout.isatty()
+
+
+def use_color(color: bool | None, settings) -> bool:
+    """--color/--no-color, else colour on a terminal unless NO_COLOR is set (no-color.org)."""
+    if color is not None:
+        return color
+    return to_terminal(settings) and not os.environ.get("NO_COLOR")

@@ -9,8 +9,10 @@ from typing import Annotated, Optional
 import typer
 
 from logscan.cli import EXIT_STATUS_HELP
-from logscan.cli.common import ConfigFile, Isolated, RuleDirs, fail, load_settings, write_report
-from logscan.cli.scan import JobStatus, _check_rule_ids, exit_status
+from logscan.cli.common import (ConfigFile, Ignore, Isolated, Jobs, JobStatusOption, Now,
+                                ProgressPatterns, RuleDirs, Select, StallAfter, diagnose_or_fail,
+                                load_settings, write_report)
+from logscan.cli.scan import exit_status
 
 
 def register(app: typer.Typer) -> None:
@@ -22,16 +24,13 @@ def report(
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", metavar="FILE", help="Write the page to FILE (default: standard output).")] = None,
     rules: RuleDirs = [],
-    select: Annotated[list[str], typer.Option(help="Only these rule ids (repeatable).")] = [],
-    ignore: Annotated[list[str], typer.Option(help="Skip these rule ids (repeatable).")] = [],
-    progress_pattern: Annotated[list[str], typer.Option(
-        "--progress-pattern", help="Regex marking a line that shows training progress (repeatable).")] = [],
-    job_status: Annotated[Optional[JobStatus], typer.Option(
-        help="What the platform reports for the job (default: a job_status file, if any).")] = None,
-    now: Annotated[Optional[str], typer.Option(help="Current time for staleness, ISO 8601.")] = None,
-    stall_after: Annotated[Optional[str], typer.Option(
-        help="A log quiet for this long counts as stalled (e.g. 30m, 2h).")] = None,
-    jobs: Annotated[int, typer.Option(help="Processes for scanning large logs (0: one per core).")] = 0,
+    select: Select = [],
+    ignore: Ignore = [],
+    progress_pattern: ProgressPatterns = [],
+    job_status: JobStatusOption = None,
+    now: Now = None,
+    stall_after: StallAfter = None,
+    jobs: Jobs = 0,
     config: ConfigFile = None,
     isolated: Isolated = False,
 ) -> None:
@@ -40,14 +39,7 @@ def report(
     settings = load_settings(dict(
         rule_dirs=rules, select=select, ignore=ignore, progress_patterns=progress_pattern,
         job_status=job_status, now=now, stall_after=stall_after, jobs=jobs), config, isolated)
-    from logscan.errors import LogscanError
-
-    try:
-        from logscan.pipeline import diagnose_paths
-
-        diagnosis = diagnose_paths(list(paths), settings, _check_rule_ids(settings))
-    except LogscanError as exc:
-        fail(str(exc))
+    diagnosis, _ = diagnose_or_fail(paths, settings)
     from logscan.render.html import render_html
 
     write_report(render_html(diagnosis), output)

@@ -14,7 +14,8 @@ from typing import Annotated, Optional
 import typer
 
 from logscan.cli import EXIT_HEALTHY, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
-from logscan.cli.common import ConfigFile, Isolated, RuleDirs, emit, fail, load_settings, say
+from logscan.cli.common import (ConfigFile, Ignore, Isolated, Now, ProgressPatterns, RuleDirs, Select,
+                                checked_catalogue, emit, fail, load_settings, say)
 
 EXIT_BUSY = 75  # EX_TEMPFAIL: another sweep holds this state's lock; try again later
 PROGRESS_MIN_JOBS = 20  # a progress bar only for a sweep with this many jobs to diagnose
@@ -65,12 +66,11 @@ def sweep(
         "--shard", metavar="K/N", help="Sweep only the jobs whose stable hash falls in shard K of N (0-based).")] = None,
     stall_after: Annotated[Optional[str], typer.Option(
         help="A live job quiet for this long is hung (e.g. 30m, 2h).")] = None,
-    now: Annotated[Optional[str], typer.Option(help="Current time for staleness, ISO 8601.")] = None,
+    now: Now = None,
     rules: RuleDirs = [],
-    select: Annotated[list[str], typer.Option(help="Only these rule ids (repeatable).")] = [],
-    ignore: Annotated[list[str], typer.Option(help="Skip these rule ids (repeatable).")] = [],
-    progress_pattern: Annotated[list[str], typer.Option(
-        "--progress-pattern", help="Regex marking a line that shows training progress (repeatable).")] = [],
+    select: Select = [],
+    ignore: Ignore = [],
+    progress_pattern: ProgressPatterns = [],
     jobs: Annotated[int, typer.Option(help="Processes for reading and diagnosing (0: one per core).")] = 0,
     progress: Annotated[Optional[bool], typer.Option(
         "--progress/--no-progress", help="Progress bar on stderr (default: when stderr is a terminal and the sweep is large).")] = None,
@@ -95,7 +95,6 @@ def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, w
          progress) -> int:
     import os
 
-    from logscan.cli.scan import _check_rule_ids
     from logscan.errors import InputError
     from logscan.sweep import state as st
     from logscan.sweep.engine import Sweep
@@ -114,7 +113,7 @@ def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, w
             if find_spec("pyarrow") is None:  # said before the sweep, not after its report
                 raise InputError("--export FILE.parquet needs pyarrow: pip install "
                                  "'ddp-logscan[parquet]' (or export .csv / .jsonl)")
-    catalogue = _check_rule_ids(settings)
+    catalogue = checked_catalogue(settings)
     state_path = state or st.default_state_path(dirs, shard)
     st.check_state_path(state_path, dirs)
     shard_label = f"{shard[0]}/{shard[1]}" if shard else None
