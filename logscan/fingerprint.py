@@ -1,5 +1,11 @@
 """Finding fingerprints: stable across runs, and the same however the paths were typed.
 
+A fingerprint names what failed, not where a file put it: the rule, the places (node_rank, rank
+and the lists of them), the Worker, the cause, and the first evidence line's text with numbers,
+hex and times masked. So it survives a log that grows around the failure, line numbers that move
+from one smoke run to the next, and a rotation (`x.log` → `x.log.1`); a CI system and the cron
+sweep both track a failure by it.
+
 Paths are shown as the user gave them from discovery on (logscan.discovery): `runs/job` gives
 `runs/job/worker-0/launch_ddp.log`, which opens from the current directory; nothing rewrites them
 for reports. A fingerprint must not change with that spelling (`runs/job`, `./runs/job`,
@@ -12,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
@@ -19,7 +26,9 @@ from dataclasses import replace
 from logscan.diagnosis import Diagnosis, Finding
 from logscan.discovery import printable
 
-FINGERPRINT_VERSION = "v1"
+FINGERPRINT_VERSION = "v2"
+_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
+MASKED_TEXT_CHARS = 400
 
 
 def job_root(paths: list[str]) -> str:
@@ -44,11 +53,9 @@ def within_job(paths: list[str]) -> Callable[[str], str]:
     return within
 
 
-def fingerprint(f: Finding, worker_within: Callable[[str], str] = lambda shown: shown,
-                file_within: Callable[[str], str] = lambda shown: shown) -> str:
-    """A hash of what the finding is and where: rule, places, Worker, cause, first evidence line
-    (its path within the job, and line). No `None` goes into it."""
-    first = f.evidence[0] if f.evidence else None
+def fingerprint(f: Finding, worker_within: Callable[[str], str] = lambda shown: shown) -> str:
+    """A hash of what the finding is (see the module docstring). No `None` goes into it."""
+    said = f.evidence[0].text if f.evidence else f.message
     parts = [
         FINGERPRINT_VERSION, f.rule,
         "-" if f.node_rank is None else str(f.node_rank),
@@ -56,19 +63,18 @@ def fingerprint(f: Finding, worker_within: Callable[[str], str] = lambda shown: 
         ",".join(map(str, f.node_ranks)), ",".join(map(str, f.ranks)),
         worker_within(f.worker) if f.worker else "-",
         f.cause or "-",
-        file_within(first.file) if first else "-",
-        str(first.line) if first else "-",
+        _NUMBERS.sub("N", said.strip())[:MASKED_TEXT_CHARS],
     ]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8", "backslashreplace")).hexdigest()[:32]
 
 
-def with_fingerprints(findings, worker_within: Callable[[str], str] = lambda shown: shown,
-                      file_within: Callable[[str], str] = lambda shown: shown) -> tuple[Finding, ...]:
+def with_fingerprints(findings, worker_within: Callable[[str], str] = lambda shown: shown
+                      ) -> tuple[Finding, ...]:
     """Each finding with its fingerprint; two that would share one are told apart by order."""
     seen: Counter = Counter()
     out = []
     for f in findings:
-        base = fingerprint(f, worker_within, file_within)
+        base = fingerprint(f, worker_within)
         seen[base] += 1
         value = base if seen[base] == 1 else hashlib.sha256(
             f"{base}#{seen[base]}".encode()).hexdigest()[:32]
@@ -87,4 +93,4 @@ def for_report(d: Diagnosis, paths: list[str] | None = None) -> Diagnosis:
     # node_rank; otherwise it is `node N`, hashed as it is.
     streams = {w.label for w in d.workers if w.node_rank is None}
     return replace(d, findings=with_fingerprints(
-        d.findings, lambda shown: within(shown) if shown in streams else shown, within))
+        d.findings, lambda shown: within(shown) if shown in streams else shown))

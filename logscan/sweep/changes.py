@@ -1,29 +1,13 @@
-"""What changed in a job since the last sweep, and the fingerprint that tells a failure once.
-
-A finding's fingerprint names what failed, not where the file put it: the rule, the node_rank,
-rank and Worker, and the first evidence line's text with numbers, hex and times masked. It
-survives a rotation (`x.log` → `x.log.1`), a log growing around the failure and line numbers
-moving; Finding.key (rule@place@file:line) does not.
-"""
+"""What changed in a job since the last sweep. A failure is told once: by its fingerprint
+(logscan.fingerprint), which survives a rotation, a log growing around the failure and line
+numbers moving; Finding.key (rule@place@file:line) does not."""
 
 from __future__ import annotations
 
-import hashlib
-import re
+from logscan.fingerprint import fingerprint
 
 FAILED_CHANGES = ("failed", "hung", "root-cause-changed")
 CHANGES = (*FAILED_CHANGES, "recovered", "finished")
-
-_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
-
-
-def fingerprint(finding) -> str:
-    """A stable id of a finding across sweeps (see the module docstring)."""
-    first = finding.evidence[0].text if finding.evidence else finding.message
-    text = _NUMBERS.sub("N", first.strip())[:400]
-    key = "\0".join(map(str, (finding.rule, finding.node_rank, finding.rank, finding.worker, text)))
-    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-
 
 def root_finding(diagnosis):
     root = diagnosis.root_cause
