@@ -73,7 +73,7 @@ def preload_numpy() -> None:
 def count_newlines(block: bytes) -> int:
     """block.count(b"\n"), through numpy (when installed) once this process has counted
     NUMPY_AFTER bytes: on a big log, counting lines is otherwise the scan's largest cost."""
-    global _counted, _numpy
+    global _counted
     if _numpy is None:
         _counted += len(block)
         if _counted <= NUMPY_AFTER:
