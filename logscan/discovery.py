@@ -40,7 +40,8 @@ SYSTEM_TREES = ("/proc", "/sys", "/dev")
 LOG_MARKERS = (b"DDP launch:", b"torchrun", b"torch.distributed", b"LOCAL_RANK", b"Traceback (most recent")
 # torchrun --log-dir keeps per-process copies: <log_dir>/<run_id>_<rand>/attempt_<n>/<local_rank>/
 # {stdout,stderr}.log (and error.json). They are views of one Worker's processes, not Workers.
-PROCESS_COPY = re.compile(r"(?P<run>(?:^|.*/)[^/]+)/attempt_\d+/\d+/(?:stdout|stderr)\.log$")
+PROCESS_COPY = re.compile(
+    r"(?P<run>(?:^|.*/)[^/]+)/attempt_\d+/(?P<local_rank>\d+)/(?:stdout|stderr)\.log$")
 ROTATION = re.compile(r"^(?P<base>.+?)(?:\.(?P<index>\d+))?(?:\.gz)?$")
 
 
@@ -51,6 +52,8 @@ class LogFile:
                     # from the current directory; `.` adds nothing: `worker-0/launch_ddp.log`)
     stream: str     # rotated pieces of one log share a stream: `x.log.2`, `x.log.1`, `x.log`
     order: int      # older pieces first within a stream
+    # A torchrun --log-dir copy holds one process's output: its local rank, from its path.
+    local_rank: int | None = None
 
 
 @dataclass
@@ -158,7 +161,7 @@ def fold_process_copies(found: Discovery) -> None:
     workers = [log for log in found.logs if not PROCESS_COPY.match(log.display)]
     if not workers:
         found.logs = [LogFile(log.path, log.display, PROCESS_COPY.match(log.display)["run"],
-                              log.order) for log in found.logs]
+                              log.order, copy_local_rank(log.display)) for log in found.logs]
         return
     by_dir: dict[str, LogFile] = {}
     for log in sorted(workers, key=lambda log: (log.stream, -log.order)):
@@ -170,8 +173,15 @@ def fold_process_copies(found: Discovery) -> None:
             found.skipped.append(copy.display)
         else:
             # After the Worker's own log, in the order of the copies' paths.
-            kept.append(LogFile(copy.path, copy.display, owner.stream, owner.order + 1))
+            kept.append(LogFile(copy.path, copy.display, owner.stream, owner.order + 1,
+                                copy_local_rank(copy.display)))
     found.logs = kept
+
+
+def copy_local_rank(display: str) -> int | None:
+    """The local rank whose output a torchrun --log-dir copy holds, or None for any other log."""
+    found = PROCESS_COPY.match(display)
+    return int(found["local_rank"]) if found else None
 
 
 def _owner(display: str, by_dir: dict[str, LogFile]) -> LogFile | None:

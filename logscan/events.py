@@ -125,6 +125,7 @@ class FileScan(EventLists):
     truncated: str | None = None
     leading_nul: int = 0
     expansion: float = 0.0  # decompressed / compressed size, for a compressed file
+    local_rank: int | None = None  # the one process whose output the file is (a --log-dir copy)
     read_error: str | None = None
     first_time: datetime | None = None
     last_time: datetime | None = None

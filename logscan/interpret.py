@@ -38,12 +38,13 @@ class _FileContext:
 class FileInterpreter:
     """The events of one file, from its candidate lines fed in order (`line`)."""
 
-    def __init__(self, matchers: list[Rule], path: str, display: str, timeouts: dict | None = None):
+    def __init__(self, matchers: list[Rule], path: str, display: str, timeouts: dict | None = None,
+                 local_rank: int | None = None):
         self.matchers = matchers  # the catalogue rules that have keywords
         # rule id → times it ran away: shared by every file of a scan, so a catastrophic pattern
         # costs its budget once, not once per file
         self.timeouts = timeouts if timeouts is not None else {}
-        self.scan = FileScan(path=path, display=display)
+        self.scan = FileScan(path=path, display=display, local_rank=local_rank)
         self.context = _FileContext()
         self._late_hits: list[SignalHit] = []
 
@@ -179,7 +180,9 @@ def _where(scan: FileScan, raw: bytes, lineno: int) -> Where:
         text = text[:half] + "\r" + text[-half:]
     text = text[:MAX_EVIDENCE]
     stripped = strip_prefixes(text)
-    return Where(scan.display, lineno, text, stripped.rank, stripped.local_rank, stripped.time)
+    # A line with no prefix of its own, in one process's own file, is that process's.
+    local_rank = stripped.local_rank if stripped.local_rank is not None else scan.local_rank
+    return Where(scan.display, lineno, text, stripped.rank, local_rank, stripped.time)
 
 
 def _env_print(where: Where, record: dict) -> EnvPrint:

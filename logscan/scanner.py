@@ -85,9 +85,12 @@ class Scanner:
         self.rule_timeouts: dict[str, int] = {}
 
     def scan_file(self, path: str, display: str, chunk_size: int = CHUNK_SIZE,
-                  content: tuple[bytes, float] | None = None) -> FileScan:
-        """`content`: (the whole file, its mtime), when it was read already (see discovery)."""
-        return self.merge(path, display, [self.survey(path, chunk_size, content=content)])
+                  content: tuple[bytes, float] | None = None,
+                  local_rank: int | None = None) -> FileScan:
+        """`content`: (the whole file, its mtime), when it was read already (see discovery);
+        `local_rank`: the process whose output the whole file is (a --log-dir copy)."""
+        return self.merge(path, display, [self.survey(path, chunk_size, content=content)],
+                          local_rank)
 
     def survey(self, path: str, chunk_size: int = CHUNK_SIZE,
                content: tuple[bytes, float] | None = None, start: int = 0,
@@ -172,9 +175,10 @@ class Scanner:
                 found.rule_timeouts.append(rule.id)
                 timeouts[rule.id] = timeouts.get(rule.id, 0) + 1
 
-    def merge(self, path: str, display: str, surveys: list[Survey]) -> FileScan:
+    def merge(self, path: str, display: str, surveys: list[Survey],
+              local_rank: int | None = None) -> FileScan:
         """Interpret, in order, what the surveys of a file's pieces found: one FileScan."""
-        interpreter = FileInterpreter(self.matchers, path, display, self.rule_timeouts)
+        interpreter = FileInterpreter(self.matchers, path, display, self.rule_timeouts, local_rank)
         scan = interpreter.scan
         offset = 0
         first = last = None

@@ -110,11 +110,12 @@ class PendingScans:
     def result(self) -> list[FileScan]:
         scanner = self.pool.scanner
         scans = [None if i in self.futures else scanner.scan_file(
-            log.path, log.display, content=self.contents.get(log.path))
+            log.path, log.display, content=self.contents.get(log.path), local_rank=log.local_rank)
             for i, log in enumerate(self.logs)]
         for i, futures in self.futures.items():
             log = self.logs[i]
-            scans[i] = scanner.merge(log.path, log.display, [f.result() for f in futures])
+            scans[i] = scanner.merge(log.path, log.display, [f.result() for f in futures],
+                                     log.local_rank)
         return scans
 
     def cancel(self) -> None:

@@ -285,8 +285,8 @@ def diagnose(paths, chunk: int | None = None, monkeypatch=None) -> dict:
 
     if chunk is not None:
         class ChunkedScanner(Scanner):
-            def scan_file(self, path, display, chunk_size=chunk, content=None):
-                return super().scan_file(path, display, chunk_size=chunk)
+            def scan_file(self, path, display, chunk_size=chunk, content=None, local_rank=None):
+                return super().scan_file(path, display, chunk_size=chunk, local_rank=local_rank)
 
         monkeypatch.setattr(scanpool, "Scanner", ChunkedScanner)
     now = datetime.fromisoformat(POST_MORTEM_NOW.replace("Z", "+00:00"))

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 
 from logscan.discovery import (LOG_MARKERS, LOG_NAME, SNIFF_BYTES, Discovery, LogFile,
-                               fold_process_copies, stream_of, looks_binary, read_job_status)
+                               copy_local_rank, fold_process_copies, stream_of, looks_binary,
+                               read_job_status)
 from logscan.reader import is_gzip, open_regular
 from logscan.scanner import Survey
 from logscan.sweep.tree import FileStat, JobDir
@@ -302,8 +303,9 @@ def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalog
                 found.skipped.append(stat_now.display)
             continue
         stream, order = stream_of(stat_now.display)
-        logs.append(LogFile(stat_now.path, stat_now.display, stream, order))
-        scan = reader.scanner.merge(stat_now.path, stat_now.display, list(surveys))
+        local_rank = copy_local_rank(stat_now.display)
+        logs.append(LogFile(stat_now.path, stat_now.display, stream, order, local_rank))
+        scan = reader.scanner.merge(stat_now.path, stat_now.display, list(surveys), local_rank)
         scan.mtime = stat_now.mtime
         scans.append(scan)
     platform, sig = _status(reader, job, old_status_sig, old_status)

@@ -747,7 +747,7 @@ scenario(
 )
 
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
-KNOWN_GAPS = {'crash-redirects-log-dir-torch1.13': "with --redirects the traceback is only in the --log-dir copies; logscan reads them as part of their Worker now, but does not yet take the local rank from a copy's path (attempt_0/1/stderr.log), and torchrun's summary names both ranks at one time, so the rank stays unnamed"}
+KNOWN_GAPS: dict[str, str] = {}
 
 # Per-scenario facts seen in the real logs (torch 2.13.0, gloo, CPU). Racy details (which env prints
 # interleave, exact timings) can differ after a regeneration.
