@@ -60,10 +60,34 @@ def _straggler(job: Job, failures: list[Failure]) -> tuple[int | None, int | Non
         rank = awaited.pop()
         evidence = [h.where for w in job.workers for h in w.hits if h.group("peer_rank") == str(rank)]
         return job.node_of_rank(rank), rank, evidence[:2]
+    behind = _behind_in_sequence(job)
+    if behind is not None:
+        return behind
     killed = _terminated_straggler(failures)
     if killed is not None:
         return killed.node_rank, killed.rank, [killed.where]
     return _the_one_that_did_not_wait(job, failures)
+
+
+def _behind_in_sequence(job: Job) -> tuple[int | None, int, list] | None:
+    """NCCL's watchdog names the collective each rank timed out in (SeqNum): the others wait in
+    collective N for the one rank that is still at an earlier one."""
+    at: dict[int, tuple[int, object]] = {}
+    for worker in job.workers:
+        for hit in hits(worker, COLLECTIVE_TIMEOUT_LINE):
+            seq = hit.group("seq")
+            rank = worker.global_rank(hit.where, dict(hit.groups))
+            if seq is not None and seq.isdigit() and rank is not None:
+                at.setdefault(rank, (int(seq), hit.where))
+    if len(at) < 2:
+        return None
+    lowest = min(seq for seq, _ in at.values())
+    behind = [rank for rank, (seq, _) in at.items() if seq == lowest]
+    if len(behind) != 1 or len({seq for seq, _ in at.values()}) < 2:
+        return None
+    rank = behind[0]
+    ahead = next(where for r, (seq, where) in at.items() if seq != lowest)
+    return job.node_of_rank(rank), rank, [at[rank][1], ahead]
 
 
 def _the_one_that_did_not_wait(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:
