@@ -164,67 +164,6 @@ def test_main_passes_exit_statuses_through(monkeypatch, capsys):
     capsys.readouterr()
 
 
-SLOW_SCAN = """
-import multiprocessing, sys, time
-from concurrent.futures import ProcessPoolExecutor
-import logscan.pipeline
-
-def slow(*args, **kwargs):  # a scan with worker processes, under way
-    pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"))
-    futures = [pool.submit(time.sleep, 60) for _ in range(2)]
-    while len(multiprocessing.active_children()) < 2:
-        time.sleep(0.01)
-    time.sleep(0.2)
-    print(*(p.pid for p in multiprocessing.active_children()), file=sys.stderr, flush=True)
-    futures[0].result()
-
-logscan.pipeline.diagnose_paths = slow
-sys.argv = ["logscan", "scan", sys.argv[1]]
-from logscan.cli import main
-main()
-"""
-
-
-def _dead(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            return any(line.split()[1] in ("Z", "X") for line in status if line.startswith("State:"))
-    except FileNotFoundError:
-        return True
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-@pytest.mark.parametrize("whole_group", [True, False], ids=["ctrl-c", "kill-int"])
-def test_ctrl_c_exits_130_at_once_without_a_traceback(whole_group):
-    """Ctrl-C at a terminal signals the whole process group (the workers too); `kill -INT`
-    only the command. Either way it ends at once, quietly, and no worker is left running."""
-    process = subprocess.Popen([sys.executable, "-c", SLOW_SCAN, str(HEALTHY)],
-                               stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        workers = [int(pid) for pid in process.stderr.readline().split()]
-        assert len(workers) == 2
-        started = time.monotonic()
-        if whole_group:
-            os.killpg(process.pid, signal.SIGINT)
-        else:
-            process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=10) == 130
-        assert time.monotonic() - started < 5
-        assert process.stderr.read() == b""
-        deadline = time.monotonic() + 5
-        while not all(_dead(pid) for pid in workers) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert all(_dead(pid) for pid in workers)
-    finally:
-        if process.poll() is None:
-            process.kill()
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        process.stderr.close()
-
-
 POOL_SCAN = """
 import multiprocessing, sys, time
 import logscan.pipeline
@@ -248,19 +187,35 @@ main()
 """
 
 
+def _dead(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return any(line.split()[1] in ("Z", "X") for line in status if line.startswith("State:"))
+    except FileNotFoundError:
+        return True
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-@pytest.mark.parametrize("signum, status", [(signal.SIGTERM, 143), (signal.SIGKILL, -9)],
-                         ids=["sigterm", "sigkill"])
-def test_a_stopped_command_leaves_no_worker_behind(signum, status):
-    """A platform or `timeout` stops the command (SIGTERM), or kills it outright (SIGKILL, which it
-    cannot see): its scanning workers end with it either way."""
+@pytest.mark.parametrize("signum, whole_group, status", [
+    (signal.SIGINT, True, 130), (signal.SIGINT, False, 130), (signal.SIGTERM, False, 143),
+    (signal.SIGKILL, False, -9)], ids=["ctrl-c", "kill-int", "sigterm", "sigkill"])
+def test_a_stopped_command_ends_at_once_and_leaves_no_worker_behind(signum, whole_group, status):
+    """Ctrl-C at a terminal signals the whole process group (the workers too), `kill -INT` only
+    the command; a platform or `timeout` stops it with SIGTERM, or kills it outright (SIGKILL,
+    which it cannot see). Each way it ends at once, quietly, and its scanning workers end too."""
     process = subprocess.Popen([sys.executable, "-c", POOL_SCAN, str(HEALTHY)],
                                stderr=subprocess.PIPE, start_new_session=True)
     try:
         workers = [int(pid) for pid in process.stderr.readline().split()]
         assert len(workers) == 2
-        process.send_signal(signum)
+        started = time.monotonic()
+        if whole_group:
+            os.killpg(process.pid, signum)
+        else:
+            process.send_signal(signum)
         assert process.wait(timeout=10) == status
+        assert time.monotonic() - started < 5
+        assert process.stderr.read() == b""
         deadline = time.monotonic() + 5
         while not all(_dead(pid) for pid in workers) and time.monotonic() < deadline:
             time.sleep(0.05)
