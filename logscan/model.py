@@ -226,17 +226,48 @@ def _split_by_launch(stream: str, scans: list[FileScan]) -> list[Worker]:
             _absorb(worker, scan)
         return [worker]
     workers = {node_rank: Worker(stream, node_rank, shared_file=True) for node_rank in node_ranks}
+    node_of_rank = _rank_ranges(scans)
     for scan in scans:
-        # Lines belong to the node_rank of the launch line above them in the same file (the
-        # first launch line's, above it): one binary search per event.
+        # A line that names its process's rank (an env print, a `[rank3]:` prefix, a summary
+        # entry) belongs to that rank's node: Workers appending to one log interleave. Other
+        # lines belong to the node_rank of the launch line above them (the first one's, above
+        # it): one binary search per event.
         marks = sorted((l.where.line, l.node_rank) for l in scan.launches)
         lines = [line for line, _ in marks]
-        def owner(where: Where, marks=marks, lines=lines) -> int | None:
+        def owner(event, marks=marks, lines=lines) -> int | None:
+            rank = getattr(event, "rank", None)
+            if rank is None:
+                rank = event.where.rank
+            if rank is not None and (node := node_of_rank(rank)) is not None:
+                return node
             if not marks:
                 return None
-            return marks[max(bisect_right(lines, where.line) - 1, 0)][1]
+            return marks[max(bisect_right(lines, event.where.line) - 1, 0)][1]
         _deal(workers, scan, owner)
     return list(workers.values())
+
+
+def _rank_ranges(scans: list[FileScan]):
+    """rank → node_rank, from the launch lines of a shared log, when they give every node_rank
+    below the highest one its GPU count; else a lookup that knows nothing."""
+    gpus: dict[int, int] = {}
+    for scan in scans:
+        for launch in scan.launches:
+            if launch.node_rank is not None and launch.gpus_per_node:
+                gpus.setdefault(launch.node_rank, launch.gpus_per_node)
+    if not gpus or set(gpus) != set(range(max(gpus) + 1)):
+        return lambda rank: None
+    starts, offset = [], 0
+    for node_rank in range(max(gpus) + 1):
+        starts.append(offset)
+        offset += gpus[node_rank]
+
+    def node_of(rank: int) -> int | None:
+        if not 0 <= rank < offset:
+            return None
+        return bisect_right(starts, rank) - 1
+
+    return node_of
 
 
 _EVENT_KINDS = ("envs", "progress", "hits", "exceptions", "exits")  # launch lines apart
@@ -248,12 +279,12 @@ def _deal(workers: dict, scan: FileScan, owner) -> None:
         _add_file(worker, scan)
     for kind in _EVENT_KINDS:
         for event in getattr(scan, kind):
-            worker = workers.get(owner(event.where))
+            worker = workers.get(owner(event))
             if worker is not None:
                 getattr(worker, kind).append(event)
     for launch in scan.launches:
         worker = workers.get(launch.node_rank)
-        if worker is not None and owner(launch.where) == launch.node_rank:
+        if worker is not None and owner(launch) == launch.node_rank:
             worker.launches.append(launch)
 
 
