@@ -29,6 +29,7 @@ class _FileContext:
 
     env: lineparse.EnvAssembler = field(default_factory=lineparse.EnvAssembler)
     traceback_signals: dict = field(default_factory=dict)
+    headerless: set = field(default_factory=set)  # keys whose traceback began without a header
     agent_traceback: dict = field(default_factory=dict)
     chained: dict = field(default_factory=dict)
     in_root_cause: bool = False
@@ -69,6 +70,7 @@ class FileInterpreter:
         where = self._summary(body, where)
 
         if lineparse.is_traceback_start(body):
+            context.headerless.discard(key)
             if not context.chained.get(key):
                 context.traceback_signals[key] = {}  # an ordered set: a signal once
                 context.agent_traceback[key] = False
@@ -94,11 +96,19 @@ class FileInterpreter:
                 continue
             scan.hits.append(SignalHit(rule.id, where, tuple(groups.items())))
             line_signals.append(rule.id)
+            if key not in context.traceback_signals and lineparse.is_frame_line(body):
+                # A traceback whose header was cut (pasted, or an excerpt): its frames still
+                # tell where the exception came from, up to that exception.
+                context.traceback_signals[key] = {}
+                context.headerless.add(key)
             if key in context.traceback_signals:
                 context.traceback_signals[key][rule.id] = None
 
         if (exc := lineparse.parse_exception(body)) is not None:
             signals = tuple(context.traceback_signals.get(key, ()))
+            if key in context.headerless:
+                context.headerless.discard(key)
+                del context.traceback_signals[key]
             scan.exceptions.append(PythonException(
                 where, exc[0], exc[1], signals, tuple(line_signals),
                 agent=context.agent_traceback.get(key, False)))

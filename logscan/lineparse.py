@@ -184,6 +184,12 @@ def is_traceback_start(body: str) -> bool:
     return body.startswith(TRACEBACK_START)
 
 
+def is_frame_line(body: str) -> bool:
+    """A traceback's frame (`  File "x.py", line 3, in f`) or its source line: indented. Asked
+    only of lines a signal matched, so it needs no candidate literal of its own."""
+    return body[:1] in (" ", "\t")
+
+
 # `Original Traceback (most recent call last):` (a DataLoader worker's) is fed by the literal above.
 @needs(_literal(b"During handling of the above"), _literal(b"The above exception was"))
 def is_chained(body: str) -> bool:

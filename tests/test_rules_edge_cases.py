@@ -98,3 +98,28 @@ def test_a_hostile_launch_line_builds_nothing_per_claimed_node(tmp_path):
         got = diagnose_paths([str(tmp_path)], Settings())
         root = got.root_cause
         assert root is not None and root.rule == "launch-mismatch" and "more than any job has" in root.message
+
+
+def test_a_traceback_that_lost_its_header_is_still_read(tmp_path):
+    """Synthetic: the real crash-mid-training logs with every `Traceback (most recent call
+    last):` line cut, as a pasted excerpt loses it; and a three-line paste of an OOM raised in
+    the backward pass. The crash, its rank and its stage are still found."""
+    from conftest import SAMPLES
+
+    for node in (0, 1):
+        real = (SAMPLES / "crash-mid-training" / f"worker-{node}" / "launch_ddp.log").read_text()
+        cut = "\n".join(l for l in real.splitlines() if "Traceback (most recent" not in l)
+        (tmp_path / f"worker-{node}").mkdir()
+        (tmp_path / f"worker-{node}" / "launch_ddp.log").write_text(cut + "\n")
+    got = diagnose_paths([str(tmp_path)], Settings(job_status="failed"))
+    assert (got.root_cause.rule, got.root_cause.node_rank, got.root_cause.rank) == (
+        "crash-during-training", 0, 1), got.summary()
+
+    paste = tmp_path / "paste"
+    paste.mkdir()
+    (paste / "incident.log").write_text(
+        "[rank3]:     loss.backward()\n"
+        "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n")
+    got = diagnose_paths([str(paste)], Settings())
+    stages = {f.rule for f in got.findings}
+    assert "crash-during-training" in stages and "crash-before-first-batch" not in stages
