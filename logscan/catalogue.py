@@ -22,7 +22,6 @@ KINDS = ("signature", "code", "signal", "lint")
 # is what processes suffer from another's failure and leads only when nothing else explains the
 # job; an expectation is something a gate asked for that the logs do not show.
 ROLES = ("launch-shape", "failure", "cascade", "expectation")
-ROLE_ORDER = {role: i for i, role in enumerate(ROLES)}
 # A user's rule file that says neither: a failure, after the built-in signatures (precedence 10).
 DEFAULT_ROLE, DEFAULT_PRECEDENCE = "failure", 50
 SEVERITIES = ("error", "warning", "info")
@@ -331,12 +330,10 @@ class Catalogue:
     def with_role(self, role: str) -> tuple[Rule, ...]:
         return tuple(r for r in self.rules.values() if r.role == role)
 
-    def explanation_order(self, rule_id: str) -> tuple[int, int]:
-        """(role, precedence) of a rule: the lower explains the higher (see ROLES)."""
+    def precedence(self, rule_id: str) -> int:
+        """A rule's precedence: among findings of one role, the lower explains the higher."""
         rule = self.rules.get(rule_id)
-        if rule is None:
-            return (len(ROLES), 1 << 30)
-        return (ROLE_ORDER[rule.role], rule.precedence)
+        return rule.precedence if rule is not None else 1 << 30
 
 
 def load_catalogue(extra_dirs: Iterable[str | Path] = ()) -> Catalogue:

@@ -178,16 +178,22 @@ class Diagnosis:
 
 def number_ranges(items, sep: str = ", ") -> str:
     """`0-511, 600` for a long run of ints, so a large world still reads in one line."""
+    return sep.join(text for text, _ in range_pieces(items))
+
+
+def range_pieces(items) -> list[tuple[str, int]]:
+    """(text, how many items it stands for): `a-b` for a run of three or more ints, each other
+    item alone (ints sorted; anything else as given)."""
     items = list(items)
     if not all(isinstance(i, int) for i in items):
-        return sep.join(str(i) for i in items)
-    ordered, out, start = sorted(items), [], 0
+        return [(str(i), 1) for i in items]
+    ordered, pieces, start = sorted(items), [], 0
     for i in range(1, len(ordered) + 1):
         if i == len(ordered) or ordered[i] != ordered[i - 1] + 1:
             run = ordered[start:i]
-            out.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else sep.join(map(str, run)))
+            pieces += [(f"{run[0]}-{run[-1]}", len(run))] if len(run) > 2 else [(str(n), 1) for n in run]
             start = i
-    return sep.join(out)
+    return pieces
 
 
 def place_label(node_rank: int | None, rank: int | None) -> str:

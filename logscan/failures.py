@@ -114,11 +114,6 @@ def _after_progress(facts: _Facts, seen: _WorkerFacts, where: Where, signals=())
     return facts.progressed
 
 
-def process_failures(job: Job) -> list[Failure]:
-    """Computed once, by build_job (`Job.failures`); rules read that."""
-    return _process_failures(job)
-
-
 def _exit_rank(worker: Worker, exit_) -> int | None:
     if exit_.rank is not None:
         return exit_.rank
@@ -141,7 +136,8 @@ def _first_observed(worker: Worker):
     return None
 
 
-def _process_failures(job: Job) -> list[Failure]:
+def process_failures(job: Job) -> list[Failure]:
+    """Computed once, by build_job (`Job.failures`); rules read that."""
     facts = _Facts(job)
     out: list[Failure] = []
     for worker in job.workers:

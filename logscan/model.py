@@ -25,11 +25,7 @@ class Worker(EventLists):
     files: list[str] = field(default_factory=list)
     scans: list[FileScan] = field(default_factory=list)
     shared_file: bool = False
-    rank_offset: int | None = None
-    # Env lines in this Worker's log printed by another Worker's process (a shared log path),
-    # and the others: its own processes' (both set by build_job).
-    foreign_envs: list[EnvPrint] = field(default_factory=list)
-    own_envs: list[EnvPrint] = field(default_factory=list)
+    rank_offset: int | None = None   # set by build_job
 
     __eq__ = object.__eq__
     __hash__ = object.__hash__
@@ -52,8 +48,29 @@ class Worker(EventLists):
         return hosts[0] if hosts else None
 
     @property
-    def reached_first_batch(self) -> bool:
-        return bool(self.progress)
+    def ranks(self) -> range | None:
+        """The global ranks of this Worker's processes, when its launch line and the launch lines
+        of the lower node_ranks say them."""
+        if self.launch is None or not self.gpus or self.rank_offset is None:
+            return None
+        return range(self.rank_offset, self.rank_offset + self.gpus)
+
+    @property
+    def foreign_envs(self) -> list[EnvPrint]:
+        """Env lines whose RANK lies outside this Worker's ranks: another Worker's process wrote
+        them into this log (a shared log path)."""
+        ranks = self.ranks
+        if ranks is None:
+            return []
+        return [e for e in self.envs if e.rank is not None and e.rank not in ranks]
+
+    @property
+    def own_envs(self) -> list[EnvPrint]:
+        """Env lines its own processes printed: all but the foreign ones."""
+        ranks = self.ranks
+        if ranks is None:
+            return self.envs
+        return [e for e in self.envs if e.rank is None or e.rank in ranks]
 
     @property
     def last_progress(self) -> Progress | None:
@@ -186,8 +203,7 @@ class Job:
     def reached_first_batch(self, worker: Worker) -> bool:
         # Ranks usually log progress on rank 0 only; DDP synchronises every step, so progress
         # anywhere means every process that had started passed its first batch.
-        return worker.reached_first_batch or (self.progressed and worker.started_processes) or (
-            worker.shared_file and self.every_rank_trained)
+        return bool(worker.progress) or (self.progressed and worker.started_processes)
 
     def workers_by(self, *fields: str) -> dict:
         """Launched Workers grouped by some LaunchFacts fields, in the order each value first
@@ -210,11 +226,8 @@ class Job:
         return base // gpus if base >= 0 and base % gpus == 0 else None
 
     def node_of_rank(self, rank: int) -> int | None:
-        for worker in self.launched:
-            if worker.rank_offset is not None and worker.gpus and \
-                    worker.rank_offset <= rank < worker.rank_offset + worker.gpus:
-                return worker.node_rank
-        return None
+        return next((w.node_rank for w in self.launched if w.ranks is not None and rank in w.ranks),
+                    None)
 
 
 def _split_by_launch(stream: str, scans: list[FileScan]) -> list[Worker]:
@@ -247,6 +260,15 @@ def _split_by_launch(stream: str, scans: list[FileScan]) -> list[Worker]:
     return list(workers.values())
 
 
+def _rank_starts(gpus: dict[int, int]) -> list[int]:
+    """starts[n]: the global rank of node_rank n's local rank 0 (the GPUs of node_ranks 0..n-1),
+    for as long as every node_rank below has a GPU count; the last entry ends the last range."""
+    starts = [0]
+    while len(starts) - 1 in gpus:
+        starts.append(starts[-1] + gpus[len(starts) - 1])
+    return starts
+
+
 def _rank_ranges(scans: list[FileScan]):
     """rank → node_rank, from the launch lines of a shared log, when they give every node_rank
     below the highest one its GPU count; else a lookup that knows nothing."""
@@ -255,15 +277,12 @@ def _rank_ranges(scans: list[FileScan]):
         for launch in scan.launches:
             if launch.node_rank is not None and launch.gpus_per_node:
                 gpus.setdefault(launch.node_rank, launch.gpus_per_node)
-    if not gpus or set(gpus) != set(range(max(gpus) + 1)):
+    starts = _rank_starts(gpus)
+    if not gpus or len(starts) - 1 != len(gpus):
         return lambda rank: None
-    starts, offset = [], 0
-    for node_rank in range(max(gpus) + 1):
-        starts.append(offset)
-        offset += gpus[node_rank]
 
     def node_of(rank: int) -> int | None:
-        if not 0 <= rank < offset:
+        if not 0 <= rank < starts[-1]:
             return None
         return bisect_right(starts, rank) - 1
 
@@ -295,7 +314,6 @@ def _add_file(worker: Worker, scan: FileScan) -> None:
     if scan.display not in worker.files:
         worker.files.append(scan.display)
         worker.scans.append(scan)
-    worker.env_markers += scan.env_markers
 
 
 def _absorb(worker: Worker, scan: FileScan) -> None:
@@ -308,11 +326,7 @@ def _absorb(worker: Worker, scan: FileScan) -> None:
 
 def _assign_rank_offsets(workers: list[Worker]) -> None:
     """Global rank of local rank 0 per Worker: the sum of the GPUs of lower node_ranks."""
-    by_node = {w.node_rank: w for w in workers if w.node_rank is not None and w.gpus}
-    # below[n]: the GPUs of node_ranks 0..n-1, for as long as every one of them has a Worker.
-    below = [0]
-    while len(below) - 1 in by_node:
-        below.append(below[-1] + by_node[len(below) - 1].gpus)
+    below = _rank_starts({w.node_rank: w.gpus for w in workers if w.node_rank is not None and w.gpus})
     for worker in workers:
         if worker.node_rank is None or not worker.gpus:
             continue
@@ -341,10 +355,6 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     job.progressed = any(w.progress for w in workers)
     job.prints_env = any(w.envs for w in workers)
     job.every_rank_trained = _every_rank_trained(job)
-    for worker in workers:
-        worker.foreign_envs = _foreign_envs(worker)
-        foreign = set(map(id, worker.foreign_envs))
-        worker.own_envs = [e for e in worker.envs if id(e) not in foreign]
     from logscan.failures import process_failures  # they read the facts above
 
     job.failures = process_failures(job)
@@ -360,15 +370,6 @@ def _every_rank_trained(job: Job) -> bool:
     total = totals.pop()
     seen = {e.rank for w in job.workers for e in w.envs if e.rank is not None and 0 <= e.rank < total}
     return len(seen) == max(total, 0)
-
-
-def _foreign_envs(worker: Worker) -> list[EnvPrint]:
-    """Env lines whose RANK lies outside this Worker's ranks: another Worker's process wrote
-    them into this log (a shared log path)."""
-    gpus, offset = worker.gpus, worker.rank_offset
-    if worker.launch is None or not gpus or offset is None:
-        return []
-    return [e for e in worker.envs if e.rank is not None and not offset <= e.rank < offset + gpus]
 
 
 def _agreed_nnodes(launched: list[Worker]) -> int | None:

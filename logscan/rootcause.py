@@ -24,7 +24,7 @@ def _role(job: Job, f: Finding) -> str | None:
 
 
 def _precedence(job: Job, f: Finding) -> int:
-    return job.catalogue.explanation_order(f.rule)[1]
+    return job.catalogue.precedence(f.rule)
 
 
 def _time(f: Finding) -> datetime | None:

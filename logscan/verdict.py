@@ -21,7 +21,7 @@ def _shows_ddp(worker: Worker) -> bool:
     return worker.ran_torchrun or bool(worker.progress)
 
 
-def _unexplained_errors(job: Job, worker: Worker):
+def _unexplained_errors(worker: Worker):
     """Lines that say a process failed (a non-zero exit, a kill, an argument error) when no rule
     made a finding of them: a damaged or unknown failure report."""
     return [h.where for h in worker.hits if h.rule_id == ERROR_LINE] + \
@@ -39,9 +39,9 @@ def judge(job: Job, findings) -> tuple[str, str]:
         files = sum(len(w.files) for w in job.workers)
         return INCONCLUSIVE, (f"nothing in {files} file(s) shows a torchrun job: no launch line, "
                               f"no torchrun output, no env print, no progress line")
-    unexplained = [w for w in job.workers if _unexplained_errors(job, w)]
+    unexplained = [lines for w in job.workers if (lines := _unexplained_errors(w))]
     if unexplained:
-        where = _unexplained_errors(job, unexplained[0])[-1]
+        where = unexplained[0][-1]
         return INCONCLUSIVE, (f"no rule explains the error-like line {where.file}:{where.line} "
                               f"({where.text.strip()[:80]}): what failed, and why, the logs do not say")
     finished = [w for w in ddp if w.progress_fraction() == 1.0]

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from logscan.catalogue import Rule
 from logscan.events import SignalHit, Where
-from logscan.diagnosis import Evidence, Finding
+from logscan.diagnosis import Evidence, Finding, range_pieces
 from logscan.model import Job, Worker
 
 # Evidence lines a finding keeps: enough to show the failure and where it was seen again.
@@ -36,25 +36,9 @@ def plural(items: Iterable, one: str, many: str) -> str:
 
 def few(items: Iterable, sep: str = ", ") -> str:
     """`0-48, 50-63`, or `0, 2, 4, 6 and 508 more`: at most HANDFUL pieces, runs of ints as one."""
-    items = list(items)
-    pieces: list[tuple[str, int]] = []  # (text, how many items it stands for)
-    if all(isinstance(i, int) for i in items):
-        for run in _runs(sorted(items)):
-            pieces += [(f"{run[0]}-{run[-1]}", len(run))] if len(run) > 2 else [(str(n), 1) for n in run]
-    else:
-        pieces = [(str(i), 1) for i in items]
+    pieces = range_pieces(items)
     shown, rest = pieces[:HANDFUL], sum(count for _, count in pieces[HANDFUL:])
     return sep.join(text for text, _ in shown) + (f" and {rest} more" if rest else "")
-
-
-def _runs(ordered: list[int]) -> list[list[int]]:
-    """Consecutive runs of a sorted list of ints."""
-    runs, start = [], 0
-    for i in range(1, len(ordered) + 1):
-        if i == len(ordered) or ordered[i] != ordered[i - 1] + 1:
-            runs.append(ordered[start:i])
-            start = i
-    return runs
 
 
 def hits(worker: Worker, *rule_ids: str) -> list[SignalHit]:

@@ -26,8 +26,6 @@ def hang_in_rendezvous(job: Job, rule):
     for worker in job.workers:
         if not worker.ran_torchrun or worker.started_processes or hits(worker, *launch_failures):
             continue
-        if worker.shared_file and job.every_rank_trained:
-            continue  # Workers appending to one log: its env lines sit under another's launch line
         waits = hits(worker, *rendezvous_signals)
         terminated = hits(worker, SIGTERM_RECEIVED)
         if waits:
