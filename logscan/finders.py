@@ -258,20 +258,19 @@ class ProgressFinder:
         return self.is_progress_line(block[start:end])
 
     def first(self, block: bytes) -> int | None:
-        for start, end in _lines_forward(block, self.LOOK):
-            if self._is_progress(block, start, end):
-                return start
-        found = [s for s in self._by_literal(block, forward=True)]
-        found += self._by_user(block, forward=True)
-        return min(found, default=None)
+        return self._edge(block, forward=True)
 
     def last(self, block: bytes) -> int | None:
-        for start, end in _lines_backward(block, self.LOOK):
+        return self._edge(block, forward=False)
+
+    def _edge(self, block: bytes, forward: bool) -> int | None:
+        """The start of the first (forward) or the last progress line of the block."""
+        lines = _lines_forward if forward else _lines_backward
+        for start, end in lines(block, self.LOOK):
             if self._is_progress(block, start, end):
                 return start
-        found = [s for s in self._by_literal(block, forward=False)]
-        found += self._by_user(block, forward=False)
-        return max(found, default=None)
+        found = self._by_literal(block, forward) + self._by_user(block, forward)
+        return (min if forward else max)(found, default=None)
 
     def _line_of(self, block: bytes, pos: int) -> tuple[int, int]:
         start = block.rfind(b"\n", 0, pos) + 1

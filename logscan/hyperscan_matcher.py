@@ -137,7 +137,6 @@ class HyperscanLineFinder:
                     expressions += [_hex(lit) for lit in candidates.literals]
             expressions = list(dict.fromkeys(expressions))
             self._database = compiled(expressions, flags)
-        self.expressions = tuple(expressions)
         self.covered = tuple(covers)
 
     def scan(self, block: bytes) -> tuple[list[int], int]:

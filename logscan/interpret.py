@@ -186,7 +186,7 @@ def _where(scan: FileScan, raw: bytes, lineno: int) -> Where:
     text = _decode(raw[:MAX_RAW]).rstrip("\r\n")
     if len(text) > MAX_EVIDENCE and "\r" in text:
         # Head and tail: the prefixes are at the start, a \r-redrawn bar's last state at the end.
-        half = MAX_EVIDENCE // 2
+        half = (MAX_EVIDENCE - 1) // 2  # the \r included: the cut below keeps the tail whole
         text = text[:half] + "\r" + text[-half:]
     text = text[:MAX_EVIDENCE]
     stripped = strip_prefixes(text)

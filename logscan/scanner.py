@@ -50,6 +50,18 @@ class Survey:
     read_error: str | None = None
 
 
+def _raw_line(block: bytes, start: int, end: int) -> bytes:
+    """The line [start, end) of `block` as kept: its first MAX_RAW bytes, or, of a longer line
+    redrawn with \r (a progress bar), its head and its tail joined by \r, as the reader keeps
+    an over-long line: the prefixes are at the start, what was last on screen at the end."""
+    if end - start <= MAX_RAW:
+        return block[start:end]
+    if block.find(b"\r", start, end) < 0:
+        return block[start:start + MAX_RAW]
+    half = (MAX_RAW - 1) // 2  # the kept line, \r included, is at most MAX_RAW bytes
+    return block[start:start + half] + b"\r" + block[end - half:end]
+
+
 class _LineNumbers:
     """Line numbers of increasing offsets in one block, counting newlines from the nearer end."""
 
@@ -128,8 +140,7 @@ class Scanner:
             end = block.find(b"\n", start)
             end = size if end < 0 else end
             if confirm(block, start, end) is not None:
-                found.candidates.append((numbers.of(start) - 1,
-                                         block[start:min(end, start + MAX_RAW)]))
+                found.candidates.append((numbers.of(start) - 1, _raw_line(block, start, end)))
         first = None
         if found.first_progress is None:
             first = self.progress.first(block)
@@ -148,12 +159,7 @@ class Scanner:
     def _line_at(block: bytes, start: int, newlines: int, before: int) -> tuple[int, bytes]:
         end = block.find(b"\n", start)
         end = len(block) if end < 0 else end
-        index = _LineNumbers(block, newlines, before).of(start) - 1
-        if end - start <= MAX_RAW:
-            return index, block[start:end]
-        # A bar redrawn with \r on one line: its last segment is how far training got.
-        half = MAX_RAW // 2
-        return index, block[start:start + half] + b"\r" + block[end - half:end]
+        return _LineNumbers(block, newlines, before).of(start) - 1, _raw_line(block, start, end)
 
     def _survey_keywordless(self, block: bytes, found: Survey, timeouts: dict) -> None:
         text = block.decode("utf-8", "replace")
@@ -162,8 +168,11 @@ class Scanner:
                 continue
             try:
                 for pattern in rule.compiled:
+                    counted = lines = 0  # newlines before `counted`: matches come in order
                     for match in pattern.finditer(text, timeout=0.25 * 4):
-                        index = found.newlines + text.count("\n", 0, match.start())
+                        lines += text.count("\n", counted, match.start())
+                        counted = match.start()
+                        index = found.newlines + lines
                         start = text.rfind("\n", 0, match.start()) + 1
                         end = text.find("\n", match.end())
                         raw = text[start:] if end < 0 else text[start:end]

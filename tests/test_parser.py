@@ -226,3 +226,13 @@ def test_an_over_long_line_keeps_its_head_and_its_last_state(tmp_path):
     lines = b"".join(line_blocks(str(path), chunk_size=4096, max_line=8192)).split(b"\n")
     assert lines[0] == b"first" and lines[2] == b"last"
     assert lines[1].endswith(b"5000/5000") and len(lines[1]) <= 8192 + 1
+
+
+@pytest.mark.parametrize("matcher", MATCHERS)
+def test_a_long_redrawn_candidate_line_keeps_its_last_state(tmp_path, monkeypatch, matcher):
+    """Synthetic: a bar redrawn with \\r past MAX_RAW bytes, then an error on the same line. The
+    interpreter must see what was last on screen, not only the line's head."""
+    monkeypatch.setenv("LOGSCAN_MATCHER", matcher)
+    bar = "".join(f"\r{k // 10:3d}%|#####     | {k}/1000 [00:10<00:10, 4.00it/s]" for k in range(1, 400))
+    scan = scan_text(tmp_path, "step 1/10 loss 1\n" + bar + "\rRuntimeError: CUDA error: boom\n")
+    assert [(e.exc_type, e.detail) for e in scan.exceptions] == [("RuntimeError", "CUDA error: boom")]

@@ -297,46 +297,53 @@ def nproc_kind(shell: ShellSource, launcher: Launcher):
     return "not-from-node", origin
 
 
-def nproc_exceeds_gpus(inp: LintInput, rule: Rule) -> list[Finding]:
+def _nproc_findings(inp: LintInput, rule: Rule, message_of) -> list[Finding]:
+    """A finding for each torchrun launch whose --nproc_per_node `message_of(kind, origin,
+    option)` has a message for (see nproc_kind); None means nothing to say."""
     out = []
     for shell in inp.shells:
         for launcher in shell.launchers:
             kind, origin = nproc_kind(shell, launcher)
-            if kind == "total":
-                message = ("--nproc_per_node is the whole job's process count (Workers × GPUs): "
-                           "each Worker would start that many processes")
-            elif kind == "too-many":
-                n = max(int(leaf.name) for leaf in origin.of_kind("literal") if leaf.name.isdigit())
-                message = (f"--nproc_per_node can be {n}, more than the {MAX_GPUS_PER_WORKER} GPUs a "
-                           "Worker has at most")
-            else:
-                continue
-            out.append(finding(rule, message, _option_evidence(shell, launcher, "nproc_per_node", origin)))
+            message = message_of(kind, origin, launcher.options.get("nproc_per_node"))
+            if message is not None:
+                out.append(finding(rule, message,
+                                   _option_evidence(shell, launcher, "nproc_per_node", origin)))
     return out
+
+
+def _exceeds_message(kind, origin, option) -> str | None:
+    if kind == "total":
+        return ("--nproc_per_node is the whole job's process count (Workers × GPUs): "
+                "each Worker would start that many processes")
+    if kind == "too-many":
+        n = max(int(leaf.name) for leaf in origin.of_kind("literal") if leaf.name.isdigit())
+        return (f"--nproc_per_node can be {n}, more than the {MAX_GPUS_PER_WORKER} GPUs a "
+                "Worker has at most")
+    return None
+
+
+def _not_from_node_message(kind, origin, option) -> str | None:
+    if kind == "missing":
+        return "torchrun has no --nproc_per_node: it starts one process per Worker"
+    if kind == "fixed":
+        return (f"--nproc_per_node is fixed at {option.value_text!r}: a Worker spec with "
+                "another GPU count gets the wrong number of processes")
+    if kind == "per-worker":
+        return ("--nproc_per_node depends on the Worker's RANK: a custom per-Worker GPU "
+                "count, which DDP scripts rarely handle")
+    if kind == "not-from-node":
+        unset = [leaf.name for leaf in origin.of_kind("unset")]
+        source = f"${unset[0]}, which nothing here sets" if unset else f"`{option.value_text}`"
+        return f"--nproc_per_node comes from {source}, not from the GPUs the Worker has"
+    return None
+
+
+def nproc_exceeds_gpus(inp: LintInput, rule: Rule) -> list[Finding]:
+    return _nproc_findings(inp, rule, _exceeds_message)
 
 
 def gpu_count_not_from_node(inp: LintInput, rule: Rule) -> list[Finding]:
-    out = []
-    for shell in inp.shells:
-        for launcher in shell.launchers:
-            kind, origin = nproc_kind(shell, launcher)
-            option = launcher.options.get("nproc_per_node")
-            if kind == "missing":
-                message = "torchrun has no --nproc_per_node: it starts one process per Worker"
-            elif kind == "fixed":
-                message = (f"--nproc_per_node is fixed at {option.value_text!r}: a Worker spec with "
-                           "another GPU count gets the wrong number of processes")
-            elif kind == "per-worker":
-                message = ("--nproc_per_node depends on the Worker's RANK: a custom per-Worker GPU "
-                           "count, which DDP scripts rarely handle")
-            elif kind == "not-from-node":
-                unset = [leaf.name for leaf in origin.of_kind("unset")]
-                source = f"${unset[0]}, which nothing here sets" if unset else f"`{option.value_text}`"
-                message = f"--nproc_per_node comes from {source}, not from the GPUs the Worker has"
-            else:
-                continue
-            out.append(finding(rule, message, _option_evidence(shell, launcher, "nproc_per_node", origin)))
-    return out
+    return _nproc_findings(inp, rule, _not_from_node_message)
 
 
 # -- the training script -----------------------------------------------------------------------
