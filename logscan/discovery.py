@@ -13,6 +13,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from logscan.errors import InputError
 from logscan.reader import NotRegularFile, open_regular, skip_leading_nul
@@ -64,6 +65,8 @@ class Discovery:
     job_status_files: list[str] = field(default_factory=list)
     # path → (whole content, mtime) of small plain files already read while sniffing
     contents: dict[str, tuple[bytes, float]] = field(default_factory=dict, repr=False)
+    # path → size when stat'ed here, so the scan need not stat the logs again
+    sizes: dict[str, int] = field(default_factory=dict, repr=False)
     kept_bytes: int = field(default=0, repr=False)
 
 
@@ -72,14 +75,19 @@ def printable(path: str) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
-def _sniff(path: str) -> tuple[bytes, bool]:
-    """(the first SNIFF_BYTES of the text, decompressed if need be; whether that is the whole
-    plain file)"""
+class Sniffed(NamedTuple):
+    text: bytes        # the first SNIFF_BYTES of the text: decompressed, past a run of NULs
+    whole: bool        # that is the whole plain file
+    compressed: bool
+
+
+def sniff(path: str) -> Sniffed:
+    """The start of a file's text, as every judge of "is this a log" reads it."""
     with open_regular(path) as handle:
         head = handle.read(SNIFF_BYTES)
         if head.startswith(b"\0"):  # a live log cut by copytruncate: judge what follows the NULs
             _, text = skip_leading_nul(handle, head)
-            return text[:SNIFF_BYTES], False
+            return Sniffed(text[:SNIFF_BYTES], False, False)
     compressed = False
     for _ in range(2):  # a gzip inside a gzip is read too (see reader)
         if head[:2] != b"\x1f\x8b":
@@ -88,8 +96,25 @@ def _sniff(path: str) -> tuple[bytes, bool]:
         try:
             head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF_BYTES)
         except zlib.error:
-            return b"", False
-    return head, not compressed and len(head) < SNIFF_BYTES
+            return Sniffed(b"", False, True)
+    return Sniffed(head, not compressed and len(head) < SNIFF_BYTES, compressed)
+
+
+BINARY_NOTE = "binary file, not a log: skipped"
+OWN_REPORT_NOTE = "a logscan report, not a log: skipped"
+
+
+def why_not_a_log(name: str, text: bytes, named: bool) -> str | None:
+    """None when a file whose text begins so is a Worker log; else why not: BINARY_NOTE,
+    OWN_REPORT_NOTE, or '' for a text file found in a directory (not `named` by the user)
+    whose name and first lines do not say log."""
+    if looks_binary(text):
+        return BINARY_NOTE
+    if OWN_REPORT.match(text):
+        return OWN_REPORT_NOTE
+    if not named and not SURE_LOG_NAME.search(name) and not any(m in text for m in LOG_MARKERS):
+        return ""
+    return None
 
 
 _TEXT_BYTES = bytes(range(32, 127)) + b"\t\n\r\x1b\x08\x0c"
@@ -141,13 +166,18 @@ def discover(paths: list[str]) -> Discovery:
             _walk(root, "" if root == "." else root, found, seen_dirs, seen_files)
         else:
             _consider(given, printable(given), found, seen_files, named=True)
+    settle(found)
+    return found
+
+
+def settle(found: Discovery) -> None:
+    """The logs found, folded and ordered: whatever order the paths came in (or a sweep
+    brought them up to date in), the same job gives the same discovery."""
     fold_process_copies(found)
-    # Whatever order the paths came in, the same job gives the same discovery.
     found.logs.sort(key=lambda log: (log.stream, log.order, log.display))
     found.notes.sort()
     found.skipped.sort()
     found.job_status_files.sort()
-    return found
 
 
 def fold_process_copies(found: Discovery) -> None:
@@ -221,8 +251,20 @@ def _inside(path: str, roots: tuple[str, ...]) -> bool:
 
 
 def _walk(root: str, shown_root: str, found: Discovery, seen_dirs, seen_files) -> None:
-    """Depth first, entries by name; iterative, so no tree is too deep for it. A symbolic link
-    that leads out of the root is not followed: nothing outside the job is read."""
+    for entry, display in walk_files(root, shown_root, found, seen_dirs):
+        if entry.name == JOB_STATUS_FILE:
+            found.job_status_files.append(entry.path)
+        elif not is_log_name(entry.name):
+            found.skipped.append(printable(display))
+        else:
+            _consider(entry.path, printable(display), found, seen_files, named=False)
+
+
+def walk_files(root: str, shown_root: str, found: Discovery, seen_dirs) -> Iterator[tuple[os.DirEntry, str]]:
+    """Every file below root with its name as shown (`shown_root`, then the names below it), by
+    names alone. Depth first, entries by name; iterative, so no tree is too deep for it. Hidden
+    directories are not entered, and a symbolic link that leads out of the root is not
+    followed: nothing outside the job is read. What cannot be walked is noted in `found`."""
     real_root = os.path.realpath(root)
     if _inside(real_root, SYSTEM_TREES):
         found.notes.append((printable(shown_root or root), "a system tree (/proc, /sys, /dev): not walked"))
@@ -249,13 +291,7 @@ def _walk(root: str, shown_root: str, found: Discovery, seen_dirs, seen_files) -
                 stack.append(_entries(entry.path, found, seen_dirs))
                 shown.append(display)
             continue
-        if entry.name == JOB_STATUS_FILE:
-            found.job_status_files.append(entry.path)
-            continue
-        if not is_log_name(entry.name):
-            found.skipped.append(printable(display))
-            continue
-        _consider(entry.path, printable(display), found, seen_files, named=False)
+        yield entry, display
 
 
 def _join(shown: str, name: str) -> str:
@@ -299,25 +335,20 @@ def _consider(path: str, display: str, found: Discovery, seen_files, named: bool
         found.notes.append((display, "empty file"))
         return
     try:
-        head, whole = _sniff(path)
+        head, whole, _ = sniff(path)
     except OSError as exc:
         found.notes.append((display, _reason(exc)))
         return
-    if looks_binary(head):
-        if named:
-            found.notes.append((display, "binary file, not a log: skipped"))
+    why = why_not_a_log(os.path.basename(path), head, named)
+    if why is not None:
+        if why == OWN_REPORT_NOTE or (why == BINARY_NOTE and named):
+            found.notes.append((display, why))
         else:
             found.skipped.append(display)
         return
-    name = os.path.basename(path)
-    if OWN_REPORT.match(head):
-        found.notes.append((display, "a logscan report, not a log: skipped"))
-        return
-    if not named and not SURE_LOG_NAME.search(name) and not any(m in head for m in LOG_MARKERS):
-        found.skipped.append(display)
-        return
     stream, order = stream_of(display)
     found.logs.append(LogFile(path, display, stream, order))
+    found.sizes[path] = info.st_size
     if whole and found.kept_bytes + len(head) <= KEEP_BYTES:
         found.contents[path] = (head, info.st_mtime)
         found.kept_bytes += len(head)

@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Iterable
 
-from logscan.discovery import JOB_STATUS_FILE, PROCESS_COPY, printable
+from logscan.discovery import PROCESS_COPY, printable
 from logscan.errors import InputError
 
 WORKER_DIR = re.compile(r"(?i)^(?:worker|node|rank|host|replica|pod)[-_.=]?\d+$")
@@ -100,8 +100,8 @@ def several_jobs(paths: list[str], found, scans) -> list[str]:
                     claims.setdefault(launch.node_rank, set()).add(run)
                 shapes.setdefault(run, set()).add((launch.master_addr, launch.master_port, launch.nnodes))
     repeated = any(len(where) > 1 for where in claims.values())
-    disjoint = any(not (a & b) for i, a in enumerate(shapes.values())
-                   for b in list(shapes.values())[i + 1:])
+    every = list(shapes.values())
+    disjoint = any(not (a & b) for i, a in enumerate(every) for b in every[i + 1:])
     if len(marked) > 1 or repeated or disjoint:
         return sorted(runs)
     return []
@@ -118,4 +118,4 @@ def refuse_merged_jobs(paths: list[str], found, scans) -> None:
                      f"diagnoses one job; use `logscan sweep {' '.join(paths)}` for many")
 
 
-__all__ = ["JOB_STATUS_FILE", "group_by_run", "refuse_merged_jobs", "run_dir_of", "several_jobs"]
+__all__ = ["group_by_run", "refuse_merged_jobs", "run_dir_of", "several_jobs"]

@@ -52,7 +52,7 @@ def diagnose_paths(paths: list[str], settings: Settings, catalogue: Catalogue | 
     own_pool = pool is None
     pool = pool or ScanPool(catalogue, settings)
     try:
-        pending = PendingScans(found.logs, pool, found.contents)
+        pending = PendingScans(found.logs, pool, found.contents, found.sizes)
         try:
             # Imported while big files are being scanned: the model and rules take a few tens of ms.
             import logscan.diagnose  # noqa: F401

@@ -74,17 +74,15 @@ class PendingScans:
     in line-aligned pieces when there are more cores than big files); `result` scans the rest
     here, then merges the pieces in order."""
 
-    def __init__(self, logs, pool: ScanPool, contents: dict[str, tuple[bytes, float]] | None = None):
+    def __init__(self, logs, pool: ScanPool, contents: dict[str, tuple[bytes, float]] | None = None,
+                 sizes: dict[str, int] | None = None):
+        """`contents`, `sizes`: what discovery already read and stat'ed (Discovery.contents and
+        .sizes), not read or stat'ed again."""
         self.logs = logs
         self.pool = pool
         self.contents = contents or {}
         self.futures: dict[int, list] = {}
-        sizes = []
-        for log in logs:
-            try:
-                sizes.append(os.path.getsize(log.path))
-            except OSError:
-                sizes.append(0)
+        sizes = [_size(log.path, sizes or {}) for log in logs]
         big = [i for i in range(len(logs)) if sizes[i] >= PARALLEL_MIN_BYTES]
         if pool.workers < 2 or not big:
             return
@@ -122,6 +120,15 @@ class PendingScans:
         for futures in self.futures.values():
             for future in futures:
                 future.cancel()
+
+
+def _size(path: str, known: dict[str, int]) -> int:
+    if path in known:
+        return known[path]
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 _worker_scanner: Scanner | None = None

@@ -7,14 +7,13 @@ from __future__ import annotations
 from logscan.fingerprint import fingerprint
 
 FAILED_CHANGES = ("failed", "hung", "root-cause-changed")
-CHANGES = (*FAILED_CHANGES, "recovered", "finished")
+
 
 def root_finding(diagnosis):
-    root = diagnosis.root_cause
-    if root is None:
+    """The finding named as the root cause (Diagnosis.root_key), as the reports find it."""
+    if diagnosis.root_key is None:
         return None
-    return next((f for f in diagnosis.findings if (f.rule, f.node_rank, f.rank) ==
-                 (root.rule, root.node_rank, root.rank)), None)
+    return next((f for f in diagnosis.findings if f.key == diagnosis.root_key), None)
 
 
 def root_fingerprint(diagnosis) -> str | None:
@@ -29,7 +28,8 @@ def root_fingerprint(diagnosis) -> str | None:
 
 def change_of(previous_verdict: str | None, previous_fingerprint: str | None, diagnosis,
               alerted: bool) -> str | None:
-    """The change to report, or None. `alerted`: this failure's fingerprint was told before."""
+    """The change to report (one of FAILED_CHANGES, "recovered", "finished"), or None.
+    `alerted`: this failure's fingerprint was told before."""
     verdict = diagnosis.verdict
     if verdict == "FAILED":
         if alerted:

@@ -22,10 +22,9 @@ import zlib
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 
-from logscan.discovery import (LOG_MARKERS, LOG_NAME, SNIFF_BYTES, Discovery, LogFile,
-                               copy_local_rank, fold_process_copies, stream_of, looks_binary,
-                               read_job_status)
-from logscan.reader import is_gzip, open_regular
+from logscan.discovery import (SNIFF_BYTES, Discovery, LogFile, copy_local_rank, read_job_status,
+                               settle, sniff, stream_of, why_not_a_log)
+from logscan.reader import open_regular
 from logscan.scanner import Survey
 from logscan.sweep.tree import FileStat, JobDir
 
@@ -122,28 +121,17 @@ class FileReader:
         self.pool = pool           # a ScanPool: big first reads are split across its workers
         self.counters = Counters()
 
-    def classify(self, path: str) -> tuple[str, bool, bytes | None]:
+    def classify(self, path: str, size: int) -> tuple[str, bool, bytes | None]:
         """(kind, compressed, the whole file if it is small and plain) of a new or changed file,
         judged as discovery judges a file found in a directory."""
-        self.counters.files_opened += 1
-        with open_regular(path) as handle:
-            head = handle.read(SNIFF_BYTES)
-        self.counters.bytes_read += len(head)
-        if not head:
+        if size == 0:
             return EMPTY, False, None
-        compressed = is_gzip(head)
-        text = head
-        if compressed:
-            try:
-                text = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF_BYTES)
-            except zlib.error:
-                text = b""
-        if looks_binary(text):
+        self.counters.files_opened += 1
+        self.counters.bytes_read += min(size, SNIFF_BYTES)
+        text, whole, compressed = sniff(path)
+        if why_not_a_log(os.path.basename(path), text, named=False) is not None:
             return SKIP, compressed, None
-        if not LOG_NAME.search(os.path.basename(path)) and not any(m in text for m in LOG_MARKERS):
-            return SKIP, compressed, None
-        whole = head if not compressed and len(head) < SNIFF_BYTES else None
-        return LOG, compressed, whole
+        return LOG, compressed, text if whole else None
 
     def survey(self, path: str, start: int = 0, end: int | None = None, content=None) -> Survey:
         if content is None:
@@ -222,7 +210,7 @@ class FileReader:
             record.kind = LOG
         else:
             try:
-                record.kind, record.compressed, content = self.classify(now.path)
+                record.kind, record.compressed, content = self.classify(now.path, now.size)
             except OSError:
                 return record, ()
             if record.kind != LOG:
@@ -313,28 +301,20 @@ def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalog
         return JobResult(job, records, None, platform, sig, None, reader.counters)
     scan_of = {log.path: scan for log, scan in zip(logs, scans)}
     found.logs = logs
-    fold_process_copies(found)
-    found.logs.sort(key=lambda log: (log.stream, log.order, log.display))
-    found.notes.sort()
-    found.skipped.sort()
     found.job_status_files = [f.path for f in job.status_files]
+    settle(found)
     scans = [scan_of[log.path] for log in found.logs]
     newest = max(f.mtime for f in job.files)
     status, source = platform, (job.status_files[0].path if platform else None)
     if status is None and now.timestamp() - newest <= settings.stall_after.total_seconds():
         # No word from the platform, and a log moved lately: the job is live.
         status, source = "running", "a log written less than --stall-after ago"
-    diagnosis = diagnose(job.shown, found, scans, catalogue, settings, status, source, now)
+    from logscan.pipeline import diagnose_scans  # the job model and rules: only when needed
+
+    diagnosis = diagnose_scans(job.shown, found, scans, catalogue, settings, status, source, now)
     return JobResult(job, records, diagnosis, platform, sig,
                      wake_at(diagnosis, newest, settings.stall_after, now, live_guess=platform is None),
                      reader.counters)
-
-
-def diagnose(name: str, found: Discovery, scans, catalogue, settings, status, source, now):
-    """What the stored scans say, through the pipeline's back half."""
-    from logscan.pipeline import diagnose_scans
-
-    return diagnose_scans(name, found, scans, catalogue, settings, status, source, now)
 
 
 def wake_at(diagnosis, newest: float, stall_after: timedelta, now: datetime,

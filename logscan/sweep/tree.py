@@ -1,8 +1,8 @@
 """The swept directories → their jobs, by names and stat alone: nothing is opened here.
 
-Names are judged as discovery judges them (checkpoints, configs and hidden files are not logs);
-the files are grouped into run directories by logscan.jobroots; only the jobs of this shard are
-stat'ed.
+Directories are walked and names judged as discovery does (checkpoints, configs and hidden files
+are not logs; a link out of DIR is not followed); the files are grouped into run directories by
+logscan.jobroots; only the jobs of this shard are stat'ed.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from logscan.discovery import JOB_STATUS_FILE, is_log_name, printable
+from logscan.discovery import JOB_STATUS_FILE, Discovery, is_log_name, printable, walk_files
 from logscan.jobroots import group_by_run
 
 
@@ -55,40 +55,18 @@ def shard_of(rel: str, shards: int) -> int:
     return int.from_bytes(digest[:8], "big") % shards
 
 
-def _walk_names(root: str) -> tuple[list[str], list[str], list[str]]:
-    """(log-like files, job_status files, other files), relative to root with '/' separators.
-    Directories are followed through links once each; hidden ones are not entered."""
-    logs, status, other = [], [], []
-    seen: set[tuple[int, int]] = set()
-    stack = [("", root)]
-    while stack:
-        rel_dir, directory = stack.pop()
-        try:
-            info = os.stat(directory)
-            if (info.st_dev, info.st_ino) in seen:
-                continue
-            seen.add((info.st_dev, info.st_ino))
-            with os.scandir(directory) as entries:
-                entries = list(entries)
-        except OSError:
+def _walk_names(root: str) -> tuple[set[str], list[str], list[str]]:
+    """(log-like files, job_status files, every other file), relative to root with '/'
+    separators, as discovery walks a directory (logscan.discovery.walk_files)."""
+    logs, status, files = set(), [], []
+    for entry, rel in walk_files(root, "", Discovery(), set()):
+        if entry.name == JOB_STATUS_FILE:
+            status.append(rel)
             continue
-        for entry in entries:
-            name = entry.name
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            try:
-                is_dir = entry.is_dir(follow_symlinks=True)
-            except OSError:
-                is_dir = False
-            if is_dir:
-                if not name.startswith("."):
-                    stack.append((rel, entry.path))
-            elif name == JOB_STATUS_FILE:
-                status.append(rel)
-            elif is_log_name(name):
-                logs.append(rel)
-            else:
-                other.append(rel)
-    return logs, status, other
+        files.append(rel)
+        if is_log_name(entry.name):
+            logs.add(rel)
+    return logs, status, files
 
 
 def _stat(root: str, rel: str, display: str, job: JobDir) -> FileStat | None:
@@ -110,13 +88,13 @@ def find_jobs(dirs: list[str], shard: tuple[int, int] | None = None) -> dict[str
     jobs: dict[str, JobDir] = {}
     for given in dirs:
         root = os.path.abspath(given)
-        logs, status, other = _walk_names(root)
+        logs, status, files = _walk_names(root)
         shown_root = given.rstrip("/") or "/"
         base = os.path.basename(root) or root
-        groups = group_by_run(logs + other, status)
+        groups = group_by_run(files, status)
         status_groups = group_by_run(status, status)
         for rel, names in groups.items():
-            if not any(is_log_name(n.rpartition("/")[2]) for n in names):
+            if logs.isdisjoint(names):
                 continue  # checkpoints, configs: no run here
             if shard is not None and shard_of(rel, shard[1]) != shard[0]:
                 continue
@@ -128,7 +106,7 @@ def find_jobs(dirs: list[str], shard: tuple[int, int] | None = None) -> dict[str
             prefix = f"{rel}/" if rel else ""
             for name in sorted(names):
                 display = f"{job.name}/{name[len(prefix):]}"
-                if not is_log_name(name.rpartition("/")[2]):
+                if name not in logs:
                     job.skipped.append(printable(display))
                     continue
                 found = _stat(root, name, display, job)
