@@ -26,22 +26,6 @@ class Expectations:
     def any(self) -> bool:
         return any(getattr(self, f.name) not in (None, False) for f in fields(self))
 
-    def describe(self) -> list[str]:
-        """The expectations asked for, as flags: what a report says the gate checked."""
-        out = []
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value in (None, False):
-                continue
-            flag = EXPECTATION_FLAGS[f.name]
-            if value is True:
-                out.append(flag)
-            elif isinstance(value, timedelta):
-                out.append(f"{flag} {format_duration(value)}")
-            else:
-                out.append(f"{flag} {value}")
-        return out
-
 
 # Expectations field → its flag; a `[tool.logscan.check]` key is the flag without `--`.
 EXPECTATION_FLAGS = {

@@ -15,9 +15,9 @@ import typer
 from logscan.cli.common import fail, write_report
 from logscan.render import RENDERERS
 
-# Formats with a --FORMAT-output option; --format takes every renderer's name.
-FORMATS = ("human", "json", "concise", "github", "gitlab", "junit", "sarif", "markdown")
-Format = Enum("Format", {name: name for name in RENDERERS}, type=str)
+# Every renderer's name: what --format takes, and each has a --FORMAT-output option.
+FORMATS = tuple(RENDERERS)
+Format = Enum("Format", {name: name for name in FORMATS}, type=str)
 
 FormatOption = Annotated[Optional[Format], typer.Option(
     "--format", "-f", help="Report format on standard output (or -o FILE).")]
@@ -48,11 +48,9 @@ def checked_rules(catalogue, settings) -> list[str]:
     from logscan.checks import CHECKS
     from logscan.checks.expectations import EXPECTATION, asked
 
-    ids = [rule.id for rule in catalogue.rules.values() if rule.role != EXPECTATION
-           and (not settings.select or rule.id in settings.select) and rule.id not in settings.ignore]
-    ids += [rule_id for rule_id in asked(catalogue, settings.expectations, CHECKS)
-            if (not settings.select or rule_id in settings.select) and rule_id not in settings.ignore]
-    return ids
+    ids = [rule.id for rule in catalogue.rules.values() if rule.role != EXPECTATION]
+    ids += asked(catalogue, settings.expectations, CHECKS)
+    return [rule_id for rule_id in ids if settings.selects(rule_id)]
 
 
 def render(fmt: str, diagnosis, catalogue, settings, color: bool = False,
@@ -75,10 +73,7 @@ def write_reports(diagnosis, settings, catalogue, paths: list[str], color: bool,
     write_report(render(settings.format, report, catalogue, settings,
                         color=color and settings.format == "human", human=human), settings.output)
     for fmt, file in settings.reports:
-        try:
-            file.write_text(render(fmt, report, catalogue, settings), encoding="utf-8")
-        except (OSError, ValueError) as exc:
-            fail(f"cannot write {file}: {getattr(exc, 'strerror', None) or exc}")
+        write_report(render(fmt, report, catalogue, settings), file)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary and "github" in (settings.format, *(fmt for fmt, _ in settings.reports)):
         try:

@@ -29,8 +29,8 @@ from pathlib import Path
 from logscan.config import display_path, parse_duration, parse_time
 from logscan.errors import ConfigError
 from logscan.expectations import COUNTS, EXPECTATION_FLAGS, MAX_COUNT, SWITCHES, Expectations
+from logscan.render import RENDERERS
 
-FORMATS = ("human", "json")  # the fallback when logscan.render cannot be asked
 FAIL_ON = ("error", "warning", "never")
 JOB_STATUSES = ("succeeded", "failed", "running")
 MATCHERS = ("python", "hyperscan", "auto")  # LOGSCAN_MATCHER, read by the scanner
@@ -91,6 +91,10 @@ class Settings:
     expectations: Expectations = Expectations()  # what `logscan check` asks the logs to show
     config_path: Path | None = None  # the config file these settings came from, if any
 
+    def selects(self, rule_id: str) -> bool:
+        """--select (all when empty) and --ignore let this rule run."""
+        return (not self.select or rule_id in self.select) and rule_id not in self.ignore
+
     @classmethod
     def resolve(cls, flags: Mapping[str, object], config: Mapping[str, object] | None = None,
                 config_path: Path | str | None = None,
@@ -147,7 +151,7 @@ class Settings:
         if where is None and given("default_format") is not None:
             where, value = FLAG_NAMES["default_format"], flags["default_format"]
         if where is not None:
-            values["format"] = _choice(where, value, _formats())
+            values["format"] = _choice(where, value, tuple(RENDERERS))
         where, value = pick("fail_on")
         if where is not None:
             values["fail_on"] = _choice(where, value, FAIL_ON)
@@ -156,7 +160,7 @@ class Settings:
             values["job_status"] = _choice(where, value, JOB_STATUSES)
         where, value = pick("stall_after")
         if where is not None:
-            values["stall_after"] = _stall_after(where, value)
+            values["stall_after"] = _duration(where, value, example="30m")
         where, value = pick("now")
         if where is not None:
             values["now"] = _now(where, value)
@@ -183,7 +187,7 @@ def _reports(value, output: Path | None) -> tuple[tuple[str, Path], ...]:
     out, files = [], {os.path.normpath(output)} if output is not None else set()
     for fmt, file in value:
         where = f"--{getattr(fmt, 'value', fmt)}-output"
-        fmt = _choice(where, fmt, _formats())
+        fmt = _choice(where, fmt, tuple(RENDERERS))
         if not isinstance(file, (str, os.PathLike)) or not os.fspath(file):
             raise ConfigError(f"{where} must be a file name, not {_kind(file)}")
         if os.path.normpath(file) in files:
@@ -213,7 +217,7 @@ def _expectations(flags: Mapping[str, object], from_file, given) -> Expectations
             if not isinstance(value, bool):
                 raise ConfigError(f"{where} must be true or false, not {_kind(value)}")
         elif name == "max_time_to_first_batch":
-            value = _duration(where, value)
+            value = _duration(where, value, example="10m")
         else:
             least = 1 if name in COUNTS else 0
             if isinstance(value, bool) or not isinstance(value, int):
@@ -224,14 +228,18 @@ def _expectations(flags: Mapping[str, object], from_file, given) -> Expectations
     return Expectations(**values)
 
 
-def _duration(where: str, value: object) -> timedelta:
-    if isinstance(value, (int, str)) and not isinstance(value, bool):
+def _duration(where: str, value: object, example: str) -> timedelta:
+    """A duration flag or setting: a timedelta, text such as `1h30m`, or a number of seconds (a
+    number in a config file is seconds, as a bare number on the command line is)."""
+    if isinstance(value, timedelta):
+        duration = value
+    elif isinstance(value, (int, str)) and not isinstance(value, bool):
         try:
             duration = parse_duration(str(value))
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
     else:
-        raise ConfigError(f"{where} must be a duration such as \"10m\", not {_kind(value)}")
+        raise ConfigError(f"{where} must be a duration such as \"{example}\", not {_kind(value)}")
     if not timedelta(0) < duration <= MAX_STALL_AFTER:
         raise ConfigError(f"{where} must be more than 0 and at most {MAX_STALL_AFTER.days} days, "
                           f"not {value!r}")
@@ -288,30 +296,6 @@ def _choice(where: str, value: object, choices) -> str:
     if value not in choices:
         raise ConfigError(f"{where} must be one of {', '.join(choices)}, not {value!r}")
     return value
-
-
-def _formats() -> tuple[str, ...]:
-    try:
-        from logscan.render import RENDERERS
-    except ImportError:
-        return FORMATS
-    return tuple(RENDERERS)
-
-
-def _stall_after(where: str, value: object) -> timedelta:
-    if isinstance(value, timedelta):
-        duration = value
-    elif isinstance(value, (int, str)) and not isinstance(value, bool):
-        try:  # a number in a config file is seconds, as a bare number on the command line is
-            duration = parse_duration(str(value))
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
-    else:
-        raise ConfigError(f"{where} must be a duration such as \"30m\", not {_kind(value)}")
-    if not timedelta(0) < duration <= MAX_STALL_AFTER:
-        raise ConfigError(f"{where} must be more than 0 and at most {MAX_STALL_AFTER.days} days, "
-                          f"not {value!r}")
-    return duration
 
 
 def _now(where: str, value: object) -> datetime:

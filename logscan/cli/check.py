@@ -14,11 +14,11 @@ import typer
 from logscan.cli import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 from logscan.cli.common import (Color, ConfigFile, FailOnOption, Ignore, Isolated, Jobs,
                                 JobStatusOption, Now, Output, ProgressPatterns, RuleDirs, Select,
-                                StallAfter, diagnose_or_fail, load_settings, say, use_color)
+                                StallAfter, diagnose_or_fail, exit_status, load_settings, say,
+                                use_color)
 from logscan.reports import (ConciseOutput, FormatOption, GithubOutput, GitlabOutput,
                                 HumanOutput, JsonOutput, JunitOutput, MarkdownOutput, SarifOutput,
                                 report_files, under_github_actions, write_reports)
-from logscan.cli.scan import exit_status
 
 CHECK_EXIT_HELP = f"""\b
 Exit status:

@@ -11,7 +11,7 @@ from typing import Annotated, NoReturn, Optional
 
 import typer
 
-from logscan.cli import EXIT_USAGE
+from logscan.cli import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_USAGE
 
 ConfigFile = Annotated[Optional[Path], typer.Option(
     "--config", metavar="FILE",
@@ -183,6 +183,22 @@ def diagnose_or_fail(paths: list[str], settings):
         return diagnose_paths(list(paths), settings, catalogue), catalogue
     except LogscanError as exc:
         fail(str(exc))
+
+
+def exit_status(diagnosis, fail_on: str) -> int:
+    """0 for a HEALTHY or RUNNING verdict with no finding at or above fail_on; 1 otherwise: a
+    FAILED job, or INCONCLUSIVE logs, which a gate must not pass. (lint's verdict is only
+    HEALTHY or FAILED.)"""
+    if fail_on == "never":
+        return EXIT_HEALTHY
+    from logscan.catalogue import SEVERITY_ORDER
+
+    if diagnosis.verdict in ("FAILED", "INCONCLUSIVE"):
+        return EXIT_FINDINGS
+    worst = diagnosis.worst_severity()
+    if worst is not None and SEVERITY_ORDER[worst] <= SEVERITY_ORDER[fail_on]:
+        return EXIT_FINDINGS
+    return EXIT_HEALTHY
 
 
 def to_terminal(settings) -> bool:

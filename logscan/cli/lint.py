@@ -4,31 +4,18 @@ formats and exit statuses as `scan`: 0 clean, 1 findings at or above --fail-on, 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from logscan.cli import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_STATUS_HELP
-from logscan.cli.common import ConfigFile, Isolated, RuleDirs, fail, load_settings, write_report
+from logscan.cli import EXIT_STATUS_HELP
+from logscan.cli.common import (Color, ConfigFile, Isolated, RuleDirs, exit_status, fail,
+                                load_settings, to_terminal, write_report)
 
 
 def register(app: typer.Typer) -> None:
     app.command("lint", epilog=EXIT_STATUS_HELP)(lint)
-
-
-def exit_status(diagnosis, fail_on: str) -> int:
-    """1 when a finding is at or above fail_on (an error finding makes the verdict FAILED)."""
-    from logscan.catalogue import SEVERITY_ORDER
-
-    if fail_on == "never":
-        return EXIT_HEALTHY
-    worst = diagnosis.worst_severity()
-    if diagnosis.verdict == "FAILED" or (
-            worst is not None and SEVERITY_ORDER[worst] <= SEVERITY_ORDER[fail_on]):
-        return EXIT_FINDINGS
-    return EXIT_HEALTHY
 
 
 def lint(
@@ -48,7 +35,7 @@ def lint(
     rules: RuleDirs = [],
     select: Annotated[list[str], typer.Option(metavar="ID", help="Only these lint rule ids (repeatable).")] = [],
     ignore: Annotated[list[str], typer.Option(metavar="ID", help="Skip these lint rule ids (repeatable).")] = [],
-    color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Colour the human report.")] = None,
+    color: Color = None,
     config: ConfigFile = None,
     isolated: Isolated = False,
 ) -> None:
@@ -75,8 +62,8 @@ def lint(
         diagnosis = run_lint(inp, load_catalogue(settings.rule_dirs), select, ignore)
     except LogscanError as exc:
         fail(str(exc))
-    human = settings.format == "human"
     if color is None:
-        color = settings.output is None and sys.stdout is not None and sys.stdout.isatty()
-    write_report(RENDERERS[settings.format](diagnosis, color=color and human), settings.output)
+        color = to_terminal(settings)
+    write_report(RENDERERS[settings.format](diagnosis, color=color and settings.format == "human"),
+                 settings.output)
     raise typer.Exit(exit_status(diagnosis, settings.fail_on))

@@ -11,8 +11,7 @@ import typer
 from logscan.cli import EXIT_STATUS_HELP
 from logscan.cli.common import (ConfigFile, Ignore, Isolated, Jobs, JobStatusOption, Now,
                                 ProgressPatterns, RuleDirs, Select, StallAfter, diagnose_or_fail,
-                                load_settings, write_report)
-from logscan.cli.scan import exit_status
+                                exit_status, load_settings, write_report)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,11 +8,11 @@ from typing import Annotated
 
 import typer
 
-from logscan.cli import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_STATUS_HELP
+from logscan.cli import EXIT_STATUS_HELP
 from logscan.cli.common import (Color, ConfigFile, FailOnOption, Ignore, Isolated, Jobs,
                                 JobStatusOption, Now, Output, ProgressPatterns, RuleDirs, Select,
-                                StallAfter, diagnose_or_fail, load_settings, to_terminal,
-                                use_color)
+                                StallAfter, diagnose_or_fail, exit_status, load_settings,
+                                to_terminal, use_color)
 from logscan.reports import (ConciseOutput, FormatOption, GithubOutput, GitlabOutput,
                                 HumanOutput, JsonOutput, JunitOutput, MarkdownOutput, SarifOutput,
                                 report_files, write_reports)
@@ -20,21 +20,6 @@ from logscan.reports import (ConciseOutput, FormatOption, GithubOutput, GitlabOu
 
 def register(app: typer.Typer) -> None:
     app.command("scan", epilog=EXIT_STATUS_HELP)(scan)
-
-
-def exit_status(diagnosis, fail_on: str) -> int:
-    """0 for a HEALTHY or RUNNING verdict with no finding at or above fail_on; 1 otherwise: a
-    FAILED job, or INCONCLUSIVE logs, which a gate must not pass."""
-    if fail_on == "never":
-        return EXIT_HEALTHY
-    from logscan.catalogue import SEVERITY_ORDER
-
-    if diagnosis.verdict in ("FAILED", "INCONCLUSIVE"):
-        return EXIT_FINDINGS
-    worst = diagnosis.worst_severity()
-    if worst is not None and SEVERITY_ORDER[worst] <= SEVERITY_ORDER[fail_on]:
-        return EXIT_FINDINGS
-    return EXIT_HEALTHY
 
 
 def scan(

@@ -175,9 +175,13 @@ def _deliver(run, report, stats, format, every_job, summary, all_rows, shard_lab
         from logscan.sweep.fleet import export_rows, render_summary, summarize
 
         view = summarize(export_rows(all_rows, shard_label))
-        text = render_summary(view) if format == "human" else \
-            __import__("json").dumps({"schema_version": 1, "sweep": stats, "summary": view},
-                                     indent=2, sort_keys=True) + "\n"
+        if format == "human":
+            text = render_summary(view)
+        else:
+            import json
+
+            text = json.dumps({"schema_version": 1, "sweep": stats, "summary": view},
+                              indent=2, sort_keys=True) + "\n"
     else:
         rows = out.rows_to_print(changes, every_job)
         if format == "jsonl":

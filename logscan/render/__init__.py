@@ -6,55 +6,20 @@ Each renderer module is imported when first used, so commands that only need `in
 
 from __future__ import annotations
 
+from importlib import import_module
 
-def render_human(diagnosis, **options) -> str:
-    from logscan.render.human import render_human as render
-
-    return render(diagnosis, **options)
-
-
-def render_json(diagnosis, **options) -> str:
-    from logscan.render.json_v1 import render_json as render
-
-    return render(diagnosis, **options)
+# Format name → the module of this package that renders it, with a `render_<format>` function.
+# In this order `--format` and the `--FORMAT-output` options are listed.
+MODULES = {"human": "human", "json": "json_v1", "concise": "concise", "github": "github",
+           "gitlab": "gitlab", "junit": "junit", "sarif": "sarif", "markdown": "markdown"}
 
 
-def render_concise(diagnosis, **options) -> str:
-    from logscan.render.concise import render_concise as render
+def _renderer(fmt: str, module: str):
+    def render(diagnosis, **options) -> str:
+        return getattr(import_module(f"{__name__}.{module}"), f"render_{fmt}")(diagnosis, **options)
 
-    return render(diagnosis, **options)
-
-
-def render_github(diagnosis, **options) -> str:
-    from logscan.render.github import render_github as render
-
-    return render(diagnosis, **options)
+    render.__name__ = render.__qualname__ = f"render_{fmt}"
+    return render
 
 
-def render_gitlab(diagnosis, **options) -> str:
-    from logscan.render.gitlab import render_gitlab as render
-
-    return render(diagnosis, **options)
-
-
-def render_junit(diagnosis, **options) -> str:
-    from logscan.render.junit import render_junit as render
-
-    return render(diagnosis, **options)
-
-
-def render_sarif(diagnosis, **options) -> str:
-    from logscan.render.sarif import render_sarif as render
-
-    return render(diagnosis, **options)
-
-
-def render_markdown(diagnosis, **options) -> str:
-    from logscan.render.markdown import render_markdown as render
-
-    return render(diagnosis, **options)
-
-
-RENDERERS = {"human": render_human, "json": render_json, "concise": render_concise,
-             "github": render_github, "gitlab": render_gitlab, "junit": render_junit,
-             "sarif": render_sarif, "markdown": render_markdown}
+RENDERERS = {fmt: _renderer(fmt, module) for fmt, module in MODULES.items()}

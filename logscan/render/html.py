@@ -13,6 +13,7 @@ from html import escape
 
 from logscan.diagnosis import STAGES, Diagnosis, Finding, number_ranges, place_label
 from logscan.render.inert import inert
+from logscan.render.order import stuck_lines
 from logscan.render.timeline import LEGEND, SYMBOLS, Layout, Row, layout
 
 CSS = """
@@ -223,19 +224,11 @@ def _timeline(d: Diagnosis, ids: dict[str, str]) -> str:
 
 def _stuck(d: Diagnosis) -> str:
     """For a hang: the last line of each waiting rank (or Worker), and when."""
-    workers = {w.node_rank: w for w in d.workers if w.node_rank is not None}
-    processes = {(p.node_rank, p.rank): p for p in d.processes}
     items = []
-    for place in d.stuck:
-        worker = workers.get(place.node_rank)
-        owner = worker if place.rank is None else processes.get((place.node_rank, place.rank))
-        mark = owner.last_line if owner is not None else None
-        if mark is None:
-            continue
-        who = f"node {place.node_rank}" if place.rank is None else f"rank {place.rank} (node {place.node_rank})"
+    for who, mark, written in stuck_lines(d):
         when = f"at {mark.time}" if mark.time else (
-            f"no time on the line; its log was last written {worker.last_activity}"
-            if worker and worker.last_activity else "no time on the line")
+            f"no time on the line; its log was last written {written}" if written
+            else "no time on the line")
         items.append(f"<li><strong>{_e(who)}</strong> <span class=\"where\">{_e(when)}</span>"
                      f'<div class="where mono">{_e(mark.file)}:{mark.line}</div><pre>{_e(mark.text.rstrip())}</pre></li>')
     if not items:

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from logscan.diagnosis import Diagnosis, Finding, Mark, number_ranges, place_label
 from logscan.render.inert import inert, no_workflow_commands
+from logscan.render.order import stuck_lines
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 # A directory of 100,000 stray logs must not make a 100,000-row report: past these, the human
@@ -35,7 +36,8 @@ class _Report:
 
     def __init__(self, console: Console, wrap: bool):
         self.console, self.wrap = console, wrap
-        self.width = console.width
+        # A pipe or a file: nothing is wrapped, but the Worker table is laid out for $COLUMNS.
+        self.width = console.width if wrap else int(os.environ.get("COLUMNS", "") or PIPE_WIDTH)
 
     def line(self, text: Text | str = "", indent: int = 0, hang: int = 2) -> None:
         """One logical line; wrapped, its continuation lines indented `indent + hang`."""
@@ -104,7 +106,7 @@ def _workers(r: _Report, d: Diagnosis) -> None:
     files = [inert(", ".join(w.files)) for w in shown]
     measure = Console(width=10_000, file=io.StringIO())
     base = measure.measure(_table(rows, header, None)).maximum
-    room = r.width if r.wrap else int(os.environ.get("COLUMNS", "") or PIPE_WIDTH)
+    room = r.width
     r.line(Text("Workers (shape: nnodes x gpus_per_node = total processes)", style="bold"))
     if base + 2 + max(map(len, files), default=0) <= room:
         r.console.print(_table([row + [f] for row, f in zip(rows, files)], header, "log"))
@@ -210,18 +212,7 @@ def _when(mark: Mark, fallback: str | None) -> str:
 
 
 def _stuck(r: _Report, d: Diagnosis) -> None:
-    workers = {w.node_rank: w for w in d.workers if w.node_rank is not None}
-    processes = {(p.node_rank, p.rank): p for p in d.processes}
-    entries = []
-    for place in d.stuck:
-        worker = workers.get(place.node_rank)
-        if place.rank is None:
-            mark, who = (worker.last_line if worker else None), f"node {place.node_rank}"
-        else:
-            p = processes.get((place.node_rank, place.rank))
-            mark, who = (p.last_line if p else None), f"rank {place.rank} (node {place.node_rank})"
-        if mark is not None:
-            entries.append((who, mark, worker.last_activity if worker else None))
+    entries = stuck_lines(d)
     if not entries:
         return
     r.line()
@@ -240,8 +231,6 @@ def render_human(d: Diagnosis, color: bool = False, width: int | None = None,
                       width=width if wrap else 10_000, highlight=False, emoji=False,
                       markup=False, soft_wrap=not wrap)
     r = _Report(console, wrap)
-    if not wrap:
-        r.width = int(os.environ.get("COLUMNS", "") or PIPE_WIDTH)
     style = "bold green" if d.healthy else ("bold yellow" if d.verdict == "RUNNING" else "bold red")
     r.line(Text(inert(d.summary()), style=style))
     facts = []

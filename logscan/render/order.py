@@ -1,9 +1,10 @@
-"""What the CI formats share: findings in report order, root cause first, and which rules a
-testcase or a SARIF rule list covers. Read from the Diagnosis and the catalogue only."""
+"""What the renderers share: findings in report order, root cause first, which rules a
+testcase or a SARIF rule list covers, and where the waiting ranks of a hang stopped. Read from the
+Diagnosis and the catalogue only."""
 
 from __future__ import annotations
 
-from logscan.diagnosis import Diagnosis, Finding
+from logscan.diagnosis import Diagnosis, Finding, Mark
 
 # A finding's severity as a level name in CI formats (SARIF, GitHub): error, warning, note.
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -51,6 +52,23 @@ def place_of(f: Finding) -> str:
     if len(f.node_ranks) == 1:
         return f"node {f.node_ranks[0]}"
     return "job"
+
+
+def stuck_lines(d: Diagnosis) -> list[tuple[str, Mark, str | None]]:
+    """For a hang: (who, its last line, when its Worker's log was last written) for each waiting
+    rank (or Worker, when no rank is known) whose last line is known."""
+    workers = {w.node_rank: w for w in d.workers if w.node_rank is not None}
+    processes = {(p.node_rank, p.rank): p for p in d.processes}
+    out = []
+    for place in d.stuck:
+        worker = workers.get(place.node_rank)
+        owner = worker if place.rank is None else processes.get((place.node_rank, place.rank))
+        mark = owner.last_line if owner is not None else None
+        if mark is not None:
+            who = (f"node {place.node_rank}" if place.rank is None
+                   else f"rank {place.rank} (node {place.node_rank})")
+            out.append((who, mark, worker.last_activity if worker else None))
+    return out
 
 
 def verdict_fails(d: Diagnosis) -> bool:
