@@ -18,12 +18,6 @@ from logscan.timelines import mark, process_last_line, process_stages, time_axis
 from logscan.verdict import judge
 
 
-def _selected(rule_id: str, settings) -> bool:
-    if settings.select and rule_id not in settings.select:
-        return False
-    return rule_id not in settings.ignore
-
-
 def _run(job: Job, rule) -> list:
     if rule.kind == "signature":
         return signature_findings(job, rule)
@@ -32,7 +26,7 @@ def _run(job: Job, rule) -> list:
 
 def run_rules(job: Job, settings) -> list:
     selected = [r for r in job.catalogue.rules.values()
-                if _selected(r.id, settings) and r.role != EXPECTATION]
+                if settings.selects(r.id) and r.role != EXPECTATION]
     findings = [f for rule in selected if not rule.fallback for f in _run(job, rule)]
     if not any(f.severity == "error" for f in findings):
         # Fallback rules say what there is to read when nothing else explains the job.

@@ -190,7 +190,7 @@ def expectation_findings(job: Job, settings, findings: list, checks) -> list:
     for rule in job.catalogue.with_role(EXPECTATION):
         if rule.id not in checks:
             continue
-        if (settings.select and rule.id not in settings.select) or rule.id in settings.ignore:
+        if not settings.selects(rule.id):
             continue
         out += checks[rule.id](job, rule, expect, findings)
     return out

@@ -11,7 +11,7 @@ import typer
 
 from logscan.cli import EXIT_STATUS_HELP
 from logscan.cli.common import (Color, ConfigFile, Isolated, RuleDirs, exit_status, fail,
-                                load_settings, to_terminal, write_report)
+                                load_settings, use_color, write_report)
 
 
 def register(app: typer.Typer) -> None:
@@ -62,8 +62,7 @@ def lint(
         diagnosis = run_lint(inp, load_catalogue(settings.rule_dirs), select, ignore)
     except LogscanError as exc:
         fail(str(exc))
-    if color is None:
-        color = to_terminal(settings)
+    color = use_color(color, settings)
     write_report(RENDERERS[settings.format](diagnosis, color=color and settings.format == "human"),
                  settings.output)
     raise typer.Exit(exit_status(diagnosis, settings.fail_on))
