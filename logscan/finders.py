@@ -165,13 +165,19 @@ DEFAULT_PROGRESS = (
     # a bar past 0%
     r"(?<!\d)(?:[1-9]\d?|100)%\|",
     r"""['"](?:loss|train_loss)['"][ \t]*:[ \t]*['"]?[-+]?[\d.]""",
-    r"(?i:\bloss\b[ \t]*[:=][ \t]*[-+]?\d)",
+    # `loss=0.5`, `loss: 0.5`, and a named one: `train_loss: 0.512` (Lightning's rich bar)
+    r"(?i:(?:\b|_)loss[ \t]*[:=][ \t]*[-+]?\d)",
 )
 # Every match of a default progress pattern holds one of these, in some letter case.
 PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|")
 
-# Words that make a line an error report, whatever progress-like words it holds.
-NOT_PROGRESS = re.compile(rb'Error|Exception|Traceback|Warning|\bFile "')
+# Words that make a line an error report, whatever progress-like words it holds; and the bars
+# of getting ready to train (loading a checkpoint, downloading, a datasets map or filter,
+# tokenising), which run before the first batch whatever their percentage says.
+NOT_PROGRESS = re.compile(
+    rb'Error|Exception|Traceback|Warning|\bFile "'
+    rb'|(?i:\b(?:load|download|fetch|tokeni[sz]|preprocess|extract|generat|map\b|filter\b|resolv)'
+    rb'[^|\r\n%]{0,80}?\d+%\|)')
 
 # Leading global flags, `(?i)`: valid alone, an error once joined to other patterns behind
 # `(?:...)|`, so they are made to scope the user's pattern only.

@@ -236,3 +236,23 @@ def test_a_long_redrawn_candidate_line_keeps_its_last_state(tmp_path, monkeypatc
     bar = "".join(f"\r{k // 10:3d}%|#####     | {k}/1000 [00:10<00:10, 4.00it/s]" for k in range(1, 400))
     scan = scan_text(tmp_path, "step 1/10 loss 1\n" + bar + "\rRuntimeError: CUDA error: boom\n")
     assert [(e.exc_type, e.detail) for e in scan.exceptions] == [("RuntimeError", "CUDA error: boom")]
+
+
+def test_bars_of_getting_ready_are_not_progress():
+    """The bars a job shows before its first batch (Hugging Face loading and datasets, as they
+    print) are not training progress; training bars still are."""
+    from logscan.finders import ProgressFinder
+
+    finder = ProgressFinder()
+    for line in ("Loading checkpoint shards:  50%|█████     | 1/2 [00:03<00:03,  3.21s/it]",
+                 "Downloading shards:  50%|█████     | 1/2 [00:41<00:41, 41.2s/it]",
+                 "Map:  12%|█▏        | 1200/10000 [00:01<00:09, 911.23 examples/s]",
+                 "Map (num_proc=8):  40%|████      | 4000/10000 [00:02<00:03, 1833.10 examples/s]",
+                 "Generating train split:  50%|█████     | 5000/10000 [00:00<00:00, 41234.1 examples/s]",
+                 "Tokenizing:  30%|███       | 300/1000 [00:01<00:02, 290.1it/s]"):
+        assert not finder.is_progress_line(line.encode()), line
+    for line in ("Epoch 0:  12%|█▏        | 120/1000 [00:10<01:15, 11.7it/s, loss=0.512, v_num=0]",
+                 "  3%|▎         | 1/30 [00:01<00:30,  1.05s/it]",
+                 "train:   1%|          | 14/2000 [00:00<00:17, 114.64it/s]",
+                 "Epoch 0/9 ━━━━━━━━━━━━━━━━━━━━ 120/1000 0:00:10 • 0:01:15 11.70it/s v_num: 0 train_loss: 0.512"):
+        assert finder.is_progress_line(line.encode()), line
