@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from logscan.errors import InputError
-from logscan.reader import NotRegularFile, open_regular, skip_leading_nul
+from logscan.reader import NotRegularFile, is_gzip, open_regular, skip_leading_nul
 
 SNIFF_BYTES = 8192
 # Small files are whole after sniffing: up to this much of them is kept, so the scan does not
@@ -90,7 +90,7 @@ def sniff(path: str) -> Sniffed:
             return Sniffed(text[:SNIFF_BYTES], False, False)
     compressed = False
     for _ in range(2):  # a gzip inside a gzip is read too (see reader)
-        if head[:2] != b"\x1f\x8b":
+        if not is_gzip(head):
             break
         compressed = True
         try:
@@ -240,7 +240,7 @@ def _told_by(copy: LogFile, owner: LogFile) -> bool:
             told = handle.read(OWNER_SAMPLE_BYTES)
     except OSError:
         return True  # nothing to add from a copy that cannot be read
-    if told[:2] == b"\x1f\x8b":
+    if is_gzip(told):
         return True  # a compressed Worker log: too costly to compare, and tee is the common case
     lines = [line.strip() for line in head.splitlines() if line.strip()][:COPY_SAMPLE_LINES]
     return all(line in told for line in lines)

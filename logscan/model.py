@@ -15,6 +15,7 @@ import re
 
 from logscan.catalogue import Catalogue
 from logscan.discovery import LogFile
+from logscan.prefixes import clean
 from logscan.events import EnvPrint, EventLists, FileScan, LaunchLine, Progress, Where
 
 
@@ -82,8 +83,8 @@ class Worker(EventLists):
         last = self.last_progress
         if last is None:
             return None
-        segments = [seg for seg in last.where.text.split("\r") if seg.strip()]
-        fractions = [int(n) / int(m) for n, m in _N_OF_M.findall(segments[-1] if segments else "")
+        # What the last carriage return left on screen: a redrawn bar's last state.
+        fractions = [int(n) / int(m) for n, m in _N_OF_M.findall(clean(last.where.text))
                      if int(m) > 0 and int(n) <= int(m)]
         return min(fractions) if fractions else None
 
