@@ -14,7 +14,7 @@ from logscan.model import Job
 from logscan.rootcause import choose_root_cause
 from logscan.rule_ids import MISSING_RANK, MISSING_WORKER, MISSING_WORKER_LOG
 from logscan.placement import root_key, stuck_places, with_findings
-from logscan.timelines import mark, process_last_line, process_stages, time_axis, worker_stages
+from logscan.timelines import RankLines, mark, time_axis, worker_stages
 from logscan.verdict import judge
 
 
@@ -58,6 +58,7 @@ def _processes(job: Job) -> tuple[ProcessSummary, ...]:
     failures = {(f.worker.label, f.rank): f for f in job.failures if f.rank is not None}
     out = {}
     for w in job.workers:
+        lines = RankLines(w)
         for env in w.own_envs:
             if env.rank is None or env.rank in out:
                 continue
@@ -71,7 +72,7 @@ def _processes(job: Job) -> tuple[ProcessSummary, ...]:
                 world_size=env.world_size, stage=stage,
                 failed=failure.summary if failure else None,
                 cascade=bool(failure and failure.cascade),
-                stages=process_stages(w, env, failure), last_line=process_last_line(w, env.rank))
+                stages=lines.stages(env, failure), last_line=lines.last_line(env.rank))
     return tuple(out[r] for r in sorted(out))
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 from logscan.diagnosis import STAGES, Mark, WorkerSummary
 from logscan.model import Job
 from logscan.rule_ids import SIGTERM_RECEIVED, TORCHRUN_STARTED, WAITING_EVIDENCE
@@ -17,18 +19,20 @@ def mark(stage: str, where) -> Mark | None:
                 where.time.isoformat() if where.time else None)
 
 
-def _position(worker, where) -> tuple[int, int]:
+def _file_order(worker):
+    """A sort key placing a Worker's lines in reading order: its files in order, then lines."""
     order = {name: i for i, name in enumerate(worker.files)}
-    return order.get(where.file, len(order)), where.line
+    return lambda where: (order.get(where.file, len(order)), where.line)
 
 
 def worker_stages(job: Job, w) -> tuple[Mark, ...]:
     """One mark per stage the Worker reached, each on the first line that shows it."""
-    by_line = lambda items: sorted(items, key=lambda where: _position(w, where))  # noqa: E731
+    position = _file_order(w)
+    by_line = lambda items: sorted(items, key=position)  # noqa: E731
     own_envs = [e.where for e in w.own_envs]
     progress = by_line(p.where for p in w.progress)
     failures = job.failures_of(w)
-    failure = min(failures, key=lambda f: (f.cascade, _position(w, f.where)), default=None)
+    failure = min(failures, key=lambda f: (f.cascade, position(f.where)), default=None)
     found = {
         "launched": w.launch.where if w.launch else None,
         "torchrun started": next(iter(by_line(h.where for h in w.hits if h.rule_id == TORCHRUN_STARTED)), None),
@@ -39,31 +43,42 @@ def worker_stages(job: Job, w) -> tuple[Mark, ...]:
         "end": w.last_line,
     }
     marks = [mark(stage, found[stage]) for stage in STAGES if found[stage] is not None]
-    return tuple(sorted(marks, key=lambda m: (_position(w, m), STAGES.index(m.stage))))
+    return tuple(sorted(marks, key=lambda m: (position(m), STAGES.index(m.stage))))
 
 
-def _rank_lines(w, rank: int):
-    """A rank's own lines: its env print, its progress, its exceptions and what it said while
-    waiting on others (torchrun's report about it is torchrun's, not the rank's)."""
-    yield from (e.where for e in w.envs if e.rank == rank)
-    own = [p.where for p in w.progress] + [x.where for x in w.exceptions if not x.agent] + \
-        [h.where for h in w.hits if h.rule_id in RANK_WAITING]
-    yield from (where for where in own if w.global_rank(where) == rank)
+class RankLines:
+    """One Worker's lines grouped by the rank they are of, built once per Worker: a rank's own
+    lines are its env print, its progress, its exceptions and what it said while waiting on
+    others (torchrun's report about it is torchrun's, not the rank's)."""
 
+    def __init__(self, w):
+        self.position = _file_order(w)
+        self.progress: dict[int, list] = defaultdict(list)
+        self.own: dict[int, list] = defaultdict(list)
+        for env in w.envs:
+            if env.rank is not None:
+                self.own[env.rank].append(env.where)
+        for p in w.progress:
+            if (rank := w.global_rank(p.where)) is not None:
+                self.progress[rank].append(p.where)
+                self.own[rank].append(p.where)
+        said = [x.where for x in w.exceptions if not x.agent] + \
+            [h.where for h in w.hits if h.rule_id in RANK_WAITING]
+        for where in said:
+            if (rank := w.global_rank(where)) is not None:
+                self.own[rank].append(where)
 
-def process_stages(w, env, failure) -> tuple[Mark, ...]:
-    progress = sorted((p.where for p in w.progress if w.global_rank(p.where) == env.rank),
-                      key=lambda where: _position(w, where))
-    marks = [mark("env printed", env.where),
-             mark("first batch", progress[0]) if progress else None,
-             mark("last progress", progress[-1]) if len(progress) > 1 else None,
-             mark("failure", failure.where) if failure else None]
-    return tuple(sorted((m for m in marks if m), key=lambda m: _position(w, m)))
+    def stages(self, env, failure) -> tuple[Mark, ...]:
+        progress = sorted(self.progress.get(env.rank, ()), key=self.position)
+        marks = [mark("env printed", env.where),
+                 mark("first batch", progress[0]) if progress else None,
+                 mark("last progress", progress[-1]) if len(progress) > 1 else None,
+                 mark("failure", failure.where) if failure else None]
+        return tuple(sorted((m for m in marks if m), key=self.position))
 
-
-def process_last_line(w, rank: int) -> Mark | None:
-    lines = list(_rank_lines(w, rank))
-    return mark("last line", max(lines, key=lambda where: _position(w, where))) if lines else None
+    def last_line(self, rank: int) -> Mark | None:
+        lines = self.own.get(rank)
+        return mark("last line", max(lines, key=self.position)) if lines else None
 
 
 def time_axis(workers: tuple[WorkerSummary, ...]) -> str:
