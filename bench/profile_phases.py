@@ -31,7 +31,7 @@ def main() -> None:
 
     import logscan.cli  # noqa: F401  typer, click
     lap("import the CLI (typer)")
-    from logscan.pipeline import diagnose_paths
+    from logscan.diagnose.pipeline import diagnose_paths
     from logscan.render import RENDERERS
     from logscan.settings import Settings
     lap("import the pipeline, scanner, renderers (rich)")

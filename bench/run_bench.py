@@ -53,8 +53,8 @@ def grep_patterns() -> list[str]:
     """logscan's candidate patterns and keywords, as POSIX extended regexes that match the same
     lines: what Hyperscan is given, in grep's syntax."""
     from logscan.catalogue import load_catalogue
-    from logscan.hyperscan_matcher import line_pattern
-    from logscan.lineparse import CANDIDATES
+    from logscan.scan.hyperscan_matcher import line_pattern
+    from logscan.scan.lineparse import CANDIDATES
 
     def ere(pattern: bytes) -> str:
         text = line_pattern(pattern).decode().replace("\\n]", "]").replace("(?:", "(")

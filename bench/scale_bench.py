@@ -8,7 +8,7 @@ generated jobs (bench/make_scale_logs.py) phase by phase, and prints the curve.
     python bench/scale_bench.py --profile workers-3100:1024   # cProfile of one job's model and rules
 
 Each job is built once and kept in bench/out/scale/ (git ignores bench/out). Each is diagnosed in
-a fresh process (`logscan.pipeline.diagnose_paths`, then the JSON and the human report), so one
+a fresh process (`logscan.diagnose.pipeline.diagnose_paths`, then the JSON and the human report), so one
 job's memory does not carry into the next: the figures are that process's phases, and its peak
 RSS. "per unit" divides the time after the scan (job model, rules, reports) and the whole time by
 the series' unit (Workers, lines, prints, tracebacks): flat columns mean linear cost.
@@ -67,7 +67,7 @@ def measure(path: Path, profile: bool = False) -> dict:
     from datetime import datetime
 
     from logscan.catalogue import load_catalogue
-    from logscan.pipeline import diagnose_paths
+    from logscan.diagnose.pipeline import diagnose_paths
     from logscan.render import render_human, render_json
     from logscan.settings import Settings
 

@@ -1,7 +1,7 @@
 """The rule catalogue: every rule and signal, loaded from TOML files in `rules/` and user dirs.
 
 Signature rules and signals carry their own patterns; code rules carry only their catalogue entry
-(severity, docs, hint) and are implemented in `logscan.checks` under the same id.
+(severity, docs, hint) and are implemented in `logscan.findings` under the same id.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from logscan.catalogue import SEVERITY_ORDER
-from logscan.events import Where
+from logscan.scan.events import Where
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Finding:
     time: str | None = None         # ISO time of the first evidence, where the line carries one
     node_ranks: tuple[int, ...] = ()  # every node_rank the finding is about, when several
     ranks: tuple[int, ...] = ()       # every global rank the finding is about, when several
-    # Stable across runs and however the paths were typed; set for reports (logscan.fingerprint).
+    # Stable across runs and however the paths were typed; set for reports (logscan.diagnose.fingerprint).
     fingerprint: str = ""
 
     @property
@@ -133,7 +133,7 @@ class Diagnosis:
     reached_first_batch: bool
     missing_node_ranks: tuple[int, ...]
     missing_ranks: tuple[int, ...]
-    verdict: str = "INCONCLUSIVE"   # HEALTHY, FAILED, RUNNING or INCONCLUSIVE (logscan.verdict)
+    verdict: str = "INCONCLUSIVE"   # HEALTHY, FAILED, RUNNING or INCONCLUSIVE (logscan.diagnose.verdict)
     verdict_reason: str = ""
     job_status: str | None = None
     config_file: str | None = None   # the settings file this run read, if any

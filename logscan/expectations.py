@@ -2,7 +2,7 @@
 
 Plain data, validated by `Settings.resolve` (the flags `--expect-workers`, ... and the
 `[tool.logscan.check]` table, whose keys are the flag names without `--`). The checks that hold the
-job model to them are `logscan.checks.expectations`, each under its own catalogue id
+job model to them are `logscan.findings.expectations`, each under its own catalogue id
 (`rules/expect-*.toml`, role = "expectation").
 """
 

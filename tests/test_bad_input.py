@@ -271,18 +271,18 @@ def test_unreadable_file_beside_good_ones(tmp_path, clean, run_cli, monkeypatch)
 def test_file_unreadable_when_the_scan_opens_it(tmp_path, run_cli, monkeypatch):
     """Readable while logs are found, not when they are read (permissions changed between the
     two): the scan goes on and says so. Simulated as in the test above."""
-    import logscan.scanner
+    import logscan.scan.scanner
 
     job = good_job(tmp_path)
     victim = str(job / "worker-1" / "launch_ddp.log")
-    real = logscan.scanner.line_blocks
+    real = logscan.scan.scanner.line_blocks
 
     def failing(path, *args, **kwargs):
         if path == victim:
             raise PermissionError(errno.EACCES, "Permission denied", path)
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(logscan.scanner, "line_blocks", failing)
+    monkeypatch.setattr(logscan.scan.scanner, "line_blocks", failing)
     result = run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW)
     assert result.exit_code in (0, 1) and "Traceback" not in result.output, result.output
     report = json.loads(result.stdout)

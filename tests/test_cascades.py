@@ -7,7 +7,7 @@ cannot show NCCL.
 
 from __future__ import annotations
 
-from logscan.pipeline import diagnose_paths
+from logscan.diagnose.pipeline import diagnose_paths
 from logscan.settings import Settings
 
 LAUNCH = "DDP launch: nnodes=2 node_rank={node} gpus_per_node=2 total_procs=4 master=10.0.0.1:29500"
@@ -90,7 +90,7 @@ def test_a_ranked_report_of_a_failure_wins_over_a_rankless_one():
 
     from logscan.catalogue import load_catalogue
     from logscan.diagnosis import Evidence, Finding
-    from logscan.rootcause import _pick_leader
+    from logscan.diagnose.root_cause import _pick_leader
 
     job = SimpleNamespace(catalogue=load_catalogue())
     line = Evidence("job/worker-1/launch_ddp.log", 40, "RuntimeError: CUDA error")

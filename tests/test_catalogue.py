@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from logscan.catalogue import DOC_SECTIONS, load_catalogue
-from logscan.checks import CHECKS
-from logscan.prefixes import strip_prefixes
+from logscan.findings import CHECKS
+from logscan.scan.prefixes import strip_prefixes
 from logscan import rule_ids
 
 CATALOGUE = load_catalogue()
@@ -33,7 +33,7 @@ def test_no_rule_id_literal_outside_the_ids_module():
     package = Path(rule_ids.__file__).parent
     ids = set(CATALOGUE.rules) | set(CATALOGUE.signals)
     for path in package.rglob("*.py"):
-        if path.name == "rule_ids.py" or path.parent.name == "checks" and path.name == "__init__.py":
+        if path.name == "rule_ids.py" or path.parent.name == "findings" and path.name == "__init__.py":
             continue
         for literal in re.findall(r'"([a-z0-9-]+)"', path.read_text()):
             assert literal not in ids, f"{path.name} names {literal!r}: use logscan.rule_ids"

@@ -28,7 +28,7 @@ fix = "fix it"
 @pytest.fixture
 def settings_of(run_cli, monkeypatch):
     """The Settings `logscan scan ARGS...` would diagnose with, run in `cwd`; nothing is scanned."""
-    import logscan.pipeline
+    import logscan.diagnose.pipeline
 
     seen = []
 
@@ -36,7 +36,7 @@ def settings_of(run_cli, monkeypatch):
         seen.append(settings)
         raise InputError("stopped here by the test")
 
-    monkeypatch.setattr(logscan.pipeline, "diagnose_paths", record)
+    monkeypatch.setattr(logscan.diagnose.pipeline, "diagnose_paths", record)
 
     def settings_of(cwd, *args):
         monkeypatch.chdir(cwd)

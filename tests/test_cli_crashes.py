@@ -144,12 +144,12 @@ def call_main(monkeypatch, *args) -> int:
 
 
 def test_an_unexpected_exception_is_one_line_exit_3(monkeypatch, capsys):
-    import logscan.pipeline
+    import logscan.diagnose.pipeline
 
     def broken(*_args, **_kwargs):
         raise RuntimeError("a bug\nspanning lines")
 
-    monkeypatch.setattr(logscan.pipeline, "diagnose_paths", broken)
+    monkeypatch.setattr(logscan.diagnose.pipeline, "diagnose_paths", broken)
     assert call_main(monkeypatch, "scan", HEALTHY) == 3
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -166,9 +166,9 @@ def test_main_passes_exit_statuses_through(monkeypatch, capsys):
 
 POOL_SCAN = """
 import multiprocessing, sys, time
-import logscan.pipeline
+import logscan.diagnose.pipeline
 from logscan.catalogue import load_catalogue
-from logscan.scanpool import ScanPool
+from logscan.scan.pool import ScanPool
 from logscan.settings import Settings
 
 def slow(*args, **kwargs):  # the scan's own worker processes, busy
@@ -180,7 +180,7 @@ def slow(*args, **kwargs):  # the scan's own worker processes, busy
     print(*(p.pid for p in multiprocessing.active_children()), file=sys.stderr, flush=True)
     futures[0].result()
 
-logscan.pipeline.diagnose_paths = slow
+logscan.diagnose.pipeline.diagnose_paths = slow
 sys.argv = ["logscan", "scan", sys.argv[1]]
 from logscan.cli import main
 main()
@@ -232,7 +232,7 @@ def test_a_stopped_command_ends_at_once_and_leaves_no_worker_behind(signum, whol
 
 def test_jobs_never_exceed_the_usable_cores():
     from logscan.catalogue import load_catalogue
-    from logscan.scanpool import ScanPool, usable_cores
+    from logscan.scan.pool import ScanPool, usable_cores
     from logscan.settings import Settings
 
     assert ScanPool(load_catalogue(), Settings(jobs=1024)).workers == usable_cores()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from conftest import POST_MORTEM_NOW, SAMPLES
 from logscan.config import parse_time
-from logscan.discovery import discover
-from logscan.pipeline import diagnose_paths
+from logscan.files.discovery import discover
+from logscan.diagnose.pipeline import diagnose_paths
 from logscan.settings import Settings
 
 REAL = SAMPLES / "healthy-2x2"

@@ -136,8 +136,8 @@ def test_step_summary_and_default_format_under_github_actions(run_cli, tmp_path,
 
 def test_fingerprints_are_stable_and_distinct(run_cli, tmp_path):
     from logscan.config import parse_time
-    from logscan.fingerprint import for_report
-    from logscan.pipeline import diagnose_paths
+    from logscan.diagnose.fingerprint import for_report
+    from logscan.diagnose.pipeline import diagnose_paths
     from logscan.settings import Settings
 
     settings = Settings(now=parse_time(POST_MORTEM_NOW))

@@ -11,12 +11,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from logscan import reader
-from logscan.lineparse import CANDIDATES
+from logscan.files import reader
+from logscan.scan.lineparse import CANDIDATES
 
 hyperscan = pytest.importorskip("hyperscan")
 
-from logscan.hyperscan_matcher import HyperscanLineFinder  # noqa: E402
+from logscan.scan.hyperscan_matcher import HyperscanLineFinder  # noqa: E402
 
 BLOCK = b"step 1 loss 2\n  rank      : 3 (local_rank: 1)\n[rank 0] RANK= 2\nRuntimeError: x\n"
 EXPECTED = [14, 46, 63]

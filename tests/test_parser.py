@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-import logscan.scanner
-from logscan import lineparse
+import logscan.scan.scanner
+from logscan.scan import lineparse
 from logscan.catalogue import Catalogue
 from logscan.errors import ConfigError
-from logscan.finders import MATCHERS, compile_progress
-from logscan.interpret import FileInterpreter
-from logscan.lineparse import Candidates, parse_launch
-from logscan.prefixes import strip_prefixes
-from logscan.scanner import Scanner
+from logscan.scan.finders import MATCHERS, compile_progress
+from logscan.scan.interpret import FileInterpreter
+from logscan.scan.lineparse import Candidates, parse_launch
+from logscan.scan.prefixes import strip_prefixes
+from logscan.scan.scanner import Scanner
 
 
 def scan_text(tmp_path, text: str | bytes, name: str = "launch_ddp.log", chunk_size: int = 1 << 20):
@@ -193,7 +193,7 @@ def test_a_parser_registered_with_a_literal_is_fed_its_line(tmp_path, monkeypatc
             fed.append((lineno, raw))
             super().line(raw, lineno)
 
-    monkeypatch.setattr(logscan.scanner, "FileInterpreter", Recording)
+    monkeypatch.setattr(logscan.scan.scanner, "FileInterpreter", Recording)
     path = tmp_path / "launch_ddp.log"
     path.write_bytes(b"noise\n[rank0]: zebra crossing 7\nzebra crossing x\nstep 1\n")
     Scanner(Catalogue({}, {}), matcher=matcher).scan_file(str(path), "x")
@@ -203,7 +203,7 @@ def test_a_parser_registered_with_a_literal_is_fed_its_line(tmp_path, monkeypatc
 def test_config_prints_are_not_progress():
     """Lines as training scripts print their config (from sample_logs/healthy-config-print and
     HF Trainer's banner) must not count as a step done; real progress lines still do."""
-    from logscan.finders import ProgressFinder
+    from logscan.scan.finders import ProgressFinder
 
     finder = ProgressFinder()
     for line in ("steps=30", "max_steps: 1000", "  Total optimization steps = 30",
@@ -218,7 +218,7 @@ def test_config_prints_are_not_progress():
 
 def test_an_over_long_line_keeps_its_head_and_its_last_state(tmp_path):
     """Synthetic: a tqdm bar redrawn 5,000 times on one line, longer than a read block."""
-    from logscan.reader import line_blocks
+    from logscan.files.reader import line_blocks
 
     bar = "".join(f"\rtrain: {i * 100 // 5000:3d}%| | {i}/5000" for i in range(5001))
     path = tmp_path / "bar.log"
@@ -241,7 +241,7 @@ def test_a_long_redrawn_candidate_line_keeps_its_last_state(tmp_path, monkeypatc
 def test_bars_of_getting_ready_are_not_progress():
     """The bars a job shows before its first batch (Hugging Face loading and datasets, as they
     print) are not training progress; training bars still are."""
-    from logscan.finders import ProgressFinder
+    from logscan.scan.finders import ProgressFinder
 
     finder = ProgressFinder()
     for line in ("Loading checkpoint shards:  50%|█████     | 1/2 [00:03<00:03,  3.21s/it]",

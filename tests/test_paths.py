@@ -13,7 +13,7 @@ import shutil
 import pytest
 
 from conftest import POST_MORTEM_NOW, SAMPLES
-from logscan.discovery import discover
+from logscan.files.discovery import discover
 
 SIGKILL = SAMPLES / "self-sigkill"
 MISMATCH = SAMPLES / "collective-mismatch"   # six findings, cascades among them
@@ -182,8 +182,8 @@ def test_fingerprints_do_not_depend_on_how_the_paths_were_typed(run_cli, tmp_pat
 def test_a_worker_without_node_rank_is_hashed_within_the_job(tmp_path, monkeypatch):
     """A Worker with no launch line is labelled by its log's path; its findings' fingerprints hash
     that path within the job, so they too do not change with how the job was typed."""
-    from logscan.fingerprint import for_report
-    from logscan.pipeline import diagnose_paths
+    from logscan.diagnose.fingerprint import for_report
+    from logscan.diagnose.pipeline import diagnose_paths
     from logscan.settings import Settings
     from logscan.config import parse_time
 
@@ -211,8 +211,8 @@ def test_finding_keys_still_point_at_their_findings_in_reports(sample, run_cli, 
     """No layer rewrites paths after the findings are made, so `caused_by`, the root cause's key
     and each Worker's findings name findings of the report, under check as under scan."""
     from logscan.config import parse_time
-    from logscan.fingerprint import for_report
-    from logscan.pipeline import diagnose_paths
+    from logscan.diagnose.fingerprint import for_report
+    from logscan.diagnose.pipeline import diagnose_paths
     from logscan.settings import Settings
 
     elsewhere = tmp_path / "cwd"

@@ -33,12 +33,12 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from conftest import POST_MORTEM_NOW, SAMPLES, sample_dirs
 from logscan.catalogue import Catalogue, load_catalogue
 from logscan.errors import ConfigError
-from logscan import finders
-from logscan.finders import LineFinder, ProgressFinder, make_line_finder
-from logscan.interpret import MAX_RAW
-from logscan.lineparse import CANDIDATES as CORE_CANDIDATES, Candidates
-from logscan.reader import is_gzip
-from logscan.scanner import Scanner
+from logscan.scan import finders
+from logscan.scan.finders import LineFinder, ProgressFinder, make_line_finder
+from logscan.scan.interpret import MAX_RAW
+from logscan.scan.lineparse import CANDIDATES as CORE_CANDIDATES, Candidates
+from logscan.files.reader import is_gzip
+from logscan.scan.scanner import Scanner
 
 CATALOGUE = load_catalogue()
 SCANNER = Scanner(CATALOGUE, matcher="python")
@@ -174,7 +174,7 @@ def test_hyperscan_is_given_the_exact_patterns():
 
 
 def test_lookbehinds_are_rewritten_to_match_the_same_lines():
-    from logscan.hyperscan_matcher import Untranslatable, line_pattern
+    from logscan.scan.hyperscan_matcher import Untranslatable, line_pattern
 
     assert line_pattern(rb"(?<![A-Za-z_])RANK[ \t]*[=:]") == rb"(?:^|[^A-Za-z_\n])RANK[ \t]*[=:]"
     assert line_pattern(rb"(?<=x)y") == rb"(?:x)y"
@@ -187,8 +187,8 @@ def test_lookbehinds_are_rewritten_to_match_the_same_lines():
 @FAST
 @given(blocks=st.lists(st.lists(pieces, max_size=60).map(b"".join), min_size=1, max_size=3))
 def test_a_pattern_beyond_hyperscan_is_found_through_its_literals(blocks):
-    from logscan.hyperscan_matcher import HyperscanLineFinder
-    from logscan.lineparse import Candidates
+    from logscan.scan.hyperscan_matcher import HyperscanLineFinder
+    from logscan.scan.lineparse import Candidates
 
     wanted = [*CORE_CANDIDATES, Candidates((b"rank",), rb"rank(?= )"),
               Candidates((b"Error",), rb"(?<![^ ])Error")]
@@ -283,7 +283,8 @@ def test_first_and_last_progress_lines_are_exact(block):
 # --- diagnosis independent of file order and read blocks ------------------------------------
 
 def diagnose(paths, chunk: int | None = None, monkeypatch=None) -> dict:
-    from logscan import pipeline, scanpool
+    from logscan.diagnose import pipeline
+    from logscan.scan import pool as scanpool
     from logscan.settings import Settings
     from logscan.render.json_v1 import diagnosis_record
 
@@ -300,7 +301,7 @@ def diagnose(paths, chunk: int | None = None, monkeypatch=None) -> dict:
 
 
 def job_files(job: Path) -> list[Path]:
-    from logscan.discovery import discover
+    from logscan.files.discovery import discover
 
     return [Path(log.path) for log in discover([str(job)]).logs]
 
@@ -338,7 +339,7 @@ def test_file_scan_does_not_depend_on_read_blocks(chunk, data):
        data=st.data())
 def test_file_scan_does_not_depend_on_how_the_file_is_split_for_workers(pieces, chunk, data):
     """A big file is surveyed in line-aligned pieces by several processes, then merged."""
-    from logscan.reader import line_ranges
+    from logscan.files.reader import line_ranges
 
     job = data.draw(st.sampled_from(sample_dirs()), label="job")
     for path in map(str, job_files(job)):

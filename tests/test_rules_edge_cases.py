@@ -4,7 +4,7 @@ a real sample log (named) edited as stated, so the lines stay torch 2.13's own."
 from __future__ import annotations
 
 from conftest import SAMPLES
-from logscan.pipeline import diagnose_paths
+from logscan.diagnose.pipeline import diagnose_paths
 from logscan.settings import Settings
 
 
@@ -45,7 +45,7 @@ def test_an_exception_the_training_survived_is_not_a_crash(tmp_path):
 
 
 def test_a_large_world_names_ranks_as_ranges(tmp_path):
-    from logscan.checks.base import plural
+    from logscan.findings.base import plural
 
     assert plural(list(range(512)), "rank", "ranks") == "ranks 0-511"
     assert plural([0, 1, 5, 6, 7, 9], "rank", "ranks") == "ranks 0, 1, 5-7, 9"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import POST_MORTEM_NOW, SAMPLES, expected, healthy_samples, sample_dirs
-from logscan.pipeline import diagnose_paths
+from logscan.diagnose.pipeline import diagnose_paths
 from logscan.settings import Settings
 from logscan.config import parse_time
 

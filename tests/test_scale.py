@@ -10,9 +10,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from logscan.checks.base import HANDFUL, plural
-from logscan.lineparse import EnvAssembler
-from logscan.pipeline import diagnose_paths
+from logscan.findings.base import HANDFUL, plural
+from logscan.scan.lineparse import EnvAssembler
+from logscan.diagnose.pipeline import diagnose_paths
 from logscan.settings import Settings
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"

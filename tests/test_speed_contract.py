@@ -28,8 +28,8 @@ import pytest
 from conftest import SAMPLES
 from logscan.catalogue import load_catalogue
 from logscan.errors import ConfigError
-from logscan.reader import CHUNK_SIZE
-from logscan.scanner import Scanner
+from logscan.files.reader import CHUNK_SIZE
+from logscan.scan.scanner import Scanner
 
 HEAVY = ("pandas", "numpy")
 WORKER0 = (SAMPLES / "healthy-2x2" / "worker-0" / "launch_ddp.log").read_bytes()
@@ -58,7 +58,7 @@ def test_quick_commands_do_not_import_pandas(args):
 def test_small_scan_imports_neither_pandas_nor_numpy():
     modules = imported_modules("scan", str(SAMPLES / "healthy-2x2"))
     # the whole scan ran: the job model was built and every rule read it
-    assert {"logscan.model", "logscan.checks.launch", "logscan.checks.processes"} <= modules
+    assert {"logscan.model.job", "logscan.findings.launch", "logscan.findings.processes"} <= modules
     heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
     assert not heavy, f"logscan scan of a small job imports {heavy[:5]}"
 

@@ -41,7 +41,7 @@ def outputs(tmp_path) -> Path:
 def scanned(job: Path, settings):
     """What `logscan scan` gives for a run directory typed as its name from the directory above
     it: sweep shows a job's files under the run directory's name, whatever the current directory."""
-    from logscan.pipeline import diagnose_paths
+    from logscan.diagnose.pipeline import diagnose_paths
 
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(job.parent)
@@ -309,7 +309,7 @@ def test_state_is_never_inside_the_swept_directory(run_cli, outputs, monkeypatch
     ("launch_ddp.log", ""),
 ])
 def test_run_directories(path, run):
-    from logscan.jobroots import run_dir_of
+    from logscan.files.jobroots import run_dir_of
 
     assert run_dir_of(path, set()) == run
     assert run_dir_of("a/b/worker-0/x.log", {"a"}) == "a"

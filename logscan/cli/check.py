@@ -16,7 +16,7 @@ from logscan.cli.common import (Color, ConfigFile, FailOnOption, Ignore, Isolate
                                 JobStatusOption, Now, Output, ProgressPatterns, RuleDirs, Select,
                                 StallAfter, diagnose_or_fail, exit_status, load_settings, say,
                                 use_color)
-from logscan.reports import (ConciseOutput, FormatOption, GithubOutput, GitlabOutput,
+from logscan.cli.outputs import (ConciseOutput, FormatOption, GithubOutput, GitlabOutput,
                                 HumanOutput, JsonOutput, JunitOutput, MarkdownOutput, SarifOutput,
                                 report_files, under_github_actions, write_reports)
 

@@ -177,7 +177,7 @@ def diagnose_or_fail(paths: list[str], settings):
     from logscan.errors import LogscanError
 
     try:
-        from logscan.pipeline import diagnose_paths
+        from logscan.diagnose.pipeline import diagnose_paths
 
         catalogue = checked_catalogue(settings)
         return diagnose_paths(list(paths), settings, catalogue), catalogue

@@ -117,7 +117,7 @@ def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, w
     state_path = state or st.default_state_path(dirs, shard)
     st.check_state_path(state_path, dirs)
     shard_label = f"{shard[0]}/{shard[1]}" if shard else None
-    from logscan.scanpool import ScanPool
+    from logscan.scan.pool import ScanPool
 
     try:
         with ScanPool(catalogue, settings) as pool, \

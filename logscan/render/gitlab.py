@@ -7,7 +7,7 @@ import json
 import os
 
 from logscan.diagnosis import Diagnosis, place_label
-from logscan.fingerprint import fingerprint
+from logscan.diagnose.fingerprint import fingerprint
 from logscan.render.order import is_root, location, ordered, verdict_fails
 
 # Code Quality severities: info, minor, major, critical, blocker.

@@ -7,7 +7,7 @@ import json
 from urllib.parse import quote
 
 from logscan.diagnosis import Diagnosis, place_label
-from logscan.fingerprint import fingerprint
+from logscan.diagnose.fingerprint import fingerprint
 from logscan.render.order import LEVELS, location, ordered, rules_of, verdict_fails
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -3,7 +3,7 @@ told once.
 
 The package is a flat set of nouns:
 
-- tree: the directories walked into jobs (run directories, logscan.jobroots), by name and stat
+- tree: the directories walked into jobs (run directories, logscan.files.jobroots), by name and stat
   only: an unchanged file is never opened;
 - reading: one job's files brought up to date from where the last sweep stopped, and its
   diagnosis rebuilt from the stored surveys (what the parser extracted) plus the new bytes;

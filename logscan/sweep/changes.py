@@ -1,10 +1,10 @@
 """What changed in a job since the last sweep. A failure is told once: by its fingerprint
-(logscan.fingerprint), which survives a rotation, a log growing around the failure and line
+(logscan.diagnose.fingerprint), which survives a rotation, a log growing around the failure and line
 numbers moving; Finding.key (rule@place@file:line) does not."""
 
 from __future__ import annotations
 
-from logscan.fingerprint import fingerprint
+from logscan.diagnose.fingerprint import fingerprint
 
 FAILED_CHANGES = ("failed", "hung", "root-cause-changed")
 

@@ -259,13 +259,13 @@ def _settings_key(settings) -> str:
 
 
 def _usable_cores() -> int:
-    from logscan.scanpool import usable_cores
+    from logscan.scan.pool import usable_cores
 
     return usable_cores()
 
 
 def _scanner(catalogue, settings):
-    from logscan.scanner import Scanner
+    from logscan.scan.scanner import Scanner
 
     return Scanner(catalogue, settings.progress_patterns)
 
@@ -288,8 +288,8 @@ def _fan_out(tasks, catalogue, settings, now, workers, scanner):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    import logscan.diagnose  # noqa: F401  (loaded once, before the fork)
-    import logscan.model  # noqa: F401
+    import logscan.diagnose.build  # noqa: F401  (loaded once, before the fork)
+    import logscan.model.job  # noqa: F401
 
     _worker.update(scanner=scanner or _scanner(catalogue, settings), catalogue=catalogue,
                    settings=settings, now=now)

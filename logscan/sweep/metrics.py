@@ -8,7 +8,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from logscan.verdict import VERDICTS
+from logscan.diagnose.verdict import VERDICTS
 
 PREFIX = "logscan_sweep"
 

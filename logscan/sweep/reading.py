@@ -1,7 +1,7 @@
 """One job brought up to date: each file read only as far as it is new, the job's diagnosis
 rebuilt from the stored surveys plus the new bytes.
 
-What is stored per file is its Survey (logscan.scanner): the candidate lines, progress lines and
+What is stored per file is its Survey (logscan.scan.scanner): the candidate lines, progress lines and
 edges the parser kept, a few KiB whatever the log's size. Surveys of consecutive line-aligned
 pieces merge into exactly the FileScan a whole read gives, so a grown file is surveyed from the
 line start where the last sweep stopped, and the committed surveys are concatenated into one.
@@ -22,10 +22,10 @@ import zlib
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 
-from logscan.discovery import (SNIFF_BYTES, Discovery, LogFile, copy_local_rank, read_job_status,
+from logscan.files.discovery import (SNIFF_BYTES, Discovery, LogFile, copy_local_rank, read_job_status,
                                settle, sniff, stream_of, why_not_a_log)
-from logscan.reader import open_regular
-from logscan.scanner import Survey
+from logscan.files.reader import open_regular
+from logscan.scan.scanner import Survey
 from logscan.sweep.tree import FileStat, JobDir
 
 EDGE_BYTES = 64       # bytes before the read position kept to tell growth from a rewrite
@@ -144,8 +144,8 @@ class FileReader:
     def whole(self, path: str, size: int) -> Survey:
         """A first read of a whole plain file: in line-aligned pieces across the pool's workers
         when it is big, as `scan` does."""
-        from logscan.scanpool import PARALLEL_MIN_BYTES
-        from logscan.reader import line_ranges
+        from logscan.scan.pool import PARALLEL_MIN_BYTES
+        from logscan.files.reader import line_ranges
 
         pool = self.pool
         if pool is None or pool.workers < 2 or size < PARALLEL_MIN_BYTES or not can_concat():
@@ -309,7 +309,7 @@ def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalog
     if status is None and now.timestamp() - newest <= settings.stall_after.total_seconds():
         # No word from the platform, and a log moved lately: the job is live.
         status, source = "running", "a log written less than --stall-after ago"
-    from logscan.pipeline import diagnose_scans  # the job model and rules: only when needed
+    from logscan.diagnose.pipeline import diagnose_scans  # the job model and rules: only when needed
 
     diagnosis = diagnose_scans(job.shown, found, scans, catalogue, settings, status, source, now)
     return JobResult(job, records, diagnosis, platform, sig,

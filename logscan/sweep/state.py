@@ -18,7 +18,11 @@ from pathlib import Path
 
 from logscan.errors import InputError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# schema version → the statements that bring a state of that version to the next one. Version 2
+# moved the reading code into packages: surveys pickled under version 1 name classes that no longer
+# exist there, so their files are read again; jobs, alerts already sent and the outbox are kept.
+MIGRATIONS = {1: "DELETE FROM files; DELETE FROM meta WHERE key = 'facts_code';"}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -136,10 +140,22 @@ def connect(state: Path) -> sqlite3.Connection:
     version = get_meta(db, "schema_version")
     if version is None:
         set_meta(db, "schema_version", str(SCHEMA_VERSION))
+    elif version.isdigit() and int(version) in MIGRATIONS:
+        _migrate(db, int(version))
     elif version != str(SCHEMA_VERSION):
         raise InputError(f"{state}: state written by another logscan (schema {version}, this one "
                          f"reads {SCHEMA_VERSION}); remove it or pass another --state")
     return db
+
+
+def _migrate(db: sqlite3.Connection, version: int) -> None:
+    db.execute("BEGIN IMMEDIATE")
+    while version in MIGRATIONS:
+        for statement in filter(str.strip, MIGRATIONS[version].split(";")):
+            db.execute(statement)
+        version += 1
+    set_meta(db, "schema_version", str(version))
+    db.execute("COMMIT")
 
 
 def get_meta(db: sqlite3.Connection, key: str) -> str | None:
@@ -156,11 +172,13 @@ def code_fingerprint(catalogue_sources: list[str], extra: str = "") -> tuple[str
     the rules that choose lines are the same; stored diagnoses only while all of logscan, the
     rules and the settings are."""
     package = Path(__file__).resolve().parent.parent
-    reading = ("scanner.py", "interpret.py", "lineparse.py", "finders.py", "prefixes.py",
-               "reader.py", "events.py", "catalogue.py")
+    # Everything that turns bytes into a Survey: the files and scan stages, and the catalogue.
+    reading = sorted([*(package / "files").glob("*.py"), *(package / "scan").glob("*.py"),
+                      package / "catalogue.py"])
     facts = hashlib.sha256()
-    for name in reading:
-        facts.update(_read(package / name))
+    for path in reading:
+        facts.update(path.relative_to(package).as_posix().encode())
+        facts.update(_read(path))
     for source in sorted(catalogue_sources):
         facts.update(source.encode("utf-8", "surrogateescape"))
         facts.update(_read(Path(source)))

@@ -2,7 +2,7 @@
 
 Directories are walked and names judged as discovery does (checkpoints, configs and hidden files
 are not logs; a link out of DIR is not followed); the files are grouped into run directories by
-logscan.jobroots; only the jobs of this shard are stat'ed.
+logscan.files.jobroots; only the jobs of this shard are stat'ed.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from logscan.discovery import JOB_STATUS_FILE, Discovery, is_log_name, printable, walk_files
-from logscan.jobroots import group_by_run
+from logscan.files.discovery import JOB_STATUS_FILE, Discovery, is_log_name, printable, walk_files
+from logscan.files.jobroots import group_by_run
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def shard_of(rel: str, shards: int) -> int:
 
 def _walk_names(root: str) -> tuple[set[str], list[str], list[str]]:
     """(log-like files, job_status files, every other file), relative to root with '/'
-    separators, as discovery walks a directory (logscan.discovery.walk_files)."""
+    separators, as discovery walks a directory (logscan.files.discovery.walk_files)."""
     logs, status, files = set(), [], []
     for entry, rel in walk_files(root, "", Discovery(), set()):
         if entry.name == JOB_STATUS_FILE:

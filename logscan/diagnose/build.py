@@ -1,0 +1,132 @@
+"""job model → findings → the Diagnosis every renderer takes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from logscan.findings import CHECKS
+from logscan.scan.events import format_master
+from logscan.findings.signatures import signature_findings
+from logscan.findings.expectations import EXPECTATION, expectation_findings
+from logscan.diagnosis import Diagnosis, InputNote, ProcessSummary, WorkerSummary
+from logscan.scan.interpret import MAX_RULE_TIMEOUTS
+from logscan.model.job import Job
+from logscan.diagnose.root_cause import choose_root_cause
+from logscan.rule_ids import MISSING_RANK, MISSING_WORKER, MISSING_WORKER_LOG
+from logscan.diagnose.placement import root_key, stuck_places, with_findings
+from logscan.diagnose.stage_marks import RankLines, mark, time_axis, worker_stages
+from logscan.diagnose.verdict import judge
+
+
+def _run(job: Job, rule) -> list:
+    if rule.kind == "signature":
+        return signature_findings(job, rule)
+    return CHECKS[rule.id](job, rule) if rule.id in CHECKS else []
+
+
+def run_rules(job: Job, settings) -> list:
+    selected = [r for r in job.catalogue.rules.values()
+                if settings.selects(r.id) and r.role != EXPECTATION]
+    findings = [f for rule in selected if not rule.fallback for f in _run(job, rule)]
+    if not any(f.severity == "error" for f in findings):
+        # Fallback rules say what there is to read when nothing else explains the job.
+        findings += [f for rule in selected if rule.fallback for f in _run(job, rule)]
+    # What a gate asked the logs to show (logscan check), judged with everything else found.
+    return findings + expectation_findings(job, settings, findings, CHECKS)
+
+
+def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
+    out = []
+    for w in job.workers:
+        launch = w.launch
+        ranks = sorted({e.rank for e in w.envs if e.rank is not None})
+        master = format_master(launch.master_addr, launch.master_port) \
+            if launch and launch.master_addr else None
+        last = w.last_activity()
+        out.append(WorkerSummary(
+            label=w.label, node_rank=w.node_rank, host=w.host, files=tuple(w.files),
+            nnodes=launch.nnodes if launch else None,
+            gpus_per_node=launch.gpus_per_node if launch else None,
+            total_procs=launch.total_procs if launch else None, master=master,
+            ranks=tuple(ranks), reached_first_batch=job.reached_first_batch(w),
+            stage=job.stage_of(w), last_activity=last.isoformat() if last else None,
+            stages=worker_stages(job, w), last_line=mark("last line", w.last_line)))
+    return tuple(out)
+
+
+def _processes(job: Job) -> tuple[ProcessSummary, ...]:
+    failures = {(f.worker.label, f.rank): f for f in job.failures if f.rank is not None}
+    out = {}
+    for w in job.workers:
+        lines = RankLines(w)
+        for env in w.own_envs:
+            if env.rank is None or env.rank in out:
+                continue
+            failure = failures.get((w.label, env.rank))
+            if failure is not None:
+                stage = "training" if failure.after_progress else "init"
+            else:
+                stage = "training" if job.reached_first_batch(w) else "init"
+            out[env.rank] = ProcessSummary(
+                rank=env.rank, node_rank=w.node_rank, local_rank=env.local_rank,
+                world_size=env.world_size, stage=stage,
+                failed=failure.summary if failure else None,
+                cascade=bool(failure and failure.cascade),
+                stages=lines.stages(env, failure), last_line=lines.last_line(env.rank))
+    return tuple(out[r] for r in sorted(out))
+
+
+# Text logs compress 5-20 times; far beyond that is a file of one repeated line, or a gzip bomb.
+# Either is read in full with flat memory, and the report says so.
+EXPANSION_NOTE = 100
+# Files skipped as not logs are named in the report, up to this many; the rest are counted.
+SKIPPED_NAMED = 5
+
+
+def _input_notes(job: Job, found) -> tuple[InputNote, ...]:
+    notes = [InputNote(p, why) for p, why in found.notes]
+    if found.skipped:
+        named = ", ".join(found.skipped[:SKIPPED_NAMED])
+        more = len(found.skipped) - SKIPPED_NAMED
+        notes.append(InputNote(named + (f" and {more} more" if more > 0 else ""),
+                               "not logs (checkpoints, binaries, configs, other files): skipped"))
+    for scan in job.scans:
+        if scan.leading_nul:
+            notes.append(InputNote(scan.display, f"starts with {scan.leading_nul} NUL bytes (a live log cut by "
+                                                 f"copytruncate): skipped them and read the rest"))
+        if scan.expansion > EXPANSION_NOTE:
+            notes.append(InputNote(scan.display, f"expands {scan.expansion:.0f} times when decompressed "
+                                                 f"(more than {EXPANSION_NOTE}): read in full, memory stays flat"))
+        if scan.truncated:
+            notes.append(InputNote(scan.display, f"truncated: {scan.truncated}; diagnosed what was readable"))
+        if scan.read_error:
+            notes.append(InputNote(scan.display, f"read stopped early: {scan.read_error}"))
+        for rule_id in dict.fromkeys(scan.rule_timeouts):
+            notes.append(InputNote(scan.display, f"rule {rule_id} timed out on this file's lines (a runaway pattern); after "
+                                                    f"{MAX_RULE_TIMEOUTS} such lines it is not tried again in this scan"))
+    return tuple(notes)
+
+
+def diagnose_job(job: Job, settings, found) -> Diagnosis:
+    findings = run_rules(job, settings)
+    findings, root, first = choose_root_cause(job, findings)
+    findings.sort(key=lambda f: f.sort_key)
+    missing_nodes = sorted({n for f in findings if f.rule in (MISSING_WORKER, MISSING_WORKER_LOG)
+                            for n in f.node_ranks})
+    missing_ranks = sorted({r for f in findings if f.rule == MISSING_RANK for r in f.ranks})
+    verdict, reason = judge(job, findings)
+    diagnosis = Diagnosis(
+        job=job.name, workers=_summaries(job), processes=_processes(job), findings=tuple(findings),
+        root_cause=root, first_failure=first,
+        reached_first_batch=job.progressed,
+        missing_node_ranks=tuple(missing_nodes), missing_ranks=tuple(missing_ranks),
+        verdict=verdict, verdict_reason=reason,
+        job_status=job.job_status,
+        config_file=str(settings.config_path) if settings.config_path else None,
+        inputs=_input_notes(job, found), skipped=tuple(found.skipped),
+        files_scanned=len(job.scans), bytes_scanned=sum(s.size for s in job.scans),
+        lines_scanned=sum(s.lines for s in job.scans))
+    return replace(diagnosis, time_axis=time_axis(diagnosis.workers),
+                   stuck=stuck_places(diagnosis.findings, diagnosis.workers, diagnosis.processes),
+                   workers=with_findings(diagnosis.workers, diagnosis.processes, diagnosis.findings),
+                   root_key=root_key(diagnosis.findings, root))

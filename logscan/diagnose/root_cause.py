@@ -1,0 +1,103 @@
+"""Which finding explains the job, and which findings are only its consequences.
+
+torchrun names a root cause per node, often a victim it SIGTERMed. Here the whole job is judged by
+each rule's declared role and precedence (its catalogue file): a launch-shape problem explains
+everything after it; otherwise the earliest failure that is not a cascade wins, by the times the
+lines carry where they carry them and by precedence (how specific the failure is) where they do
+not; a cascade rule leads only when nothing else explains the job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timezone
+
+from logscan.diagnosis import Finding, Place, RootCause
+from logscan.model.job import Job
+
+LAUNCH_SHAPE, FAILURE, CASCADE, EXPECTATION = "launch-shape", "failure", "cascade", "expectation"
+
+
+def _role(job: Job, f: Finding) -> str | None:
+    rule = job.catalogue.rules.get(f.rule)
+    return rule.role if rule is not None else None
+
+
+def _precedence(job: Job, f: Finding) -> int:
+    return job.catalogue.precedence(f.rule)
+
+
+def _time(f: Finding) -> datetime | None:
+    if f.time is None:
+        return None
+    stamp = datetime.fromisoformat(f.time)
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+
+
+def _pick_leader(job: Job, candidates: list[Finding]) -> Finding:
+    timed = [f for f in candidates if _time(f) is not None]
+    if len(timed) == len(candidates) and len(timed) > 1:
+        # Every candidate carries a time: the earliest wins, specificity breaks ties.
+        return min(candidates, key=lambda f: (_time(f), _precedence(job, f), f.rank is None,
+                                              f.sort_key))
+    # A finding that names its rank tells more than a rank-less report of the same failure.
+    return min(candidates, key=lambda f: (_precedence(job, f), _time(f) is None,
+                                          _time(f) or datetime.min.replace(tzinfo=timezone.utc),
+                                          f.rank is None, f.sort_key))
+
+
+def _same_failure(a: Finding, b: Finding) -> bool:
+    return (a.rank is not None and a.rank == b.rank) or bool(
+        {(e.file, e.line) for e in a.evidence} & {(e.file, e.line) for e in b.evidence})
+
+
+def _told_by(f: Finding, lines: set) -> bool:
+    """Every line of `f` is evidence of cascades too: another rule telling the same failures."""
+    own = {(e.file, e.line) for e in f.evidence}
+    return bool(own) and own <= lines
+
+
+def _first_failure(job: Job, errors: list[Finding], root: Finding) -> Place | None:
+    """Where the job first failed: the first failing process if any, else the root's place."""
+    failing = [f for f in errors if _role(job, f) not in (LAUNCH_SHAPE, CASCADE) and not f.cascade]
+    if failing:
+        first = _pick_leader(job, failing)
+        return Place(first.node_rank, first.rank)
+    rules = job.catalogue.rules
+    if all(f.rule in rules and rules[f.rule].job_may_run for f in errors):
+        return None
+    return Place(root.node_rank, root.rank)
+
+
+def choose_root_cause(job: Job, findings: list[Finding]):
+    errors = [f for f in findings if f.severity == "error"]
+    # An unmet expectation (logscan check) explains the job only when nothing the logs show does.
+    errors = [f for f in errors if _role(job, f) != EXPECTATION] or errors
+    if not errors:
+        return findings, None, None
+    follows = lambda f: _role(job, f) == CASCADE  # noqa: E731
+    structural = [f for f in errors if _role(job, f) == LAUNCH_SHAPE]
+    if structural:
+        root = min(structural, key=lambda f: (_precedence(job, f), f.sort_key))
+        explained = lambda f: True  # noqa: E731 - everything after a launch-shape problem
+    else:
+        leaders = [f for f in errors if not follows(f) and not f.cascade]
+        if leaders:
+            root = _pick_leader(job, leaders)
+            told = {(e.file, e.line) for f in errors if f.cascade for e in f.evidence}
+            explained = lambda f: (follows(f) or f.cascade or _same_failure(f, root)  # noqa: E731
+                                   or _told_by(f, told))
+        else:
+            root = min(errors, key=lambda f: (_precedence(job, f), f.sort_key))
+            explained = follows
+    out = []
+    rules = job.catalogue.rules
+    for f in findings:
+        # A finding that needs a fix of its own (a masked exit status: the launch command) is
+        # never folded under the root as its consequence.
+        independent = f.rule in rules and rules[f.rule].independent
+        if f is not root and f.severity == "error" and explained(f) and not independent:
+            f = replace(f, caused_by=root.key, cascade=True)
+        out.append(f)
+    return (out, RootCause(root.rule, root.node_rank, root.rank, root.message),
+            _first_failure(job, errors, root))

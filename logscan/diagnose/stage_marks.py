@@ -1,0 +1,88 @@
+"""Where each Worker and process got, and when: the stage marks the timeline views draw
+(logscan.render.timeline, the HTML report), taken from the job model's events."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from logscan.diagnosis import STAGES, Mark, WorkerSummary
+from logscan.model.job import Job
+from logscan.rule_ids import SIGTERM_RECEIVED, TORCHRUN_STARTED, WAITING_EVIDENCE
+
+RANK_WAITING = tuple(s for s in WAITING_EVIDENCE if s != SIGTERM_RECEIVED)
+
+
+def mark(stage: str, where) -> Mark | None:
+    if where is None:
+        return None
+    return Mark(stage, where.file, where.line, where.text,
+                where.time.isoformat() if where.time else None)
+
+
+def _file_order(worker):
+    """A sort key placing a Worker's lines in reading order: its files in order, then lines."""
+    order = {name: i for i, name in enumerate(worker.files)}
+    return lambda where: (order.get(where.file, len(order)), where.line)
+
+
+def worker_stages(job: Job, w) -> tuple[Mark, ...]:
+    """One mark per stage the Worker reached, each on the first line that shows it."""
+    position = _file_order(w)
+    by_line = lambda items: sorted(items, key=position)  # noqa: E731
+    own_envs = [e.where for e in w.own_envs]
+    progress = by_line(p.where for p in w.progress)
+    failures = job.failures_of(w)
+    failure = min(failures, key=lambda f: (f.cascade, position(f.where)), default=None)
+    found = {
+        "launched": w.launch.where if w.launch else None,
+        "torchrun started": next(iter(by_line(h.where for h in w.hits if h.rule_id == TORCHRUN_STARTED)), None),
+        "env printed": next(iter(by_line(own_envs)), None),
+        "first batch": progress[0] if progress else None,
+        "last progress": progress[-1] if len(progress) > 1 else None,
+        "failure": failure.where if failure else None,
+        "end": w.last_line,
+    }
+    marks = [mark(stage, found[stage]) for stage in STAGES if found[stage] is not None]
+    return tuple(sorted(marks, key=lambda m: (position(m), STAGES.index(m.stage))))
+
+
+class RankLines:
+    """One Worker's lines grouped by the rank they are of, built once per Worker: a rank's own
+    lines are its env print, its progress, its exceptions and what it said while waiting on
+    others (torchrun's report about it is torchrun's, not the rank's)."""
+
+    def __init__(self, w):
+        self.position = _file_order(w)
+        self.progress: dict[int, list] = defaultdict(list)
+        self.own: dict[int, list] = defaultdict(list)
+        for env in w.envs:
+            if env.rank is not None:
+                self.own[env.rank].append(env.where)
+        for p in w.progress:
+            if (rank := w.global_rank(p.where)) is not None:
+                self.progress[rank].append(p.where)
+                self.own[rank].append(p.where)
+        said = [x.where for x in w.exceptions if not x.agent] + \
+            [h.where for h in w.hits if h.rule_id in RANK_WAITING]
+        for where in said:
+            if (rank := w.global_rank(where)) is not None:
+                self.own[rank].append(where)
+
+    def stages(self, env, failure) -> tuple[Mark, ...]:
+        progress = sorted(self.progress.get(env.rank, ()), key=self.position)
+        marks = [mark("env printed", env.where),
+                 mark("first batch", progress[0]) if progress else None,
+                 mark("last progress", progress[-1]) if len(progress) > 1 else None,
+                 mark("failure", failure.where) if failure else None]
+        return tuple(sorted((m for m in marks if m), key=self.position))
+
+    def last_line(self, rank: int) -> Mark | None:
+        lines = self.own.get(rank)
+        return mark("last line", max(lines, key=self.position)) if lines else None
+
+
+def time_axis(workers: tuple[WorkerSummary, ...]) -> str:
+    """"time" when every Worker's first and last marks carry times, so Workers can be drawn
+    against one clock; "order" otherwise."""
+    timed = [w.stages[0].time and w.stages[-1].time for w in workers if w.stages]
+    return "time" if timed and all(timed) else "order"

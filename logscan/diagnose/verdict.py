@@ -1,0 +1,61 @@
+"""The verdict on a job, earned from the logs: HEALTHY needs positive evidence.
+
+HEALTHY: every Worker the launch lines expect is there, each got past its first batch (or the run
+finished), and nothing failed. FAILED: an error finding. RUNNING: the platform says the job runs and
+nothing failed so far. INCONCLUSIVE: the logs do not show enough either way; the reason says what
+is missing.
+"""
+
+from __future__ import annotations
+
+from logscan.model.job import Job, Worker
+from logscan.rule_ids import ERROR_LINE
+
+HEALTHY, FAILED, RUNNING, INCONCLUSIVE = "HEALTHY", "FAILED", "RUNNING", "INCONCLUSIVE"
+VERDICTS = (HEALTHY, FAILED, RUNNING, INCONCLUSIVE)
+
+
+def _shows_ddp(worker: Worker) -> bool:
+    """The log shows a torchrun job at all: a launch line, torchrun's own lines, env prints or
+    progress."""
+    return worker.ran_torchrun or bool(worker.progress)
+
+
+def _unexplained_errors(worker: Worker):
+    """Lines that say a process failed (a non-zero exit, a kill, an argument error) when no rule
+    made a finding of them: a damaged or unknown failure report."""
+    return [h.where for h in worker.hits if h.rule_id == ERROR_LINE] + \
+        [e.where for e in worker.exits if e.exitcode]
+
+
+def judge(job: Job, findings) -> tuple[str, str]:
+    """(verdict, why): the reason names the evidence, or what is missing."""
+    if any(f.severity == "error" for f in findings):
+        return FAILED, "an error finding"
+    if job.job_status == "running":
+        return RUNNING, "the platform reports the job running and nothing has failed so far"
+    ddp = [w for w in job.workers if _shows_ddp(w)]
+    if not ddp:
+        files = sum(len(w.files) for w in job.workers)
+        return INCONCLUSIVE, (f"nothing in {files} file(s) shows a torchrun job: no launch line, "
+                              f"no torchrun output, no env print, no progress line")
+    unexplained = [lines for w in job.workers if (lines := _unexplained_errors(w))]
+    if unexplained:
+        where = unexplained[0][-1]
+        return INCONCLUSIVE, (f"no rule explains the error-like line {where.file}:{where.line} "
+                              f"({where.text.strip()[:80]}): what failed, and why, the logs do not say")
+    finished = [w for w in ddp if w.progress_fraction() == 1.0]
+    if finished:
+        # DDP synchronises every step: a run that reached its last step did so on every rank.
+        last = finished[0].last_progress.where
+        return HEALTHY, f"the run finished: {last.file}:{last.line} is its last step, and nothing failed"
+    if job.nnodes is not None and len(job.launched) < job.nnodes and not job.every_rank_trained:
+        return INCONCLUSIVE, (f"{len(job.launched)} of nnodes={job.nnodes} Workers have a launch "
+                              f"line: the other logs are not here")
+    stuck = [w for w in ddp if not job.reached_first_batch(w)]
+    if stuck:
+        where = ", ".join(f"{w.label} ({job.stage_of(w)})" for w in stuck[:4])
+        more = f" and {len(stuck) - 4} more" if len(stuck) > 4 else ""
+        return INCONCLUSIVE, (f"no line shows that {where}{more} got past the first batch, and "
+                              f"nothing says it failed")
+    return HEALTHY, "every Worker got past its first batch and nothing failed"

@@ -1,0 +1,52 @@
+"""What every check shares: turning a catalogue entry plus facts into a Finding."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from logscan.catalogue import Rule
+from logscan.scan.events import SignalHit, Where
+from logscan.diagnosis import Evidence, Finding, range_pieces
+from logscan.model.job import Job, Worker
+
+# Evidence lines a finding keeps: enough to show the failure and where it was seen again.
+EVIDENCE_PER_FINDING = 4
+
+
+def finding(rule: Rule, message: str, evidence: Iterable[Where] = (), *, node_rank=None,
+            rank=None, worker=None, hint: str | None = None, limit: int = EVIDENCE_PER_FINDING,
+            **extra) -> Finding:
+    wheres = list(dict.fromkeys(w for w in evidence if w is not None))[:limit]
+    stamp = next((w.time.isoformat() for w in wheres if w.time is not None), None)
+    return Finding(
+        rule=rule.id, severity=rule.severity, message=message, hint=hint or rule.hint, stage=rule.stage,
+        node_rank=node_rank, rank=rank, evidence=tuple(Evidence.at(w) for w in wheres),
+        worker=worker, time=stamp, **extra)
+
+
+# A one-line message names at most this many ranks, node_ranks or logs (a run of numbers, `0-511`,
+# is one), then says how many more: a 4,096-Worker job's messages stay one line.
+HANDFUL = 4
+
+
+def plural(items: Iterable, one: str, many: str) -> str:
+    items = list(items)
+    return f"{one} {items[0]}" if len(items) == 1 else f"{many} {few(items)}"
+
+
+def few(items: Iterable, sep: str = ", ") -> str:
+    """`0-48, 50-63`, or `0, 2, 4, 6 and 508 more`: at most HANDFUL pieces, runs of ints as one."""
+    pieces = range_pieces(items)
+    shown, rest = pieces[:HANDFUL], sum(count for _, count in pieces[HANDFUL:])
+    return sep.join(text for text, _ in shown) + (f" and {rest} more" if rest else "")
+
+
+def hits(worker: Worker, *rule_ids: str) -> list[SignalHit]:
+    wanted = frozenset(rule_ids)
+    return [h for h in worker.hits if h.rule_id in wanted]
+
+
+def duration(job: Job) -> str:
+    """The stall threshold as a message says it."""
+    minutes = int(job.stall_after.total_seconds() // 60)
+    return f"{minutes} min" if minutes else f"{int(job.stall_after.total_seconds())} s"

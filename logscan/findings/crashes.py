@@ -1,0 +1,142 @@
+"""Crashes: a training process raised or died by itself, before its first batch or during
+training. Several ranks telling one error make one finding; their victims are folded under it."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from logscan.findings.base import finding, hits, plural
+from logscan.model.failures import SIGKILL, SIGTERM, Failure
+from logscan.model.job import Job
+from logscan.rule_ids import WORKER_GROUP_RESTART
+
+
+def _crashes(job: Job, rule, during: bool):
+    failures = [f for f in job.failures if f.after_progress == during]
+    # A SIGKILL has its own rule (worker-killed); a SIGTERM is what victims get.
+    crashes = [f for f in failures if not f.cascade and f.exitcode not in (SIGKILL, SIGTERM)]
+    when = "after training had started" if during else "before the first batch"
+    terminated = {f.rank for f in failures if f.exitcode == SIGTERM and f.rank is not None}
+    out = [_crash_finding(job, rule, same, when, terminated) for same in _same_error(crashes)]
+    if out:
+        # The victims of these crashes, folded under them by the root-cause pass.
+        victims = [f for f in failures if f.cascade]
+        for same in _same_error(victims):
+            out.append(_victim_finding(rule, same, when))
+    return out
+
+
+def _same_error(failures: list[Failure]) -> list[list[Failure]]:
+    """Group failures that are one error told by several ranks (they differ only in numbers)."""
+    groups = defaultdict(list)
+    for f in failures:
+        groups[(re.sub(r"\d+", "#", f.summary), f.cause)].append(f)
+    for same in groups.values():
+        same.sort(key=lambda f: (f.time is None, f.time or 0,
+                                 f.rank if f.rank is not None else 1 << 30))
+    return list(groups.values())
+
+
+def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: set[int]):
+    first = same[0]
+    ranks = sorted({f.rank for f in same if f.rank is not None})
+    verb = "raised" if first.exitcode is None else "failed with"
+    if len(same) == 1:
+        who = f"rank {first.rank}" if first.rank is not None else f"a process on {first.worker.label}"
+    elif len(ranks) == len(same):
+        who = f"{plural(ranks, 'rank', 'ranks')} all"
+    else:
+        who = f"{len(same)} processes" + (f" (first: rank {first.rank})" if first.rank is not None else "")
+    nodes = sorted({f.node_rank for f in same if f.node_rank is not None})
+    # Every process hit the same local error (on every Worker, torchrun SIGTERMing the slower
+    # siblings of the first to fail): it is the job's, not one rank's.
+    expected = job.expected_processes
+    every_node = {w.node_rank for w in job.launched} <= set(nodes)
+    everyone = len(same) > 1 and expected is not None and (
+        len(ranks) >= expected or (every_node and len(set(ranks) | terminated) >= expected))
+    return finding(rule, f"{who} {verb} {first.summary} {when}",
+                   [w for f in same for w in (f.where, *f.more)],
+                   node_rank=None if everyone else first.node_rank, node_ranks=tuple(nodes),
+                   rank=None if everyone else first.rank,
+                   ranks=tuple(ranks), cause=first.cause, worker=first.worker.label,
+                   hint=job.catalogue.cause_hint(first.cause))
+
+
+def _victim_finding(rule, same: list[Failure], when: str):
+    first = same[0]
+    ranks = sorted({f.rank for f in same if f.rank is not None})
+    one = len(same) == 1
+    who = plural(ranks, "rank", "ranks") if ranks else ("a process" if one else f"{len(same)} processes")
+    what = (f"{'was' if one else 'were'} terminated by torchrun" if first.exitcode is not None
+            else f"then failed with {first.summary}")
+    return finding(rule, f"{who} {what} {when}: a consequence of the failure above",
+                   [f.where for f in same], node_rank=first.node_rank if len(same) == 1 else None,
+                   rank=first.rank if len(same) == 1 else None, ranks=tuple(ranks),
+                   worker=first.worker.label, cascade=True)
+
+
+def crash_before_first_batch(job: Job, rule):
+    return _crashes(job, rule, during=False)
+
+
+def crash_during_training(job: Job, rule):
+    return _crashes(job, rule, during=True)
+
+
+def restart_loop(job: Job, rule):
+    out = []
+    for worker in job.workers:
+        # One restart shows as an "N/M attempts left" line and, at LOGLEVEL=INFO, as the next
+        # group's restart_count: count restarts, not the lines that tell of them.
+        told = hits(worker, WORKER_GROUP_RESTART)
+        attempts_left = {h.group("left") for h in told if h.group("left") is not None}
+        counts = [int(h.group("count")) for h in told if h.group("count") is not None]
+        prints = defaultdict(int)
+        for env in worker.envs:
+            prints[(env.rank, env.local_rank)] += 1
+        restarts = max(len(attempts_left), max(counts, default=0), max(prints.values(), default=1) - 1)
+        if restarts < 1:
+            continue
+        failures = job.failures_of(worker)
+        if not failures and not worker.exits:
+            continue
+        first = min(failures, key=lambda f: (f.where.file, f.where.line), default=None)
+        message = (f"{worker.label}: torchrun restarted the worker group {restarts} "
+                   f"time{'s' if restarts > 1 else ''} and it failed again")
+        if first is not None:
+            message += f"; first failure: {first.summary}"
+        evidence = [h.where for h in hits(worker, WORKER_GROUP_RESTART)[:2]]
+        if first is not None:
+            evidence.insert(0, first.where)
+        out.append(finding(rule, message, evidence or [worker.last_line], node_rank=worker.node_rank,
+                           rank=first.rank if first else None, worker=worker.label))
+    return out
+
+
+def worker_vanished(job: Job, rule):
+    if any(not f.cascade for f in job.failures):
+        return []  # something failed by itself: that is the story
+    lost = [f for f in job.failures if f.cascade]
+    ended = job.job_status in ("failed", "succeeded") or bool(lost)
+    lost_ranks = sorted({f.rank for f in lost if f.rank is not None})
+    out = []
+    for worker in job.workers:
+        if not ended or not worker.started_processes or worker.exits:
+            continue
+        # A Worker whose processes failed has error lines: it is not one that vanished. Its own
+        # failures are left out of the others' all the same.
+        own = job.failures_of(worker)
+        others = [f for f in lost if f.worker is not worker] if own else lost
+        if not others or worker.error_lines(job.catalogue) or worker.progress_fraction() == 1.0:
+            continue
+        end = worker.last_line
+        ranks = sorted({f.rank for f in others if f.rank is not None}) if own else lost_ranks
+        who = plural(ranks, "rank", "ranks") if ranks else "the processes of the other Workers"
+        where = f" at {end.file}:{end.line}" if end else ""
+        out.append(finding(rule, f"{worker.label}'s log stops{where} with no error and no exit report, "
+                                 f"while {who} lost their peers: {worker.label} was killed from outside "
+                                 f"or its output stopped being captured",
+                           [end, *(f.where for f in others[:2])], node_rank=worker.node_rank,
+                           worker=worker.label))
+    return out

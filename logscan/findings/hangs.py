@@ -1,0 +1,171 @@
+"""Hangs: a Worker stuck in rendezvous, processes that never reached their first batch, and a
+collective that timed out once training had started. Each names the straggler where the logs do."""
+
+from __future__ import annotations
+
+from logscan.findings.base import duration, finding, hits, plural
+from logscan.model.failures import SIGTERM, Failure, awaited_ranks, is_stale, job_ended
+from logscan.model.job import Job
+from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, SIBLING_TERMINATED, SIGTERM_RECEIVED,
+                              WAITING_EVIDENCE)
+
+
+def _rendezvous_signals(job: Job) -> tuple[str, ...]:
+    """Lines of a Worker left waiting in rendezvous for the others."""
+    return tuple(s.id for s in job.catalogue.signals.values() if s.cascade and s.stage == "rendezvous")
+
+
+def _launch_failures(job: Job) -> tuple[str, ...]:
+    """Signatures that already explain why a Worker's torchrun stopped before spawning."""
+    return tuple(r.id for r in job.catalogue.with_role("launch-shape") if r.kind == "signature")
+
+
+def hang_in_rendezvous(job: Job, rule):
+    out = []
+    launch_failures, rendezvous_signals = _launch_failures(job), _rendezvous_signals(job)
+    for worker in job.workers:
+        if not worker.ran_torchrun or worker.started_processes or hits(worker, *launch_failures):
+            continue
+        waits = hits(worker, *rendezvous_signals)
+        terminated = hits(worker, SIGTERM_RECEIVED)
+        if waits:
+            reason = "its rendezvous timed out waiting for the other Workers"
+            evidence = [h.where for h in waits]
+        elif terminated:
+            reason = "it was terminated while waiting in rendezvous"
+            evidence = [h.where for h in terminated]
+        elif is_stale(job, worker) and (job.job_status == "running" or not job_ended(job, worker)):
+            reason = f"its log has been quiet for more than {duration(job)} before any process started"
+            evidence = [worker.last_line]
+        elif job.job_status in ("failed", "succeeded") and worker.launch is not None \
+                and not worker.error_lines(job.catalogue):
+            # Only a launch line says the Worker was waiting for others (nnodes > 1).
+            reason = "its log stops there with no error of its own: it was still waiting when the job ended"
+            evidence = [worker.last_line]
+        else:
+            continue
+        out.append(finding(rule, f"{worker.label} launched but torchrun never started its "
+                                 f"processes: {reason}",
+                           [worker.launch.where if worker.launch else None, *evidence],
+                           node_rank=worker.node_rank, worker=worker.label))
+    return out
+
+
+def _straggler(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:
+    """(node_rank, rank, evidence) of the one process the others waited for, if the logs say."""
+    awaited = awaited_ranks(job)
+    if len(awaited) == 1:
+        rank = awaited.pop()
+        evidence = [h.where for w in job.workers for h in w.hits if h.group("peer_rank") == str(rank)]
+        return job.node_of_rank(rank), rank, evidence[:2]
+    behind = _behind_in_sequence(job)
+    if behind is not None:
+        return behind
+    killed = _terminated_straggler(failures)
+    if killed is not None:
+        return killed.node_rank, killed.rank, [killed.where]
+    return _the_one_that_did_not_wait(job, failures)
+
+
+def _behind_in_sequence(job: Job) -> tuple[int | None, int, list] | None:
+    """NCCL's watchdog names the collective each rank timed out in (SeqNum): the others wait in
+    collective N for the one rank that is still at an earlier one."""
+    at: dict[int, tuple[int, object]] = {}
+    for worker in job.workers:
+        for hit in hits(worker, COLLECTIVE_TIMEOUT_LINE):
+            seq = hit.group("seq")
+            rank = worker.global_rank(hit.where, dict(hit.groups))
+            if seq is not None and seq.isdigit() and rank is not None:
+                at.setdefault(rank, (int(seq), hit.where))
+    if len(at) < 2:
+        return None
+    lowest = min(seq for seq, _ in at.values())
+    behind = [rank for rank, (seq, _) in at.items() if seq == lowest]
+    if len(behind) != 1 or len({seq for seq, _ in at.values()}) < 2:
+        return None
+    rank = behind[0]
+    ahead = next(where for r, (seq, where) in at.items() if seq != lowest)
+    return job.node_of_rank(rank), rank, [at[rank][1], ahead]
+
+
+def _the_one_that_did_not_wait(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:
+    """Every rank but one gave up waiting and that one reported nothing (torch < 2.2 leaves
+    the ranks it SIGTERMed out of its summary): by elimination, the others waited for it."""
+    if job.expected_processes is None:
+        return None, None, []
+    waited = {f.rank for f in failures if f.cascade and f.rank is not None}
+    failed = {f.rank for f in failures if f.rank is not None}
+    silent = set(range(job.expected_processes)) - failed
+    if len(silent) != 1 or len(waited) != job.expected_processes - 1:
+        return None, None, []
+    rank = silent.pop()
+    node_rank = job.node_of_rank(rank)
+    stopped = [h.where for w in job.workers if w.node_rank == node_rank
+               for h in hits(w, SIBLING_TERMINATED)]
+    return node_rank, rank, stopped[:1] + [f.where for f in failures if f.cascade][:1]
+
+
+def _terminated_straggler(failures: list[Failure]) -> Failure | None:
+    """The one process torchrun had to SIGTERM while every other one gave up waiting."""
+    killed = [f for f in failures if f.exitcode == SIGTERM or "SignalException" in f.summary]
+    killed_ranks = {f.rank for f in killed if f.rank is not None}
+    killed_ids = set(map(id, killed))  # a set: a list's `in` made this quadratic in failures
+    waited = [f for f in failures if f.cascade and id(f) not in killed_ids]
+    if len(killed_ranks) == 1 and waited:
+        return next(f for f in killed if f.rank in killed_ranks)
+    return None
+
+
+def _waiting_evidence(job: Job, failures: list[Failure]):
+    waited = [f for f in failures if f.cascade]
+    hits = [h for w in job.workers for h in w.hits
+            if h.rule_id in WAITING_EVIDENCE]
+    return waited, hits
+
+
+def hang_before_first_batch(job: Job, rule):
+    started = [w for w in job.workers if w.started_processes]
+    if not started or job.progressed:
+        return []
+    failures = job.failures
+    if any(not f.cascade for f in failures):
+        return []  # something crashed by itself: that is the story, not a hang
+    waited, hits = _waiting_evidence(job, failures)
+    stale = [w for w in started if is_stale(job, w)
+             and (job.job_status == "running" or not job_ended(job, w))]
+    if not (waited or hits or stale):
+        return []
+    node_rank, rank, proof = _straggler(job, failures)
+    if rank is not None:
+        message = (f"processes started but none reached the first batch; rank {rank} "
+                   f"never arrived and the others gave up waiting for it")
+        evidence = proof + [f.where for f in waited[:2]]
+        return [finding(rule, message, evidence, node_rank=node_rank, rank=rank)]
+    if waited or hits:
+        message = "processes started but none reached the first batch: they timed out waiting"
+        evidence = [f.where for f in waited[:3]] + [h.where for h in hits[:2]]
+    else:
+        message = (f"processes started but none reached the first batch; the logs have been "
+                   f"quiet for more than {duration(job)}")
+        evidence = [w.last_line for w in stale]
+    return [finding(rule, message, evidence)]
+
+
+def collective_timeout(job: Job, rule):
+    if not job.progressed:
+        return []
+    failures = [f for f in job.failures if f.after_progress]
+    timed_out = [f for f in failures if COLLECTIVE_TIMEOUT_LINE in f.signals]
+    hits = [h for w in job.workers for h in w.hits if h.rule_id == COLLECTIVE_TIMEOUT_LINE]
+    if not (timed_out or hits):
+        return []
+    node_rank, rank, proof = _straggler(job, failures)
+    ranks = sorted({f.rank for f in timed_out if f.rank is not None})
+    message = f"a collective timed out after training had started ({plural(ranks, 'rank', 'ranks')} waited)" \
+        if ranks else "a collective timed out after training had started"
+    if rank is not None:
+        message += f"; rank {rank} never arrived"
+        return [finding(rule, message, proof + [f.where for f in timed_out[:3]],
+                        node_rank=node_rank, rank=rank, ranks=tuple(ranks))]
+    evidence = [f.where for f in timed_out[:3]] or [h.where for h in hits[:3]]
+    return [finding(rule, message, evidence, ranks=tuple(ranks))]

@@ -1,0 +1,170 @@
+"""Launch-shape rules: do the Workers' launch lines describe one consistent job?"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from logscan.findings.base import HANDFUL, few, finding, plural
+from logscan.scan.events import format_master
+from logscan.model.job import Job
+
+
+def _missing_node_ranks(job: Job) -> list[int]:
+    """node_ranks of 0..nnodes-1 that no launch line claims and no process was seen running on."""
+    nnodes = job.nnodes
+    if nnodes is None:
+        return []
+    claimed = {w.node_rank for w in job.launched if w.node_rank is not None}
+    # A node whose processes' env lines sit in another Worker's log ran; only its launch line
+    # was overwritten (log-collision tells that story).
+    seen_running = {job.home_node(e) for w in job.workers for e in w.foreign_envs}
+    return [n for n in range(nnodes) if n not in claimed and n not in seen_running]
+
+
+def _whole_world_trained(job: Job) -> bool:
+    """Every Worker that is here got past its first batch, and no process saw a world smaller
+    than the launch lines' total_procs: the rendezvous held every node, the missing ones too."""
+    if not job.launched or not job.progressed:
+        return False
+    # A log with no launch line that shows torchrun or a traceback may be the missing Worker's
+    # own, stopped before its launch line: then the Worker is not missing, it failed.
+    present = [w for w in job.workers if w.launch is not None or w.ran_torchrun or w.exceptions]
+    if not all(job.reached_first_batch(w) for w in present):
+        return False
+    totals = {w.launch.total_procs for w in job.launched}
+    if len(totals) != 1 or None in totals:
+        return False
+    total = totals.pop()
+    return all(e.world_size in (None, total) for w in job.workers for e in w.envs)
+
+
+def _missing_message(job: Job, missing: list[int]) -> tuple[str, list]:
+    declared = next(w.launch for w in job.launched if w.launch.nnodes == job.nnodes)
+    silent = [w for w in job.workers if w.launch is None]
+    message = (f"{plural(missing, 'node_rank', 'node_ranks')} of nnodes={job.nnodes} "
+               f"{'has' if len(missing) == 1 else 'have'} no launch line in any log")
+    if silent:
+        message += f"; {plural([w.stream for w in silent], 'log', 'logs')} never printed one"
+    return message, [declared.where] + [w.last_line for w in silent]
+
+
+def missing_worker(job: Job, rule):
+    missing = _missing_node_ranks(job)
+    if not missing or _whole_world_trained(job):
+        return []  # missing-worker-log: the Worker ran, its log was not collected
+    message, evidence = _missing_message(job, missing)
+    return [finding(rule, message, evidence, node_rank=missing[0] if len(missing) == 1 else None,
+                    node_ranks=tuple(missing))]
+
+
+def missing_worker_log(job: Job, rule):
+    missing = _missing_node_ranks(job)
+    if not missing or not _whole_world_trained(job):
+        return []
+    message, evidence = _missing_message(job, missing)
+    total = job.launched[0].launch.total_procs
+    message += (f", yet every Worker here trained in the whole world of {total} processes: "
+                f"{'that Worker' if len(missing) == 1 else 'those Workers'} ran, and "
+                f"{'its log was' if len(missing) == 1 else 'their logs were'} not collected")
+    progress = next((w.last_progress.where for w in job.workers if w.last_progress is not None), None)
+    return [finding(rule, message, [*evidence, progress],
+                    node_rank=missing[0] if len(missing) == 1 else None, node_ranks=tuple(missing))]
+
+
+def duplicate_node_rank(job: Job, rule):
+    out = []
+    for node_rank, workers in job.workers_by("node_rank").items():
+        streams = sorted({w.stream for w in workers})
+        if len(streams) < 2:
+            continue
+        out.append(finding(
+            rule, f"{len(streams)} Worker logs claim node_rank {node_rank}: {few(streams)}",
+            [w.launch.where for w in workers], node_rank=node_rank))
+    return out
+
+
+def _outliers(groups: dict, node0_decides: bool) -> list:
+    """The Workers that differ from the reference value: node 0's where node 0 hosts the thing
+    compared (the rendezvous store), else the majority's; none when there is no majority."""
+    if node0_decides:
+        reference = next((v for v, ws in groups.items() if any(w.node_rank == 0 for w in ws)), None)
+        if reference is not None:
+            return [w for value, ws in groups.items() if value != reference for w in ws]
+    sizes = sorted((len(ws) for ws in groups.values()), reverse=True)
+    if len(sizes) > 1 and sizes[0] == sizes[1]:
+        return []
+    reference = max(groups.items(), key=lambda item: len(item[1]))[0]
+    return [w for value, ws in groups.items() if value != reference for w in ws]
+
+
+def _disagreement(rule, what: str, groups: dict, show, node0_decides: bool = False) -> list:
+    if len(groups) < 2:
+        return []
+    outliers = _outliers(groups, node0_decides)
+    ordered = sorted(groups.items(), key=lambda kv: str(kv[0]))
+    parts = "; ".join(f"{show(value)} on {_labels(ws)}" for value, ws in ordered[:HANDFUL])
+    if len(ordered) > HANDFUL:
+        parts += f"; and {len(ordered) - HANDFUL} more values"
+    node_rank = outliers[0].node_rank if len(outliers) == 1 else None
+    return [finding(rule, f"Workers disagree on {what}: {parts}",
+                    [ws[0].launch.where for ws in groups.values()] + [w.launch.where for w in outliers],
+                    node_rank=node_rank, node_ranks=tuple(sorted(
+                        w.node_rank for w in outliers if w.node_rank is not None)))]
+
+
+def _labels(workers) -> str:
+    """`node 0, node 3`, or `nodes 0-511` when every one has a node_rank: at most a handful."""
+    node_ranks = [w.node_rank for w in workers]
+    if len(workers) > 1 and None not in node_ranks:
+        return f"nodes {few(node_ranks)}"
+    return few([w.label for w in workers])
+
+
+def launch_mismatch(job: Job, rule):
+    launched = job.launched
+    by_nnodes = job.workers_by("nnodes")
+    by_master = job.workers_by("master_addr", "master_port")
+    # Node 0 hosts the rendezvous store: its nnodes and its port are the ones the job waits on.
+    out = _disagreement(rule, "nnodes", by_nnodes, lambda n: f"nnodes={n}", node0_decides=True)
+    out += _disagreement(rule, "the master address", by_master, lambda am: format_master(*am),
+                         node0_decides=True)
+    for worker in launched:
+        launch = worker.launch
+        for key, value in launch.absurd:
+            out.append(finding(
+                rule, f"{worker.label}: the launch line says {key}={value[:20]}, more than any job "
+                      f"has: a damaged line or a wrong platform variable (the value is ignored)",
+                [launch.where], node_rank=worker.node_rank))
+        if None in (launch.total_procs, launch.nnodes, launch.gpus_per_node):
+            continue
+        if launch.total_procs != launch.nnodes * launch.gpus_per_node:
+            out.append(finding(
+                rule, f"{worker.label}: total_procs={launch.total_procs} is not nnodes × "
+                      f"gpus_per_node = {launch.nnodes} × {launch.gpus_per_node}",
+                [launch.where], node_rank=worker.node_rank))
+    nnodes = job.nnodes
+    # Only logs that show a launch or torchrun at work count as Workers' logs: a stray text
+    # file beside them (notes, a data manifest) is no extra Worker.
+    workers = [w for w in job.workers if w.ran_torchrun]
+    streams = {w.stream for w in workers}
+    if nnodes is not None and len(streams) > nnodes:
+        out.append(finding(
+            rule, f"{len(streams)} Worker logs for nnodes={nnodes}",
+            [w.launch.where if w.launch else w.last_line for w in workers]))
+    return out
+
+
+def gpu_count_mismatch(job: Job, rule):
+    counts = job.workers_by("gpus_per_node")
+    if len(counts) < 2:
+        return []
+    found = _disagreement(rule, "gpus_per_node", counts, lambda g: f"gpus_per_node={g}")[0]
+    world = sum(g * len(ws) for g, ws in counts.items())
+    totals = sorted({w.launch.total_procs for ws in counts.values() for w in ws
+                     if w.launch.total_procs is not None})
+    message = found.message
+    if len(job.launched) == job.nnodes:
+        message += (f"; torchrun forms a world of {world} processes, "
+                    f"not the total_procs={'/'.join(map(str, totals))} the launch lines expect")
+    return [replace(found, message=message)]
+

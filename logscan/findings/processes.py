@@ -1,0 +1,90 @@
+"""Rules on what the training processes say torchrun gave them."""
+
+from __future__ import annotations
+
+from logscan.findings.base import finding, plural
+from logscan.scan.events import EnvPrint
+from logscan.model.job import Job, LaunchFacts
+
+
+UNEVEN_GPUS_HINT = ("Give every Worker the same number of GPUs, or make the launch script and "
+                    "training code compute ranks and world size for uneven Workers.")
+
+
+def _processes_with_launch(job: Job) -> list[tuple[EnvPrint, LaunchFacts]]:
+    """Each process's own env print beside its Worker's launch line, Worker by Worker."""
+    return [(env, facts) for facts in job.launch_facts for env in facts.worker.own_envs]
+
+
+def world_size_mismatch(job: Job, rule):
+    processes = _processes_with_launch(job)
+    uneven = len({facts.gpus_per_node for _, facts in processes
+                  if facts.gpus_per_node is not None}) > 1
+    out = []
+    for env, facts in processes:
+        worker, local, gpus = facts.worker, env.local_rank, facts.gpus_per_node
+        expected = facts.rank_offset + local if None not in (facts.rank_offset, local) else None
+        if None not in (env.rank, expected) and env.rank != expected:
+            message = (f"{worker.label}: RANK={env.rank} with LOCAL_RANK={local}, "
+                       f"expected RANK={expected}")
+        elif None not in (local, gpus) and local >= gpus:
+            message = f"{worker.label}: LOCAL_RANK={local} but the Worker has gpus_per_node={gpus}"
+        else:
+            continue
+        out.append(finding(rule, message, [env.where], node_rank=worker.node_rank, rank=env.rank))
+    # WORLD_SIZE unset counts as wrong; a launch line without total_procs gives no expectation.
+    wrong_size: dict[tuple, list[tuple[EnvPrint, LaunchFacts]]] = {}  # in order of first sight
+    for env, facts in processes:
+        if facts.total_procs is not None and env.world_size != facts.total_procs:
+            key = (env.world_size, facts.total_procs, facts.nnodes)
+            wrong_size.setdefault(key, []).append((env, facts))
+    for (size, total, nnodes), group in wrong_size.items():
+        first_env_of: dict = {}  # Worker → its first env print here, Workers in order of first sight
+        for env, facts in group:
+            first_env_of.setdefault(facts.worker, env)
+        workers = list(first_env_of)
+        ranks = sorted({env.rank for env, _ in group if env.rank is not None})
+        where = workers[0].label if len(workers) == 1 else f"{len(workers)} Workers"
+        who = plural(ranks, "rank", "ranks") if ranks else "processes"
+        if size is None:
+            message = f"{where}: {who} run without WORLD_SIZE set"
+        else:
+            verb = "sees" if len(ranks) == 1 else "see"
+            message = f"{where}: {who} {verb} WORLD_SIZE={size}, but the launch lines expect total_procs={total}"
+        leaked = size is not None and size == nnodes
+        if leaked:
+            message += "; that is nnodes: the platform's WORLD_SIZE leaked into the training processes"
+        # One line per Worker is evidence enough; the rest say the same.
+        evidence = [env.where for env in first_env_of.values()]
+        out.append(finding(rule, message, evidence,
+                           node_rank=workers[0].node_rank if len(workers) == 1 else None,
+                           rank=ranks[0] if len(ranks) == 1 else None, ranks=tuple(ranks),
+                           node_ranks=tuple(w.node_rank for w in workers if w.node_rank is not None),
+                           hint=UNEVEN_GPUS_HINT if uneven and not leaked else None))
+    return out
+
+
+def missing_rank(job: Job, rule):
+    if not job.prints_env:
+        return []  # this training script does not print its env: absence means nothing
+    out = []
+    for worker in job.launched:
+        gpus = worker.launch.gpus_per_node
+        if not gpus or not worker.started_processes or worker.rank_offset is None:
+            continue
+        if worker.shared_file or worker.foreign_envs:
+            continue  # another Worker overwrote part of this log: absence proves nothing
+        own = worker.envs
+        seen = {e.local_rank for e in own if e.local_rank is not None}
+        seen |= {e.rank - worker.rank_offset for e in own
+                 if e.local_rank is None and e.rank is not None}
+        missing = [worker.rank_offset + local for local in range(gpus) if local not in seen]
+        if not missing:
+            continue
+        out.append(finding(
+            rule, f"{worker.label}: {plural(missing, 'rank', 'ranks')} never printed "
+                  f"{'its' if len(missing) == 1 else 'their'} torchrun env line",
+            [worker.launch.where] + [e.where for e in worker.envs[:2]],
+            node_rank=worker.node_rank, rank=missing[0] if len(missing) == 1 else None,
+            ranks=tuple(missing)))
+    return out

@@ -1,0 +1,77 @@
+"""Signature rules: a catalogue pattern hit is the finding. One per rule, Worker and rank.
+
+When a rule's groups say what two ranks were doing (`rank`/`op` and `other_rank`/`other_op`, as
+in a collective mismatch), every rank reports the disagreement; the rank whose `op` the fewest
+ranks share is the odd one out (between two, the one not running the training loop's usual
+collective), and the other reports are cascades of it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from logscan.findings.base import few, finding
+from logscan.model.job import Job
+
+# What a training loop runs every step (DDP's gradient reduction): in a two-rank disagreement, the
+# rank running something else is the one that left the loop's usual path.
+USUAL_COLLECTIVES = ("ALLREDUCE",)
+
+
+def _odd_ones_out(reports: list[dict]) -> set[int]:
+    did: dict[int, str] = {}
+    for groups in reports:
+        for rank_key, op_key in (("rank", "op"), ("other_rank", "other_op")):
+            rank, op = groups.get(rank_key), groups.get(op_key)
+            if rank and rank.isdigit() and op:
+                did.setdefault(int(rank), op)
+    if len(set(did.values())) < 2:
+        return set()
+    counts = Counter(did.values())
+    fewest = min(counts.values())
+    minorities = [op for op, n in counts.items() if n == fewest]
+    if len(minorities) > 1:
+        unusual = [op for op in minorities if op not in USUAL_COLLECTIVES]
+        if len(unusual) != 1:
+            return set()  # no single minority: the logs do not say who diverged
+        minorities = unusual
+    minority = minorities[0]
+    return {rank for rank, op in did.items() if op == minority}
+
+
+def signature_findings(job: Job, rule):
+    by_key: dict = {}
+    for worker in job.workers:
+        for hit in worker.hits:
+            if hit.rule_id != rule.id:
+                continue
+            groups = dict(hit.groups)
+            rank = worker.global_rank(hit.where, groups)
+            key = (worker.label, rank)
+            if key not in by_key:
+                by_key[key] = (worker, rank, {}, [])
+            for name, value in groups.items():  # later lines of one report add what earlier lacked
+                by_key[key][2].setdefault(name, value)
+            by_key[key][3].append(hit.where)
+    odd = _odd_ones_out([groups for _, _, groups, _ in by_key.values()])
+    ranks = sorted({rank for _, rank, _, _ in by_key.values() if rank is not None})
+    expected = job.expected_processes
+    if not odd and len(by_key) > 1 and expected is not None and len(ranks) >= expected:
+        # Every process hit it: one finding for the job, not one per rank.
+        worker, _, groups, _ = next(iter(by_key.values()))
+        nodes = sorted({w.node_rank for w, _, _, _ in by_key.values() if w.node_rank is not None})
+        groups = {**groups, "rank": few(ranks), "node_rank": few(nodes)}
+        wheres = [w for _, _, _, ws in by_key.values() for w in ws]
+        return [finding(rule, rule.render_message(groups), wheres, ranks=tuple(ranks),
+                        node_ranks=tuple(nodes))]
+    out = []
+    for worker, rank, groups, wheres in by_key.values():
+        groups.setdefault("node_rank", "?" if worker.node_rank is None else str(worker.node_rank))
+        groups.setdefault("rank", "?" if rank is None else str(rank))
+        found = finding(rule, rule.render_message(groups), wheres, node_rank=worker.node_rank,
+                        rank=rank, worker=worker.label)
+        if odd and rank not in odd:
+            found = replace(found, cascade=True)
+        out.append(found)
+    return out

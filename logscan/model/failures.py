@@ -1,0 +1,246 @@
+"""Per-process failure facts: who failed, how, when, and whether it was only a consequence.
+
+A failure is a cascade when a process suffered it because another one failed first: it lost a
+peer, waited on a collective or the store until a timeout, or was SIGTERMed by torchrun or the
+platform. Catalogue signals flagged `cascade = true` say which lines mean that; signals with a
+`cause` name a crash's cause class, and signals with a `traceback_stage` place a traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from logscan.scan.events import PythonException, Where
+from logscan.model.job import Job, Worker
+
+SIGTERM = -15
+SIGKILL = -9
+
+
+@dataclass(frozen=True)
+class Failure:
+    worker: Worker
+    rank: int | None
+    where: Where
+    summary: str            # `ExcType: detail`, or `exit code N`
+    cascade: bool
+    cause: str | None = None
+    exitcode: int | None = None
+    time: datetime | None = None
+    after_progress: bool = False
+    signals: tuple[str, ...] = ()
+    more: tuple[Where, ...] = ()   # further lines telling the same failure
+
+    @property
+    def node_rank(self) -> int | None:
+        return self.worker.node_rank
+
+
+class _Facts:
+    """What the failure pass looks up for every exception, worked out once per job: the
+    catalogue's signal sets (each catalogue call walks every signal)."""
+
+    def __init__(self, job: Job):
+        catalogue = job.catalogue
+        self.causes = catalogue.signals_with_cause()
+        self.cause_order = catalogue.cause_order
+        self.waiting = catalogue.cascade_signals
+        self.at_init = catalogue.signals_at("init")
+        self.at_training = catalogue.signals_at("training")
+        self.progressed = job.progressed
+
+    def cause(self, signals, default: str | None = "other") -> str | None:
+        found = {self.causes[s] for s in signals if s in self.causes}
+        return next((c for c in self.cause_order if c in found), default)
+
+
+class _WorkerFacts:
+    """One Worker's progress lines by file and its exits' times by rank, for lookups in O(1)."""
+
+    def __init__(self, worker: Worker):
+        self.first_progress: dict[str, int] = {}  # file → its first progress line
+        self.last_progress: dict[str, int] = {}   # file → its last progress line
+        for p in worker.progress:
+            file, line = p.where.file, p.where.line
+            self.first_progress[file] = min(line, self.first_progress.get(file, line))
+            self.last_progress[file] = max(line, self.last_progress.get(file, line))
+        self.exit_times: dict = {}  # rank → the time of its first exit entry that has one
+        for e in worker.exits:
+            if e.time and e.rank not in self.exit_times:
+                self.exit_times[e.rank] = e.time
+
+
+def _loose_cause(facts: _Facts, worker: Worker) -> str:
+    """The cause class of an exit no traceback tells: what the Worker's own lines say (argparse
+    rejecting an argument prints no traceback)."""
+    return facts.cause(h.rule_id for h in worker.hits)
+
+
+def _merge(facts: _Facts, failure: Failure, further: list[PythonException]) -> Failure:
+    """Fold the further exception lines of the same process into its failure, all at once.
+
+    The last line names what finally killed the process; causes seen anywhere count.
+    """
+    if failure.cascade or not further:
+        return failure
+    signals = [*failure.signals]
+    for exc in further:
+        signals += (*exc.line_signals, *exc.traceback_signals)
+    last = further[-1]
+    summary = f"{last.exc_type}: {last.detail}" if last.detail else last.exc_type
+    return replace(failure, summary=summary, cause=facts.cause(signals, failure.cause),
+                   more=(*failure.more, *(exc.where for exc in further)),
+                   signals=tuple(dict.fromkeys(signals)))
+
+
+def _progress_after(seen: _WorkerFacts, where: Where) -> bool:
+    return seen.last_progress.get(where.file, -1) > where.line
+
+
+def _after_progress(facts: _Facts, seen: _WorkerFacts, where: Where, signals=()) -> bool:
+    """Did this line come after training had started?"""
+    if facts.at_init & set(signals):
+        return False  # raised while joining the process group or building DDP
+    if facts.at_training & set(signals):
+        return True  # raised in the backward pass or an optimizer step
+    first = seen.first_progress.get(where.file)
+    # torchrun --tee (`[default1]:` prefixes) copies each process's stdout and stderr by
+    # separate threads, so line order says nothing of which came first.
+    if first is not None and where.local_rank is None:
+        return first < where.line
+    # DDP synchronises every step: once any rank logged progress, every process had passed
+    # its first batch; a later failure elsewhere is a failure during training.
+    return facts.progressed
+
+
+def _exit_rank(worker: Worker, exit_) -> int | None:
+    if exit_.rank is not None:
+        return exit_.rank
+    if exit_.local_rank is not None and worker.rank_offset is not None:
+        return worker.rank_offset + exit_.local_rank
+    return worker.global_rank(exit_.where)
+
+
+def _first_observed(worker: Worker):
+    """torchrun's "first observed failure" of this node, when it really came first. torchrun
+    polls its processes (every 5 s in older releases): processes found dead at one poll share a
+    time, and then the one it names is only the lowest local rank, often a victim."""
+    failed = [e for e in worker.exits if (e.exitcode or 0) > 0]
+    named = next((e for e in failed if e.root_cause), None)
+    if named is None or len({e.local_rank if e.rank is None else e.rank for e in failed}) == 1:
+        return named
+    others = [e for e in failed if (e.rank, e.local_rank) != (named.rank, named.local_rank)]
+    if named.time is not None and all(e.time is not None and e.time > named.time for e in others):
+        return named
+    return None
+
+
+def process_failures(job: Job) -> list[Failure]:
+    """Computed once, by build_job (`Job.failures`); rules read that."""
+    facts = _Facts(job)
+    out: list[Failure] = []
+    for worker in job.workers:
+        out += _worker_failures(facts, worker)
+    return out
+
+
+def _worker_failures(facts: _Facts, worker: Worker) -> list[Failure]:
+    """One Worker's failures: every cost here is linear in its events."""
+    waiting = facts.waiting
+    seen_lines = _WorkerFacts(worker)
+    out: list[Failure] = []
+    # torchrun's "first observed failure" on this node: unprefixed tracebacks carry no rank,
+    # and the first one printed is the likeliest to be that process's.
+    root_exit = _first_observed(worker)
+    crashed = {_exit_rank(worker, e) for e in worker.exits if (e.exitcode or 0) > 0}
+    unranked_claimed = False
+    index_of: dict[int | None, int] = {}     # rank → its failure's index in `out`
+    further: dict[int, list[PythonException]] = {}  # index → later lines of the same failure
+    exited_badly = any((e.exitcode or 0) > 0 for e in worker.exits)
+    for exc in worker.exceptions:
+        if exc.agent:
+            continue
+        prefixed = exc.where.rank is not None or exc.where.local_rank is not None
+        if not prefixed and not exited_badly and _progress_after(seen_lines, exc.where):
+            continue  # logged and survived: training went on after it
+        rank = worker.global_rank(exc.where)
+        signals = (*exc.line_signals, *(exc.traceback_signals if prefixed else ()))
+        cascade = (any(s in waiting for s in signals)
+                   or exc.exc_type.rsplit(".", 1)[-1] in ("SignalException", "KeyboardInterrupt"))
+        if rank is None and not prefixed and not cascade and not unranked_claimed:
+            if root_exit is not None:
+                rank = _exit_rank(worker, root_exit)
+            elif len(crashed) == 1:
+                rank = next(iter(crashed))
+            unranked_claimed = rank is not None
+        if rank is not None and rank in index_of:
+            # One process, one failure: a later line of the same rank is the same error
+            # told again (a chained exception, a DataLoader worker's original traceback).
+            further.setdefault(index_of[rank], []).append(exc)
+            continue
+        index_of.setdefault(rank, len(out))
+        out.append(Failure(
+            worker, rank, exc.where, f"{exc.exc_type}: {exc.detail}" if exc.detail else exc.exc_type,
+            cascade, None if cascade else facts.cause((*exc.line_signals, *exc.traceback_signals)),
+            None, exc.where.time or seen_lines.exit_times.get(rank),
+            _after_progress(facts, seen_lines, exc.where, exc.traceback_signals),
+            tuple(dict.fromkeys(signals))))
+    for index, excs in further.items():
+        out[index] = _merge(facts, out[index], excs)
+    explained = {f.rank for f in out if f.rank is not None}
+    unranked = [i for i, f in enumerate(out) if f.rank is None]
+    failed_exits = list(dict.fromkeys(
+        _exit_rank(worker, e) for e in worker.exits if (e.exitcode or 0) > 0))
+    failed_exits = [r for r in failed_exits if r not in explained]
+    if len(unranked) == 1 and len(failed_exits) == 1 and failed_exits[0] is not None:
+        # One traceback without a rank, one process that exited with an error: the same.
+        out[unranked[0]] = replace(out[unranked[0]], rank=failed_exits[0])
+    elif (len(unranked) == len(failed_exits) > 1 and None not in failed_exits
+          and all(out[i].cascade for i in unranked)):
+        # As many rank-less tracebacks as failed processes, every one of them a wait that gave
+        # up: which is whose does not matter, that each of these ranks waited does.
+        for i, rank in zip(unranked, sorted(failed_exits)):
+            out[i] = replace(out[i], rank=rank)
+    if len(unranked) >= len(failed_exits):
+        explained |= set(failed_exits)  # the tracebacks already tell these failures
+    told = len(out)
+    # Ranks whose own lines say they were waiting on others (a watchdog timeout, a lost
+    # peer): the abort that ends them (-6 after NCCL's watchdog) is a consequence too.
+    waited = {worker.global_rank(h.where, dict(h.groups)) for h in worker.hits
+              if h.rule_id in waiting} - {None}
+    for exit_ in worker.exits:
+        rank = _exit_rank(worker, exit_)
+        if exit_.exitcode in (None, 0) or rank in explained:
+            continue
+        if rank is None and (exit_.exitcode or 0) > 0 and told >= len(failed_exits):
+            continue  # as many tracebacks as failed exits: they tell these failures
+        explained.add(rank)
+        out.append(Failure(
+            worker, rank, exit_.where, f"exit code {exit_.exitcode}",
+            exit_.exitcode == SIGTERM or rank in waited,
+            None if exit_.exitcode < 0 else _loose_cause(facts, worker),
+            exit_.exitcode,
+            exit_.time, _after_progress(facts, seen_lines, exit_.where)))
+    return out
+
+
+def is_stale(job: Job, worker: Worker) -> bool:
+    last = worker.last_activity()
+    return last is not None and job.now - last > job.stall_after
+
+
+def job_ended(job: Job, worker: Worker) -> bool:
+    """Something says this Worker's run is over: a platform status or torchrun's summary."""
+    return job.job_status in ("succeeded", "failed") or bool(worker.exits)
+
+
+def awaited_ranks(job: Job) -> set[int]:
+    """Ranks that others reported waiting for (a store key or a barrier naming them)."""
+    ranks = set()
+    for worker in job.workers:
+        for hit in worker.hits:
+            peer = hit.group("peer_rank")
+            if peer is not None and peer.isdigit():
+                ranks.add(int(peer))
+    return ranks

@@ -1,0 +1,309 @@
+"""Finding lines, not interpreting them: the literal pre-filter and progress detection.
+
+make_line_finder gives the candidate-line finder: Hyperscan fed the exact candidate patterns
+(logscan.scan.hyperscan_matcher), or where that cannot be used the pure-Python LineFinder, which
+finds the lines holding any of the patterns' literals in about one pass. ProgressFinder finds
+the first and the last progress line of a block without matching lines one by one. Progress
+lines are the bulk of a training log and most other lines match no candidate pattern: with
+Hyperscan, neither costs Python work per line. What the lines found mean
+is logscan.scan.interpret's job; which literals are looked for, logscan.scan.lineparse's and the
+catalogue's (see logscan.scan.scanner).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+from logscan.errors import ConfigError
+
+# --- the literal pre-filter -------------------------------------------------------------------
+
+# Bytes from the most to the least common in logs: the first guess of which byte of a literal is
+# rare, until the log itself has been sampled.
+_COMMON_BYTES = (b" etaoinsrlcdhupmfg0123456789.:/-_=,[]()bywvk'\"ETAOINSRLCDHUPMFGxBYWVKjqz"
+                 b"JQXZ|%<>#@!*&^~`{};?+$\\\t")
+_STATIC_RANK = {b: i for i, b in enumerate(_COMMON_BYTES)}
+
+
+def essential_literals(literals) -> tuple[bytes, ...]:
+    """The literals worth looking for: a line holding one that contains a shorter one holds the
+    shorter one too, and a literal with a newline is never inside a line."""
+    kept: list[bytes] = []
+    for lit in sorted({lit for lit in literals if lit and b"\n" not in lit}, key=len):
+        if not any(short in lit for short in kept):
+            kept.append(lit)
+    return tuple(kept)
+
+
+class LineFinder:
+    """Finds the lines of a block that hold any of a set of literals, in about one pass.
+
+    Each literal has a key byte: of its bytes, the one rarest in the log. One `bytes.translate`
+    reduces a block to its key bytes and newlines, which also counts its lines. A literal is then
+    looked for only when its key byte is in the block: at each place the key byte is when those
+    are few, by searching the block for the literal when they are many (a "dense" literal, made
+    only of bytes common in this stretch of log: the costly case). When key bytes turn common
+    (the log changed style), keys are chosen again from a sample of the block.
+    """
+
+    FEW = 256          # key byte places checked one by one; above this, bytes.find
+    SAMPLE = 1 << 14   # bytes sampled from a block to choose keys
+
+    def __init__(self, literals):
+        self.literals = essential_literals(literals)
+        # re's literal-prefix search beats bytes.find on text full of the literal's bytes.
+        self._search = {lit: re.compile(re.escape(lit)).search for lit in self.literals}
+        self._alphabet = sorted({b for lit in self.literals for b in lit})
+        self._distinct = [(lit, tuple(set(lit))) for lit in self.literals]
+        self._choose_keys({}, 1)
+
+    def _choose_keys(self, counts: dict[int, int], scale: float) -> None:
+        rank = _STATIC_RANK
+        score = {b: (counts.get(b, 0), -rank.get(b, len(rank)), b) for b in self._alphabet}
+        by_key: dict[int, list[tuple[bytes, int]]] = {}
+        for lit, distinct in self._distinct:
+            key = min(distinct, key=score.__getitem__)
+            by_key.setdefault(key, []).append((lit, lit.index(key)))
+        # A key byte found far more often than its sample promised means the log changed.
+        self._by_key = {k: (bytes((k,)), tuple(v), max(self.FEW, int(2 * scale * counts.get(k, 0))))
+                        for k, v in sorted(by_key.items())}
+        keep = set(by_key) | {ord("\n")}
+        self._delete = bytes(b for b in range(256) if b not in keep)
+
+    def _rekey(self, block: bytes) -> None:
+        # The block's last quarter is the text that the next block most resembles.
+        tail = len(block) * 3 // 4
+        step = max(1, (len(block) - tail) // self.SAMPLE)
+        sample = block[tail::step]
+        scale = step * len(block) / max(1, len(block) - tail)
+        self._choose_keys({b: sample.count(bytes((b,))) for b in self._alphabet}, scale)
+
+    def scan(self, block: bytes) -> tuple[list[int], int]:
+        """(sorted offsets of the lines that hold a literal, number of newlines in the block)"""
+        kept = block.translate(None, self._delete)
+        newlines = kept.count(b"\n")
+        starts: set[int] = set()
+        find, rfind, startswith = block.find, block.rfind, block.startswith
+        stale = False
+        if len(kept) <= 256:  # a small block: look only at the key bytes it holds
+            keyed = [self._by_key[k] for k in set(kept) if k in self._by_key]
+        else:
+            keyed = [k for k in self._by_key.values() if k[0] in kept]
+        for key, literals, limit in keyed:
+            places = kept.count(key)
+            stale = stale or places > limit
+            if places <= self.FEW:
+                pos = find(key)
+                while pos >= 0:
+                    for lit, at in literals:
+                        if pos >= at and startswith(lit, pos - at):
+                            starts.add(rfind(b"\n", 0, pos - at) + 1)
+                    pos = find(key, pos + 1)
+            else:
+                for lit, _ in literals:
+                    search = self._search[lit]
+                    found = search(block)
+                    while found is not None:
+                        pos = found.start()
+                        starts.add(rfind(b"\n", 0, pos) + 1)
+                        end = find(b"\n", pos + len(lit))
+                        if end < 0:
+                            break
+                        found = search(block, end + 1)
+        if stale:
+            self._rekey(block)  # for the next block: this one is done
+        return sorted(starts) if len(starts) > 1 else list(starts), newlines
+
+
+MATCHERS = ("python", "hyperscan")
+SLOW_PATH_NOTICE = ("logscan: the hyperscan package is not usable here; scanning with the "
+                    "pure-Python matcher, the slow path (same results)")
+_noticed = False
+
+
+def make_line_finder(wanted, matcher: str | None = None):
+    """The candidate-line finder for `wanted` (lineparse.Candidates): Hyperscan compiled with
+    their exact patterns (logscan.scan.hyperscan_matcher) if asked for or, by default, if it can be
+    used; else the pure-Python LineFinder of their literals, a tested fallback that finds the
+    same confirmed lines, slower, and says so once on stderr. LOGSCAN_MATCHER=python|hyperscan
+    chooses when `matcher` is None. A matcher that is unknown, or asked for and unusable, is a
+    ConfigError (one line)."""
+    global _noticed
+    matcher = matcher or os.environ.get("LOGSCAN_MATCHER") or "auto"
+    if matcher not in (*MATCHERS, "auto"):
+        raise ConfigError(f"unknown matcher {matcher!r}: use one of {', '.join(MATCHERS)}")
+    if matcher != "python":
+        try:
+            from logscan.scan.hyperscan_matcher import HyperscanLineFinder
+
+            return HyperscanLineFinder(wanted)
+        except ImportError:
+            if matcher == "hyperscan":
+                raise ConfigError("matcher 'hyperscan' needs the hyperscan package: "
+                                  "pip install hyperscan, or use the python matcher") from None
+        except Exception as exc:  # a build that cannot compile: the fallback still works
+            if matcher == "hyperscan":
+                raise ConfigError(f"matcher 'hyperscan' cannot be used: "
+                                  f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                                  ) from None
+        if not _noticed:
+            _noticed = True
+            print(SLOW_PATH_NOTICE, file=sys.stderr)
+    return LineFinder([lit for c in wanted for lit in c.literals])
+
+
+# --- progress lines --------------------------------------------------------------------------
+
+DEFAULT_PROGRESS = (
+    # A step counter: `step 12`, `step: 12/100`, `global_step=12`, `steps 12`; never a config
+    # print (`steps=30`, `max_steps: 1000`, `Total optimization steps = 30`, `eval_steps 500`).
+    r"(?i:\b(?:global[_ ])?step\b[ \t]*[:=#]?[ \t]*\[?\d+)",
+    r"(?i:\bsteps[ \t]+\d+)",
+    r"(?i:\biter(?:ation)?\b[ \t]*[:=#]?[ \t]*\[?\d+)",
+    # a bar past 0%
+    r"(?<!\d)(?:[1-9]\d?|100)%\|",
+    r"""['"](?:loss|train_loss)['"][ \t]*:[ \t]*['"]?[-+]?[\d.]""",
+    # `loss=0.5`, `loss: 0.5`, and a named one: `train_loss: 0.512` (Lightning's rich bar)
+    r"(?i:(?:\b|_)loss[ \t]*[:=][ \t]*[-+]?\d)",
+)
+# Every match of a default progress pattern holds one of these, in some letter case.
+PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|")
+
+# Words that make a line an error report, whatever progress-like words it holds; and the bars
+# of getting ready to train (loading a checkpoint, downloading, a datasets map or filter,
+# tokenising), which run before the first batch whatever their percentage says.
+NOT_PROGRESS = re.compile(
+    rb'Error|Exception|Traceback|Warning|\bFile "'
+    rb'|(?i:\b(?:load|download|fetch|tokeni[sz]|preprocess|extract|generat|map\b|filter\b|resolv)'
+    rb'[^|\r\n%]{0,80}?\d+%\|)')
+
+# Leading global flags, `(?i)`: valid alone, an error once joined to other patterns behind
+# `(?:...)|`, so they are made to scope the user's pattern only.
+_GLOBAL_FLAGS = re.compile(r"\(\?([aiLmsux]+)\)")
+
+
+def scope_global_flags(pattern: str) -> str:
+    """`(?i)step` → `(?i:step)`: the same matches, as a part of a larger pattern."""
+    flags, pos = "", 0
+    while (found := _GLOBAL_FLAGS.match(pattern, pos)) is not None:
+        flags, pos = flags + found[1], found.end()
+    if not flags:
+        return pattern
+    # In verbose mode a trailing `# comment` would swallow the closing parenthesis.
+    close = "\n)" if "x" in flags else ")"
+    return f"(?{''.join(dict.fromkeys(flags))}:{pattern[pos:]}{close}"
+
+
+def _join(patterns, user_patterns) -> re.Pattern[bytes]:
+    # Patterns that each compile alone (the CLI checks them) may still not compile as one: two
+    # that name a group alike. A Scanner is also built without the CLI (bench, tests, the API).
+    try:
+        return re.compile("|".join(f"(?:{scope_global_flags(p)})" for p in patterns).encode())
+    except (re.error, ValueError, OverflowError, RecursionError) as exc:
+        raise ConfigError(f"progress patterns {list(user_patterns)!r} do not compile as one "
+                          f"expression: {exc}") from None
+
+
+def compile_progress(user_patterns: tuple[str, ...] = ()) -> re.Pattern[bytes]:
+    """The progress patterns, the defaults and the user's, as one."""
+    return _join((*DEFAULT_PROGRESS, *user_patterns), user_patterns)
+
+
+def _lines_forward(block: bytes, count: int):
+    start, size = 0, len(block)
+    for _ in range(count):
+        if start >= size:
+            return
+        end = block.find(b"\n", start)
+        end = size if end < 0 else end
+        yield start, end
+        start = end + 1
+
+
+def _lines_backward(block: bytes, count: int):
+    end = len(block) - 1 if block.endswith(b"\n") else len(block)
+    for _ in range(count):
+        if end < 0:
+            return
+        start = block.rfind(b"\n", 0, end) + 1
+        yield start, end
+        end = start - 1
+
+
+class ProgressFinder:
+    """The first and the last progress line of a block, without matching lines one by one.
+
+    In a training log the lines at either end of a block are usually progress lines, so those
+    are tried first. Otherwise the default patterns are found through their literals (in a
+    lower-cased copy) and user patterns by searching the block. A progress line is a line in
+    which some pattern matches.
+    """
+
+    LOOK = 8
+
+    def __init__(self, user_patterns: tuple[str, ...] = ()):
+        self.pattern = compile_progress(user_patterns)
+        self.user = _join(user_patterns, user_patterns) if user_patterns else None
+
+    def is_progress_line(self, line: bytes, pattern: re.Pattern[bytes] | None = None) -> bool:
+        """Some pattern matches, on a `\r`-segment that does not tell of an error: an exception
+        "... at step 12" is no progress, and a bar may share its line with the traceback after it."""
+        pattern = pattern or self.pattern
+        if pattern.search(line) is None:
+            return False
+        if NOT_PROGRESS.search(line) is None:
+            return True
+        return any(pattern.search(segment) is not None and NOT_PROGRESS.search(segment) is None
+                   for segment in line.split(b"\r"))
+
+    def _is_progress(self, block: bytes, start: int, end: int) -> bool:
+        if self.pattern.search(block, start, end) is None:
+            return False
+        return self.is_progress_line(block[start:end])
+
+    def first(self, block: bytes) -> int | None:
+        return self._edge(block, forward=True)
+
+    def last(self, block: bytes) -> int | None:
+        return self._edge(block, forward=False)
+
+    def _edge(self, block: bytes, forward: bool) -> int | None:
+        """The start of the first (forward) or the last progress line of the block."""
+        lines = _lines_forward if forward else _lines_backward
+        for start, end in lines(block, self.LOOK):
+            if self._is_progress(block, start, end):
+                return start
+        found = self._by_literal(block, forward) + self._by_user(block, forward)
+        return (min if forward else max)(found, default=None)
+
+    def _line_of(self, block: bytes, pos: int) -> tuple[int, int]:
+        start = block.rfind(b"\n", 0, pos) + 1
+        end = block.find(b"\n", pos)
+        return start, len(block) if end < 0 else end
+
+    def _by_literal(self, block: bytes, forward: bool) -> list[int]:
+        low = block.lower()
+        found = []
+        for lit in PROGRESS_LITERALS:
+            pos = low.find(lit) if forward else low.rfind(lit)
+            while pos >= 0:
+                start, end = self._line_of(block, pos)
+                if self._is_progress(block, start, end):
+                    found.append(start)
+                    break
+                pos = low.find(lit, end + 1) if forward else low.rfind(lit, 0, start)
+        return found
+
+    def _by_user(self, block: bytes, forward: bool) -> list[int]:
+        if self.user is None:
+            return []
+        found = []
+        for match in self.user.finditer(block):
+            start, end = self._line_of(block, match.start())
+            if self.is_progress_line(block[start:end], self.user):
+                found.append(start)
+                if forward:
+                    break
+        return found[-1:]

@@ -1,0 +1,199 @@
+"""Candidate lines → events: the line interpreter of one file.
+
+A FileInterpreter is fed the candidate lines of one file in order (logscan.scan.scanner finds them),
+each with its line number, and runs every native parser (logscan.scan.lineparse) and every catalogue
+rule whose keyword the line holds. State that spans lines lives here: env prints split across
+lines, the signals seen inside a traceback, torchrun's failure summary block. `finish` returns
+the FileScan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from logscan.scan import lineparse
+from logscan.catalogue import Rule
+from logscan.scan.events import (EnvPrint, FileScan, LaunchLine, Progress, ProcessExit,
+                            PythonException, SignalHit, Where)
+from logscan.scan.prefixes import strip_prefixes
+
+MAX_EVIDENCE = 2000  # characters of a line kept as evidence
+MAX_RAW = MAX_EVIDENCE * 4  # bytes of a line that are ever looked at: enough for MAX_EVIDENCE
+MAX_RULE_TIMEOUTS = 3  # a rule that ran away this often in one scan is not tried again in it
+
+
+@dataclass
+class _FileContext:
+    """Parser state that spans lines of one file. Traceback state is per process (rank, local
+    rank), since several processes' tracebacks interleave in one log."""
+
+    env: lineparse.EnvAssembler = field(default_factory=lineparse.EnvAssembler)
+    traceback_signals: dict = field(default_factory=dict)
+    headerless: set = field(default_factory=set)  # keys whose traceback began without a header
+    agent_traceback: dict = field(default_factory=dict)
+    chained: dict = field(default_factory=dict)
+    in_root_cause: bool = False
+    summary_entry: dict = field(default_factory=dict)
+
+
+class FileInterpreter:
+    """The events of one file, from its candidate lines fed in order (`line`)."""
+
+    def __init__(self, matchers: list[Rule], path: str, display: str, timeouts: dict | None = None,
+                 local_rank: int | None = None):
+        self.matchers = matchers  # the catalogue rules that have keywords
+        # rule id → times it ran away: shared by every file of a scan, so a catastrophic pattern
+        # costs its budget once, not once per file
+        self.timeouts = timeouts if timeouts is not None else {}
+        self.scan = FileScan(path=path, display=display, local_rank=local_rank)
+        self.context = _FileContext()
+        self._late_hits: list[SignalHit] = []
+
+    def line(self, raw: bytes, lineno: int) -> None:
+        """Interpret one candidate line (its first MAX_RAW bytes), numbered from 1."""
+        scan, context = self.scan, self.context
+        where = _where(scan, raw, lineno)
+        body = strip_prefixes(where.text).body
+        key = (where.rank, where.local_rank)
+
+        if "DDP launch:" in body and (fields := lineparse.parse_launch(body)):
+            scan.launches.append(LaunchLine(where=where, **fields))
+            return
+
+        if (tokens := lineparse.env_tokens(body)) is not None:
+            markers, pairs = tokens
+            scan.env_markers += markers
+            for first_where, record in context.env.feed(where, pairs):
+                scan.envs.append(_env_print(first_where, record))
+            return
+
+        where = self._summary(body, where)
+
+        if lineparse.is_traceback_start(body):
+            context.headerless.discard(key)
+            if not context.chained.get(key):
+                context.traceback_signals[key] = {}  # an ordered set: a signal once
+                context.agent_traceback[key] = False
+            context.chained[key] = False
+        elif lineparse.is_chained(body):
+            context.chained[key] = True
+        elif lineparse.is_agent_frame(body):
+            context.agent_traceback[key] = True
+
+        line_signals = []
+        for rule in self.matchers:
+            if not any(kw in body for kw in rule.keywords):
+                continue
+            if self.timeouts.get(rule.id, 0) >= MAX_RULE_TIMEOUTS:
+                continue
+            try:
+                groups = rule.match(body)
+            except TimeoutError:
+                scan.rule_timeouts.append(rule.id)
+                self.timeouts[rule.id] = self.timeouts.get(rule.id, 0) + 1
+                continue
+            if groups is None:
+                continue
+            scan.hits.append(SignalHit(rule.id, where, tuple(groups.items())))
+            line_signals.append(rule.id)
+            if key not in context.traceback_signals and lineparse.is_frame_line(body):
+                # A traceback whose header was cut (pasted, or an excerpt): its frames still
+                # tell where the exception came from, up to that exception.
+                context.traceback_signals[key] = {}
+                context.headerless.add(key)
+            if key in context.traceback_signals:
+                context.traceback_signals[key][rule.id] = None
+
+        if (exc := lineparse.parse_exception(body)) is not None:
+            signals = tuple(context.traceback_signals.get(key, ()))
+            if key in context.headerless:
+                context.headerless.discard(key)
+                del context.traceback_signals[key]
+            scan.exceptions.append(PythonException(
+                where, exc[0], exc[1], signals, tuple(line_signals),
+                agent=context.agent_traceback.get(key, False)))
+
+    def _summary(self, body: str, where: Where) -> Where:
+        """torchrun's failure summary: a block of `key : value` lines per failed process. Returns
+        where, with the rank of the entry the line belongs to."""
+        parsed = lineparse.parse_summary_line(body)
+        if parsed is None:
+            return where
+        context, entry = self.context, self.context.summary_entry
+        kind, value = parsed.kind, parsed.value
+        if kind in ("root", "failures"):
+            context.in_root_cause = kind == "root"
+            context.summary_entry = {}
+            return where
+        if kind == "failed":
+            local_rank, exitcode = value
+            self.scan.exits.append(ProcessExit(where, None, local_rank, exitcode))
+            return replace(where, local_rank=local_rank)
+        if kind == "time":  # the first field of an entry
+            entry.clear()
+            entry["time"] = value
+        elif kind == "host":
+            entry["host"] = value
+        elif kind == "rank" and value is not None:
+            entry["rank"], entry["local_rank"] = value
+        elif kind == "exitcode":
+            self.scan.exits.append(ProcessExit(
+                where, entry.get("rank"), entry.get("local_rank"), value, entry.get("host"),
+                entry.get("time"), context.in_root_cause))
+        if "rank" in entry:
+            return replace(where, rank=entry["rank"], local_rank=entry.get("local_rank"))
+        return where
+
+    def late_hit(self, rule_id: str, raw: bytes, lineno: int, groups) -> None:
+        """A match of a rule without keywords, found while surveying (not fed through `line`)."""
+        self._late_hits.append(SignalHit(rule_id, _where(self.scan, raw, lineno), groups))
+
+    def progress(self, first: tuple[int, bytes], last: tuple[int, bytes]) -> None:
+        """The file's first and last progress lines: (line number, raw line)."""
+        scan = self.scan
+        scan.progress = [Progress(_where(scan, first[1], first[0]))]
+        if last[0] != first[0]:
+            scan.progress.append(Progress(_where(scan, last[1], last[0])))
+
+    def edges(self, head: bytes | None, tail: bytes | None, line_count: int) -> None:
+        """The file's first line and its last line with text: when it began and ended."""
+        scan = self.scan
+        if head is not None:
+            scan.first_time = strip_prefixes(_decode(head)).time
+        if tail is not None:
+            text = _decode(tail)
+            stripped = strip_prefixes(text)
+            scan.last_time = stripped.time
+            scan.last_line = Where(scan.display, line_count, text[:MAX_EVIDENCE],
+                                   stripped.rank, stripped.local_rank, stripped.time)
+
+    def finish(self) -> FileScan:
+        """The FileScan, once every line was fed: env prints still open are kept as they are."""
+        scan = self.scan
+        if self._late_hits:  # in line order among the others, wherever pieces began
+            scan.hits = sorted(scan.hits + self._late_hits, key=lambda h: h.where.line)
+            self._late_hits = []
+        for where, record in self.context.env.flush():
+            scan.envs.append(_env_print(where, record))
+        return scan
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def _where(scan: FileScan, raw: bytes, lineno: int) -> Where:
+    text = _decode(raw[:MAX_RAW]).rstrip("\r\n")
+    if len(text) > MAX_EVIDENCE and "\r" in text:
+        # Head and tail: the prefixes are at the start, a \r-redrawn bar's last state at the end.
+        half = (MAX_EVIDENCE - 1) // 2  # the \r included: the cut below keeps the tail whole
+        text = text[:half] + "\r" + text[-half:]
+    text = text[:MAX_EVIDENCE]
+    stripped = strip_prefixes(text)
+    # A line with no prefix of its own, in one process's own file, is that process's.
+    local_rank = stripped.local_rank if stripped.local_rank is not None else scan.local_rank
+    return Where(scan.display, lineno, text, stripped.rank, local_rank, stripped.time)
+
+
+def _env_print(where: Where, record: dict) -> EnvPrint:
+    return EnvPrint(where, record.get("RANK"), record.get("LOCAL_RANK"), record.get("WORLD_SIZE"))

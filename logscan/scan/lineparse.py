@@ -1,0 +1,269 @@
+"""Parsers for the structured lines logscan understands natively, and the lines each one needs.
+
+Each parser takes a prefix-stripped line body and returns fields or None; they know nothing of
+rules. Each also declares, right above it (`@needs(Candidates(...))`), the lines it must be fed:
+literals one of which every such line holds, and a pattern that confirms it. The scanner builds
+its literal pre-filter and its confirm pattern from that registry (CANDIDATES) plus the
+catalogue's keywords, so a parser added here is fed its lines without a second list to update.
+Every candidate line reaches every parser, in file order (see logscan.scan.interpret).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Lines a parser needs. Every match of `pattern` holds one of `literals`: the literals find
+    the lines fast, in bulk (logscan.scan.finders); the pattern then decides."""
+
+    literals: tuple[bytes, ...]
+    pattern: bytes
+    parser: str = ""  # filled in by @needs: which parser asked for these lines
+
+
+# The lines the native parsers need, in declaration order. Read at Scanner construction.
+CANDIDATES: list[Candidates] = []
+
+
+def needs(*candidates: Candidates):
+    """Register the lines the decorated parser must be fed (see Candidates)."""
+
+    def register(parser):
+        declared = tuple(Candidates(c.literals, c.pattern, parser.__name__) for c in candidates)
+        CANDIDATES.extend(declared)
+        parser.candidates = declared
+        return parser
+
+    return register
+
+
+def _literal(text: bytes) -> Candidates:
+    """A line holding `text`. Only regex syntax is escaped (not spaces, as re.escape does), so the
+    pattern also reads as a POSIX extended regex (bench/run_bench.py hands them to grep -E)."""
+    return Candidates((text,), re.sub(rb"([.^$*+?{}\[\]()|\\])", rb"\\\1", text))
+
+
+def _to_int(value: str | None) -> int | None:
+    if value is None:
+        return None
+    value = value.strip().strip("'\"")
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+# --- the launch line: `DDP launch: nnodes=2 node_rank=0 ... master=host:port` -----------------
+
+LAUNCH = re.compile(r"DDP launch:(?P<rest>.*)")
+_KEY_VALUE = re.compile(r"(?P<key>[A-Za-z_][\w.-]*)=(?P<value>\S*)")
+
+
+# What a launch line may claim before the claim is taken for damage or hostility: each Worker,
+# GPU and process the model builds costs memory, and no real job comes near these.
+LAUNCH_LIMITS = {"nnodes": 1 << 16, "node_rank": (1 << 16) - 1, "gpus_per_node": 1 << 10,
+                 "total_procs": 1 << 26}
+
+
+@needs(_literal(b"DDP launch:"))
+def parse_launch(body: str) -> dict | None:
+    """The launch line's fields; a number beyond LAUNCH_LIMITS is left out (None) and listed
+    in `absurd` so the report can name it."""
+    found = LAUNCH.search(body)
+    if not found:
+        return None
+    fields = {m["key"]: m["value"] for m in _KEY_VALUE.finditer(found["rest"])}
+    master = fields.get("master") or ""
+    addr, port = master, None
+    if master.startswith("["):  # [IPv6]:port
+        close = master.find("]")
+        addr = master[1:close] if close > 0 else master[1:]
+        port = _to_int(master[close + 2:]) if close > 0 and master[close + 1:close + 2] == ":" else None
+    elif ":" in master:
+        head, _, tail = master.rpartition(":")
+        if tail.isdigit():
+            addr, port = head, int(tail)
+    numbers = {key: _to_int(fields.get(key)) for key in LAUNCH_LIMITS}
+    absurd = tuple((key, fields[key]) for key, value in numbers.items()
+                   if value is not None and not 0 <= value <= LAUNCH_LIMITS[key])
+    for key, _ in absurd:
+        numbers[key] = None
+    return {
+        **numbers,
+        "master_addr": addr or None,
+        "master_port": port,
+        "raw_fields": tuple(fields.items()),
+        "absurd": absurd,
+    }
+
+
+
+# --- env prints: `torchrun env: RANK= 2 LOCAL_RANK= 0 WORLD_SIZE= 4`, or pieces of them ------
+
+# `RANK=` must not be read inside `LOCAL_RANK=` or `NODE_RANK=`.
+ENV_TOKEN = re.compile(
+    r"(?<![A-Za-z_])(?P<key>LOCAL_RANK|RANK|WORLD_SIZE)\s*[=:]\s*(?P<value>-?\d+|None|'[^']*'|\"[^\"]*\")?")
+ENV_MARKER = "torchrun env"
+# A continuation piece of an interleaved env print holds nothing but env tokens.
+_ENV_ONLY = re.compile(
+    r"\s*(?:(?:torchrun env:?|(?<![A-Za-z_])(?:LOCAL_RANK|RANK|WORLD_SIZE)\s*[=:]\s*(?:-?\d+|None)?|[,;])\s*)+")
+
+
+@needs(_literal(b"torchrun env"), _literal(b"LOCAL_RANK"), _literal(b"WORLD_SIZE"),
+       # A piece holding only `RANK= 3` still counts; `NODE_RANK=` and free text do not.
+       Candidates((b"RANK",), rb"(?<![A-Za-z_])RANK[ \t]*[=:]"))
+def env_tokens(body: str) -> tuple[int, list[tuple[str, int | None]]] | None:
+    """(number of `torchrun env` markers, [(key, value)]) for an env print or a piece of one."""
+    markers = body.count(ENV_MARKER)
+    if not markers and not _ENV_ONLY.fullmatch(body):
+        return None
+    tokens = [(m["key"], _to_int(m["value"])) for m in ENV_TOKEN.finditer(body)]
+    if not tokens and not markers:
+        return None
+    return markers, tokens
+
+
+class EnvAssembler:
+    """Rebuilds env prints from tokens, including prints that interleaved inside one line.
+
+    Several processes share one stdout: `torchrun env:torchrun env: RANK= 2 LOCAL_RANK= 0 ...`
+    followed by ` RANK= 3 LOCAL_RANK= 1 ...` is two prints. Each token fills the oldest print
+    still missing that key, so the pieces are reassembled in the order they were written.
+    Prints come out in the order they began, each once it and every older one are complete.
+
+    Each token costs O(1): per key, a queue of the open prints still missing it (oldest first).
+    """
+
+    KEYS = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
+
+    def __init__(self):
+        self.open: deque[tuple[object, dict]] = deque()  # (where of first token, {key: value})
+        self._missing: dict[str, deque[dict]] = {key: deque() for key in self.KEYS}
+
+    def feed(self, where, tokens) -> list[tuple[object, dict]]:
+        done = []
+        for key, value in tokens:
+            waiting = self._missing.get(key)
+            if waiting:
+                waiting.popleft()[key] = value
+            else:
+                record = {key: value}
+                self.open.append((where, record))
+                for other, queue in self._missing.items():
+                    if other != key:
+                        queue.append(record)
+            while self.open and len(self.open[0][1]) == len(self.KEYS):
+                done.append(self.open.popleft())
+        return done
+
+    def flush(self) -> list[tuple[object, dict]]:
+        rest, self.open = list(self.open), deque()
+        for queue in self._missing.values():
+            queue.clear()
+        return rest
+
+
+# --- Python tracebacks ----------------------------------------------------------------------
+
+TRACEBACK_START = "Traceback (most recent call last)"
+CHAINED = ("During handling of the above exception", "The above exception was the direct cause",
+           "Original Traceback")
+# Frames of torchrun itself: a traceback holding one was raised by the agent, not a process.
+AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line')
+EXCEPTION = re.compile(
+    r"(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::[ ]?(?P<detail>.*))?")
+
+
+@needs(_literal(b"Traceback (most recent"))
+def is_traceback_start(body: str) -> bool:
+    return body.startswith(TRACEBACK_START)
+
+
+def is_frame_line(body: str) -> bool:
+    """A traceback's frame (`  File "x.py", line 3, in f`) or its source line: indented. Asked
+    only of lines a signal matched, so it needs no candidate literal of its own."""
+    return body[:1] in (" ", "\t")
+
+
+# `Original Traceback (most recent call last):` (a DataLoader worker's) is fed by the literal above.
+@needs(_literal(b"During handling of the above"), _literal(b"The above exception was"))
+def is_chained(body: str) -> bool:
+    """A traceback that continues the one before it (`During handling of the above ...`)."""
+    return any(phrase in body for phrase in CHAINED)
+
+
+@needs(*(_literal(frame.encode()) for frame in AGENT_FRAMES))
+def is_agent_frame(body: str) -> bool:
+    return any(frame in body for frame in AGENT_FRAMES)
+
+
+@needs(_literal(b"Error"), _literal(b"Exception"), _literal(b"Interrupt"), _literal(b"SystemExit"))
+def parse_exception(body: str) -> tuple[str, str] | None:
+    """The last line of a traceback, `ExcType: detail`: (type, detail)."""
+    found = EXCEPTION.fullmatch(body.rstrip())
+    if not found:
+        return None
+    return found["exc"], (found["detail"] or "").strip()
+
+
+# --- torchrun's failure summary: a block of `key : value` lines per failed process -------------
+
+SUMMARY_FIELD = re.compile(
+    r"\s*(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)")
+SUMMARY_ROOT = "Root Cause (first observed failure)"
+SUMMARY_FAILURES = "Failures:"
+FAILED_LINE = re.compile(
+    r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)")
+_SUMMARY_RANK = re.compile(r"(-?\d+)(?:\s*\(local_rank:\s*(\d+)\))?")
+_SUMMARY_CODE = re.compile(r"-?\d+")
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryLine:
+    """One line of the failure summary. kind: "root" (`Root Cause ...`), "failures", "failed"
+    (value: (local_rank, exitcode) of a `failed (exitcode: N) local_rank: L` line), or a field
+    name: time (datetime | None), host (str), rank ((rank, local_rank | None) | None),
+    exitcode (int | None), error_file or traceback (str)."""
+
+    kind: str
+    value: object = None
+
+
+@needs(_literal(b"Root Cause"), _literal(b"Failures:"),
+       # `  exitcode  : 1 (pid: 6442)`. The literals are the gap and colon, which ordinary text
+       # rarely holds; `rank ` or `time ` would be on every `[rank 0]` or `step time` line.
+       Candidates((b" :", b"\t:"), rb"\b(?:time|host|rank|exitcode|traceback)[ \t]+:"),
+       _literal(b"error_file:"),
+       _literal(b"(exitcode: "))
+def parse_summary_line(body: str) -> SummaryLine | None:
+    if SUMMARY_ROOT in body:
+        return SummaryLine("root")
+    if body.strip() == SUMMARY_FAILURES:
+        return SummaryLine("failures")
+    if (failed := FAILED_LINE.search(body)) is not None:
+        return SummaryLine("failed", (int(failed["local_rank"]), int(failed["exitcode"])))
+    field_match = SUMMARY_FIELD.fullmatch(body)
+    if field_match is None:
+        return None
+    name, value = field_match["key"], field_match["value"].strip()
+    if name == "time":
+        return SummaryLine(name, parse_summary_time(value))
+    if name == "rank":
+        ranks = _SUMMARY_RANK.match(value)
+        return SummaryLine(name, (int(ranks[1]), int(ranks[2]) if ranks[2] else None) if ranks else None)
+    if name == "exitcode":
+        code = _SUMMARY_CODE.match(value)
+        return SummaryLine(name, int(code[0]) if code else None)
+    return SummaryLine(name, value)
+
+
+def parse_summary_time(value: str) -> datetime | None:
+    try:
+        return datetime.strptime(value.strip(), "%Y-%m-%d_%H:%M:%S")
+    except ValueError:
+        return None

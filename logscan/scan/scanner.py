@@ -1,0 +1,228 @@
+"""Files → events: survey a file (or a piece of one) for its candidate and progress lines, then
+merge the surveys of its pieces, in order, through the line interpreter.
+
+survey (may run in worker processes, on pieces of a big file): logscan.scan.finders finds, in large
+blocks, the lines that a native parser (declared in logscan.scan.lineparse) or a catalogue keyword
+needs (Hyperscan, with the exact patterns; or the pure-Python fallback, through their literals);
+one compiled pattern confirms them, and only those lines are numbered and kept. Rules without keywords are run over each block's text.
+merge: logscan.scan.interpret.FileInterpreter interprets the kept lines in file order.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from logscan.scan import lineparse
+from logscan.catalogue import Catalogue
+from logscan.scan.events import FileScan
+from logscan.scan.finders import ProgressFinder, make_line_finder
+from logscan.scan.interpret import MAX_RAW, MAX_RULE_TIMEOUTS, FileInterpreter
+from logscan.scan.lineparse import Candidates
+from logscan.scan.prefixes import strip_prefixes
+from logscan.files.reader import CHUNK_SIZE, ReadState, line_blocks
+
+
+def wanted_lines(keywords) -> list[Candidates]:
+    """Every line the scan must keep: those the native parsers declared (lineparse.CANDIDATES,
+    read now so a parser registered later is included), then each catalogue keyword's."""
+    return [*lineparse.CANDIDATES,
+            *(Candidates((k,), re.escape(k), "catalogue") for k in sorted(set(keywords)))]
+
+
+@dataclass
+class Survey:
+    """What one pass over a file, or over a piece of it (line_ranges), found before any line
+    was interpreted: pieces can be surveyed in parallel, then merged in order. Line indexes
+    count from the piece's first line, from 0; raw lines keep their first MAX_RAW bytes."""
+
+    newlines: int = 0
+    ends_with_newline: bool = True
+    candidates: list = field(default_factory=list)      # (index, raw line)
+    first_progress: tuple[int, bytes] | None = None
+    last_progress: tuple[int, bytes] | None = None
+    head: bytes | None = None                           # the first line
+    tail: bytes | None = None                           # the last line with text, of the last block
+    keywordless: list = field(default_factory=list)     # (rule id, index, raw line, groups)
+    rule_timeouts: list = field(default_factory=list)
+    state: ReadState = field(default_factory=ReadState)
+    read_error: str | None = None
+
+
+def _raw_line(block: bytes, start: int, end: int) -> bytes:
+    """The line [start, end) of `block` as kept: its first MAX_RAW bytes, or, of a longer line
+    redrawn with \r (a progress bar), its head and its tail joined by \r, as the reader keeps
+    an over-long line: the prefixes are at the start, what was last on screen at the end."""
+    if end - start <= MAX_RAW:
+        return block[start:end]
+    if block.find(b"\r", start, end) < 0:
+        return block[start:start + MAX_RAW]
+    half = (MAX_RAW - 1) // 2  # the kept line, \r included, is at most MAX_RAW bytes
+    return block[start:start + half] + b"\r" + block[end - half:end]
+
+
+class _LineNumbers:
+    """Line numbers of increasing offsets in one block, counting newlines from the nearer end."""
+
+    def __init__(self, block: bytes, newlines: int, lines_before: int):
+        self.block, self.newlines, self.lines_before = block, newlines, lines_before
+        self.pos, self.before = 0, 0
+
+    def of(self, offset: int) -> int:
+        """1-based number of the line that starts at `offset`."""
+        if offset - self.pos <= len(self.block) - offset:
+            self.before += self.block.count(b"\n", self.pos, offset)
+        else:
+            self.before = self.newlines - self.block.count(b"\n", offset)
+        self.pos = offset
+        return self.lines_before + self.before + 1
+
+
+class Scanner:
+    """Surveys files for the lines worth interpreting, and merges surveys into FileScans."""
+
+    def __init__(self, catalogue: Catalogue, progress_patterns: tuple[str, ...] = (),
+                 matcher: str | None = None):
+        self.matchers = [r for r in catalogue.matchers if r.keywords]
+        self.keywordless = [r for r in catalogue.matchers if not r.keywords]
+        wanted = wanted_lines(kw.encode() for r in self.matchers for kw in r.keywords)
+        # The finder narrows a block to the lines holding a literal; this pattern decides.
+        # Multiline: `^` and `$` are a line's ends, as for Hyperscan (logscan.scan.hyperscan_matcher).
+        self.candidates = re.compile(b"|".join(c.pattern for c in wanted), re.MULTILINE)
+        self.finder = make_line_finder(wanted, matcher)
+        self.progress = ProgressFinder(tuple(progress_patterns))
+        # rule id → times its pattern ran away, over every file this scanner reads (see
+        # interpret.MAX_RULE_TIMEOUTS)
+        self.rule_timeouts: dict[str, int] = {}
+
+    def scan_file(self, path: str, display: str, chunk_size: int = CHUNK_SIZE,
+                  content: tuple[bytes, float] | None = None,
+                  local_rank: int | None = None) -> FileScan:
+        """`content`: (the whole file, its mtime), when it was read already (see discovery);
+        `local_rank`: the process whose output the whole file is (a --log-dir copy)."""
+        return self.merge(path, display, [self.survey(path, chunk_size, content=content)],
+                          local_rank)
+
+    def survey(self, path: str, chunk_size: int = CHUNK_SIZE,
+               content: tuple[bytes, float] | None = None, start: int = 0,
+               end: int | None = None) -> Survey:
+        """Find the candidate and progress lines of a file, or of the piece [start, end) of it."""
+        found = Survey()
+        state = found.state
+        if content is not None:
+            content, state.mtime = content
+        timeouts = self.rule_timeouts
+        last_block = None
+        try:
+            for block in line_blocks(path, state, chunk_size, content=content, start=start,
+                                     end=end):
+                if last_block is None:
+                    newline = block.find(b"\n")
+                    found.head = block[:MAX_RAW] if newline < 0 else block[:min(newline, MAX_RAW)]
+                found.newlines += self._survey_block(block, found, timeouts)
+                last_block = block
+        except OSError as exc:
+            found.read_error = exc.strerror or str(exc)
+        if last_block is not None:
+            found.ends_with_newline = last_block.endswith(b"\n")
+            tail = last_block.rstrip(b"\n")
+            found.tail = tail[tail.rfind(b"\n") + 1:][:MAX_RAW]
+        return found
+
+    def _survey_block(self, block: bytes, found: Survey, timeouts: dict) -> int:
+        """Note the block's candidate and progress lines; return its number of newlines."""
+        starts, newlines = self.finder.scan(block)
+        numbers = _LineNumbers(block, newlines, found.newlines)
+        confirm = self.candidates.search
+        size = len(block)
+        for start in starts:
+            end = block.find(b"\n", start)
+            end = size if end < 0 else end
+            if confirm(block, start, end) is not None:
+                found.candidates.append((numbers.of(start) - 1, _raw_line(block, start, end)))
+        first = None
+        if found.first_progress is None:
+            first = self.progress.first(block)
+            if first is not None:
+                found.first_progress = self._line_at(block, first, newlines, found.newlines)
+        if found.first_progress is not None:
+            last = self.progress.last(block)
+            if last is not None:
+                found.last_progress = (found.first_progress if last == first
+                                       else self._line_at(block, last, newlines, found.newlines))
+        if self.keywordless:
+            self._survey_keywordless(block, found, timeouts)
+        return newlines
+
+    @staticmethod
+    def _line_at(block: bytes, start: int, newlines: int, before: int) -> tuple[int, bytes]:
+        end = block.find(b"\n", start)
+        end = len(block) if end < 0 else end
+        return _LineNumbers(block, newlines, before).of(start) - 1, _raw_line(block, start, end)
+
+    def _survey_keywordless(self, block: bytes, found: Survey, timeouts: dict) -> None:
+        text = block.decode("utf-8", "replace")
+        for rule in self.keywordless:
+            if timeouts.get(rule.id, 0) >= MAX_RULE_TIMEOUTS:
+                continue
+            try:
+                for pattern in rule.compiled:
+                    counted = lines = 0  # newlines before `counted`: matches come in order
+                    for match in pattern.finditer(text, timeout=0.25 * 4):
+                        lines += text.count("\n", counted, match.start())
+                        counted = match.start()
+                        index = found.newlines + lines
+                        start = text.rfind("\n", 0, match.start()) + 1
+                        end = text.find("\n", match.end())
+                        raw = text[start:] if end < 0 else text[start:end]
+                        groups = rule.match(strip_prefixes(raw).body)
+                        if groups is not None:
+                            found.keywordless.append((rule.id, index, raw.encode("utf-8", "replace"),
+                                                      tuple(groups.items())))
+            except TimeoutError:
+                found.rule_timeouts.append(rule.id)
+                timeouts[rule.id] = timeouts.get(rule.id, 0) + 1
+
+    def merge(self, path: str, display: str, surveys: list[Survey],
+              local_rank: int | None = None) -> FileScan:
+        """Interpret, in order, what the surveys of a file's pieces found: one FileScan."""
+        interpreter = FileInterpreter(self.matchers, path, display, self.rule_timeouts, local_rank)
+        scan = interpreter.scan
+        offset = 0
+        first = last = None
+        for found in surveys:
+            for index, raw in found.candidates:
+                interpreter.line(raw, offset + index + 1)
+            for rule_id, index, raw, groups in found.keywordless:
+                interpreter.late_hit(rule_id, raw, offset + index + 1, groups)
+            if found.first_progress is not None:
+                if first is None:
+                    first = (offset + found.first_progress[0] + 1, found.first_progress[1])
+                last = (offset + found.last_progress[0] + 1, found.last_progress[1])
+            scan.rule_timeouts += found.rule_timeouts
+            if scan.read_error is None:
+                scan.read_error = found.read_error
+            offset += found.newlines
+        interpreter.finish()
+        final = surveys[-1]
+        if final.tail is not None and not final.ends_with_newline:
+            offset += 1
+        scan.lines = offset
+        state = surveys[0].state
+        scan.size = sum(found.state.size for found in surveys)
+        scan.truncated = state.truncated
+        scan.leading_nul = state.leading_nul
+        scan.expansion = state.expansion
+        scan.compressed = state.compressed
+        scan.mtime = state.mtime
+        if scan.mtime is None:
+            try:
+                scan.mtime = os.stat(path).st_mtime
+            except OSError:
+                pass
+        interpreter.edges(surveys[0].head, next(
+            (f.tail for f in reversed(surveys) if f.tail is not None), None), offset)
+        if first is not None:
+            interpreter.progress(first, last)
+        return scan
