@@ -29,7 +29,7 @@ from pathlib import Path
 from logscan.config import display_path, parse_duration, parse_time
 from logscan.errors import ConfigError
 from logscan.expectations import COUNTS, EXPECTATION_FLAGS, MAX_COUNT, SWITCHES, Expectations
-from logscan.render import RENDERERS
+from logscan.vocabulary import Format
 
 FAIL_ON = ("error", "warning", "never")
 JOB_STATUSES = ("succeeded", "failed", "running")
@@ -151,7 +151,7 @@ class Settings:
         if where is None and given("default_format") is not None:
             where, value = FLAG_NAMES["default_format"], flags["default_format"]
         if where is not None:
-            values["format"] = _choice(where, value, tuple(RENDERERS))
+            values["format"] = _choice(where, value, tuple(Format))
         where, value = pick("fail_on")
         if where is not None:
             values["fail_on"] = _choice(where, value, FAIL_ON)
@@ -187,7 +187,7 @@ def _reports(value, output: Path | None) -> tuple[tuple[str, Path], ...]:
     out, files = [], {os.path.normpath(output)} if output is not None else set()
     for fmt, file in value:
         where = f"--{getattr(fmt, 'value', fmt)}-output"
-        fmt = _choice(where, fmt, tuple(RENDERERS))
+        fmt = _choice(where, fmt, tuple(Format))
         if not isinstance(file, (str, os.PathLike)) or not os.fspath(file):
             raise ConfigError(f"{where} must be a file name, not {_kind(file)}")
         if os.path.normpath(file) in files:

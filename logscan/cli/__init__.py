@@ -15,21 +15,7 @@ from typing import Annotated
 
 import typer
 
-# Exit statuses: the one place they are defined (the command modules import them from here).
-EXIT_HEALTHY = 0      # no finding at or above --fail-on
-EXIT_FINDINGS = 1     # findings at or above --fail-on
-EXIT_USAGE = 2        # usage, config or input error: one line on stderr
-EXIT_INTERNAL = 3     # a bug in logscan: one line on stderr, asking for a report
-EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
-
-# `\b` keeps click from re-wrapping the table.
-EXIT_STATUS_HELP = f"""\b
-Exit status:
-  {EXIT_HEALTHY}    HEALTHY or RUNNING, no finding at or above --fail-on (default: error)
-  {EXIT_FINDINGS}    FAILED or INCONCLUSIVE, or findings at or above --fail-on
-  {EXIT_USAGE}    usage, config or input error (one line on stderr)
-  {EXIT_INTERNAL}    internal error in logscan (one line on stderr; please report it)
-  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)"""
+from logscan.cli.exit_codes import EXIT_HEALTHY, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_STATUS_HELP
 
 # The command modules, in the order `logscan --help` lists them. A new command is one module
 # here with a `register(app)` function, and its name in this tuple.
@@ -40,22 +26,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=N
                   help="Diagnose PyTorch DDP jobs launched with torchrun from their per-Worker logs.")
 
 
-def version() -> str:
-    """The installed distribution's version, else the package's own (run from a checkout)."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed_version
-
-    try:
-        return installed_version("ddp-logscan")
-    except PackageNotFoundError:
-        from logscan import __version__
-
-        return __version__
-
-
 def _print_version(value: bool) -> None:
     if value:
-        from logscan.cli.common import emit
+        from logscan.cli.common import emit, version
 
         emit(f"logscan {version()}\n")
         raise typer.Exit(EXIT_HEALTHY)

@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from logscan.cli import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
+from logscan.cli.exit_codes import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 from logscan.cli.common import (Color, ConfigFile, FailOnOption, Ignore, Isolated, Jobs,
                                 JobStatusOption, Now, Output, ProgressPatterns, RuleDirs, Select,
                                 StallAfter, diagnose_or_fail, exit_status, load_settings, say,

@@ -11,7 +11,21 @@ from typing import Annotated, NoReturn, Optional
 
 import typer
 
-from logscan.cli import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_USAGE
+from logscan.cli.exit_codes import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_USAGE
+
+
+def version() -> str:
+    """The installed distribution's version, else the package's own (run from a checkout)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed_version
+
+    try:
+        return installed_version("ddp-logscan")
+    except PackageNotFoundError:
+        from logscan import __version__
+
+        return __version__
+
 
 ConfigFile = Annotated[Optional[Path], typer.Option(
     "--config", metavar="FILE",

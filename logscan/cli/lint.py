@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from logscan.cli import EXIT_STATUS_HELP
+from logscan.cli.exit_codes import EXIT_STATUS_HELP
 from logscan.cli.common import (Color, ConfigFile, Isolated, RuleDirs, exit_status, fail,
                                 load_settings, use_color, write_report)
 

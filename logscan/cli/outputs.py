@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import sys
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -14,10 +13,9 @@ import typer
 
 from logscan.cli.common import fail, write_report
 from logscan.render import RENDERERS
+from logscan.vocabulary import Format
 
-# Every renderer's name: what --format takes, and each has a --FORMAT-output option.
-FORMATS = tuple(RENDERERS)
-Format = Enum("Format", {name: name for name in FORMATS}, type=str)
+FORMATS = tuple(fmt.value for fmt in Format)
 
 FormatOption = Annotated[Optional[Format], typer.Option(
     "--format", "-f", help="Report format on standard output (or -o FILE).")]
@@ -55,7 +53,7 @@ def checked_rules(catalogue, settings) -> list[str]:
 
 def render(fmt: str, diagnosis, catalogue, settings, color: bool = False,
            human: dict | None = None) -> str:
-    from logscan.cli import version
+    from logscan.cli.common import version
 
     if fmt == "human":
         return RENDERERS[fmt](diagnosis, color=color, **(human or {}))

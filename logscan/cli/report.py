@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from logscan.cli import EXIT_STATUS_HELP
+from logscan.cli.exit_codes import EXIT_STATUS_HELP
 from logscan.cli.common import (ConfigFile, Ignore, Isolated, Jobs, JobStatusOption, Now,
                                 ProgressPatterns, RuleDirs, Select, StallAfter, diagnose_or_fail,
                                 exit_status, load_settings, write_report)

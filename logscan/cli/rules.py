@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from logscan.cli import EXIT_STATUS_HELP
+from logscan.cli.exit_codes import EXIT_STATUS_HELP
 from logscan.cli.common import ConfigFile, Isolated, RuleDirs, emit, fail, load_settings, text
 
 rules_app = typer.Typer(add_completion=False, rich_markup_mode=None,

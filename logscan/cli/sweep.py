@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from logscan.cli import EXIT_HEALTHY, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
+from logscan.cli.exit_codes import EXIT_HEALTHY, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 from logscan.cli.common import (ConfigFile, Ignore, Isolated, Now, ProgressPatterns, RuleDirs, Select,
                                 checked_catalogue, emit, fail, load_settings, say)
 

@@ -56,7 +56,7 @@ def diagnose_paths(paths: list[str], settings: Settings, catalogue: Catalogue | 
         try:
             # Imported while big files are being scanned: the model and rules take a few tens of ms.
             import logscan.diagnose.build  # noqa: F401
-            import logscan.model.job  # noqa: F401
+            import logscan.model.build  # noqa: F401
         except BaseException:
             pending.cancel()
             raise
@@ -78,7 +78,7 @@ def diagnose_scans(name: str, found: Discovery, scans, catalogue: Catalogue, set
     """The back half: what the files said (FileScans) → job model → Diagnosis. A sweep that kept
     each file's scan calls this without reading the files again."""
     from logscan.diagnose.build import diagnose_job
-    from logscan.model.job import build_job
+    from logscan.model.build import build_job
 
     lap = on_phase or (lambda _name: None)
     job = build_job(name, found.logs, scans, catalogue, job_status=status,

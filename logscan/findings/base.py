@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from logscan.catalogue import Rule
-from logscan.scan.events import SignalHit, Where
-from logscan.diagnosis import Evidence, Finding, range_pieces
+from logscan.scan.events import SignalHit
+from logscan.diagnosis import Evidence, Finding, Where, range_pieces
 from logscan.model.job import Job, Worker
 
 # Evidence lines a finding keeps: enough to show the failure and where it was seen again.

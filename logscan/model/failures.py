@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from logscan.scan.events import PythonException, Where
+from logscan.diagnosis import Where
+from logscan.scan.events import PythonException
 from logscan.model.job import Job, Worker
 
 SIGTERM = -15

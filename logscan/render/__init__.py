@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from importlib import import_module
 
-# Format name → the module of this package that renders it, with a `render_<format>` function.
-# In this order `--format` and the `--FORMAT-output` options are listed.
-MODULES = {"human": "human", "json": "json_v1", "concise": "concise", "github": "github",
-           "gitlab": "gitlab", "junit": "junit", "sarif": "sarif", "markdown": "markdown"}
+from logscan.vocabulary import Format
+
+# The module of this package that renders each format, with a `render_<format>` function. A format
+# is its module's name unless named here.
+MODULES = {fmt: {Format.JSON: "json_v1"}.get(fmt, fmt.value) for fmt in Format}
 
 
 def _renderer(fmt: str, module: str):
@@ -22,4 +23,4 @@ def _renderer(fmt: str, module: str):
     return render
 
 
-RENDERERS = {fmt: _renderer(fmt, module) for fmt, module in MODULES.items()}
+RENDERERS = {fmt.value: _renderer(fmt.value, module) for fmt, module in MODULES.items()}

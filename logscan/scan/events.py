@@ -5,19 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-
-@dataclass(frozen=True, slots=True)
-class Where:
-    """One physical line of one log file, as evidence."""
-
-    file: str
-    line: int
-    text: str
-    # Process context carried by the line's prefix: `[rank3]:` gives a global rank,
-    # `[default1]:` (torchrun --tee) a local rank.
-    rank: int | None = None
-    local_rank: int | None = None
-    time: datetime | None = None
+from logscan.diagnosis import Where
 
 
 @dataclass(frozen=True, slots=True)

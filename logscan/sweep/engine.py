@@ -289,7 +289,7 @@ def _fan_out(tasks, catalogue, settings, now, workers, scanner):
     from concurrent.futures import ProcessPoolExecutor
 
     import logscan.diagnose.build  # noqa: F401  (loaded once, before the fork)
-    import logscan.model.job  # noqa: F401
+    import logscan.model.build  # noqa: F401
 
     _worker.update(scanner=scanner or _scanner(catalogue, settings), catalogue=catalogue,
                    settings=settings, now=now)
