@@ -179,9 +179,28 @@ EXCEPTION = re.compile(
     r"(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::[ ]?(?P<detail>.*))?")
 
 
+# Text glued in front of a line by a tool no prefix rule knows (`[worker-3] [stderr] `, a pdsh
+# host `node-1: `, `<12>|`): up to four tags without spaces, each ending in `]`, `>`, `)`, `|` or
+# `:`. Only the two lines that open and close a traceback are looked for behind them.
+_GLUE = re.compile(r"(?:[^\s\]>)|:]{0,60}[\]>)|:][ \t]*){1,4}")
+_GLUE_SPAN = 160
+
+
+def _glued_starts(body: str):
+    """Where the line may begin after glued tags: 0, then the end of each tag, left to right."""
+    yield 0
+    found = _GLUE.match(body)
+    if found is None or found.end() > _GLUE_SPAN:
+        return
+    pos = 0
+    for tag_end in re.finditer(r"[\]>)|:][ \t]*", body[:found.end()]):
+        pos = tag_end.end()
+        yield pos
+
+
 @needs(_literal(b"Traceback (most recent"))
 def is_traceback_start(body: str) -> bool:
-    return body.startswith(TRACEBACK_START)
+    return any(body.startswith(TRACEBACK_START, start) for start in _glued_starts(body))
 
 
 def is_frame_line(body: str) -> bool:
@@ -204,11 +223,12 @@ def is_agent_frame(body: str) -> bool:
 
 @needs(_literal(b"Error"), _literal(b"Exception"), _literal(b"Interrupt"), _literal(b"SystemExit"))
 def parse_exception(body: str) -> tuple[str, str] | None:
-    """The last line of a traceback, `ExcType: detail`: (type, detail)."""
-    found = EXCEPTION.fullmatch(body.rstrip())
-    if not found:
-        return None
-    return found["exc"], (found["detail"] or "").strip()
+    """The last line of a traceback, `ExcType: detail`: (type, detail), also after glued tags."""
+    text = body.rstrip()
+    for start in _glued_starts(text):
+        if (found := EXCEPTION.fullmatch(text, start)) is not None:
+            return found["exc"], (found["detail"] or "").strip()
+    return None
 
 
 # --- torchrun's failure summary: a block of `key : value` lines per failed process -------------

@@ -1,7 +1,10 @@
 """Line prefixes added by collectors, loggers and torchrun: stripped before matching, kept as data.
 
-A line may carry several, in this order or another: `kubectl logs --timestamps` time, torchrun's
-`[default0]:` (--tee) or `[rank3]:` (child stderr), glog or c10d headers, Python logging headers.
+A line may carry several, in this order or another: a container runtime's record (Docker's
+json-file `{"log": ...}` wrapper, unwrapped first; CRI's `<time> stdout F `), `kubectl logs
+--timestamps` time, torchrun's `[default0]:` (--tee) or `[rank3]:` (child stderr), a launcher's
+stream or process tag (`[stderr]`, OpenMPI's `[1,3]<stderr>:`, Ray's `(pid=123)`), glog or c10d
+headers, Python logging headers.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+import json
 import re
 
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -16,6 +20,13 @@ ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x
 _PREFIX = re.compile(
     r"""
       (?P<rfc3339>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)[ \t]+
+        # CRI (containerd, CRI-O) log files: `<time> <stream> <F|P> `; P marks a partial record
+        (?:(?P<cri_stream>stdout|stderr)[ ](?P<cri_tag>[FP])(?:[ ]|$))?
+    | \[(?P<stream>stdout|stderr)\][ \t]?
+    # OpenMPI --tag-output (`[jobid,rank]<stderr>:`) and its bare stream tag
+    | (?:\[\d+,(?P<mpi_rank>\d+)\])?<(?:stdout|stderr)>:[ \t]?
+    # Ray's worker prefix: `(pid=123)`, `(RayTrainWorker pid=123, ip=10.0.0.2)`
+    | \((?:[\w.]+[ ])?pid=(?P<ray_pid>\d+)(?:,[ ]ip=[\d.:a-f]+)?\)[ ]
     | \[default(?P<tee_local>\d+)\]:[ \t]?
     | \[rank(?P<rank>\d+)\]:[ \t]?
     | \[(?P<c10d_level>[IWEF])(?P<c10d_md>\d{4})[ ](?P<c10d_time>\d{2}:\d{2}:\d{2})(?:\.\d+)?
@@ -38,6 +49,41 @@ class Stripped:
     rank: int | None = None
     local_rank: int | None = None
     time: datetime | None = None
+    pid: int | None = None       # the process a launcher's tag names (Ray)
+    partial: bool = False        # a CRI partial record: the line goes on in the next record
+
+
+# Docker's json-file driver: one JSON object a line, the line itself under "log" (with its "\n").
+_DOCKER_LOG = '{"log":'
+
+
+_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)("?)')
+_RECORD_TIME = re.compile(r'"time":"([^"]+)"')
+
+
+def _unwrap_docker(line: str) -> tuple[str, str | None]:
+    """(the logged line, its record's time) of a json-file record; other lines as they are.
+
+    A record cut short (evidence keeps a line's first characters) still gives what it holds."""
+    if not line.startswith(_DOCKER_LOG):
+        return line, None
+    try:
+        record = json.loads(line)
+    except ValueError:
+        record = None
+    if isinstance(record, dict) and isinstance(record.get("log"), str):
+        stamp = record.get("time")
+        return record["log"].rstrip("\n"), stamp if isinstance(stamp, str) else None
+    found = _JSON_STRING.match(line, len(_DOCKER_LOG))
+    if found is None:
+        return line, None
+    escaped = found[1][:-1] if found[1].endswith("\\") and not found[2] else found[1]
+    try:
+        text = json.loads(f'"{escaped}"')
+    except ValueError:  # a \u escape cut in half
+        text = escaped.replace('\\"', '"')
+    stamp = _RECORD_TIME.search(line, found.end())
+    return text.rstrip("\n"), stamp[1] if stamp else None
 
 
 def _parse_rfc3339(text: str) -> datetime | None:
@@ -72,9 +118,11 @@ def clean(text: str) -> str:
 
 
 def strip_prefixes(line: str) -> Stripped:
+    line, record_time = _unwrap_docker(line)
     body = clean(line)
-    rank = local_rank = None
-    stamp: datetime | None = None
+    rank = local_rank = pid = None
+    stamp: datetime | None = _parse_rfc3339(record_time) if record_time else None
+    partial = False
     pos = 0
     while True:
         match = _PREFIX.match(body, pos)
@@ -84,13 +132,20 @@ def strip_prefixes(line: str) -> Stripped:
         groups = match.groupdict()
         if groups["rank"] is not None:
             rank = int(groups["rank"])
+        elif groups["mpi_rank"] is not None:
+            rank = int(groups["mpi_rank"])
         elif groups["tee_local"] is not None:
             local_rank = int(groups["tee_local"])
-        elif stamp is None:
+        elif groups["ray_pid"] is not None:
+            pid = int(groups["ray_pid"])
+        if groups["cri_tag"] == "P":
+            partial = True
+        if stamp is None:
             if groups["rfc3339"]:
                 stamp = _parse_rfc3339(groups["rfc3339"])
             elif groups["pylog"]:
                 stamp = _parse_plain(groups["pylog"])
             elif groups["pylog_bracket"]:
                 stamp = _parse_plain(groups["pylog_bracket"])
-    return Stripped(body=body[pos:], rank=rank, local_rank=local_rank, time=stamp)
+    return Stripped(body=body[pos:], rank=rank, local_rank=local_rank, time=stamp, pid=pid,
+                    partial=partial)

@@ -1,0 +1,88 @@
+"""Lines in any dress: the wrappers and tags that collectors, container runtimes and launchers put
+around a line are unwrapped before anything reads it, and a traceback's first and last lines are
+recognised behind tags no prefix rule knows.
+
+The lines here are synthetic, built from each wrapper's documented record format: Docker's
+json-file driver (`{"log": ..., "stream": ..., "time": ...}`), the CRI log format of containerd
+and CRI-O (`<RFC 3339 time> <stream> <F|P> <text>`), OpenMPI's `--tag-output`, Ray's worker
+prefix.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from logscan.scan.lineparse import is_traceback_start, parse_exception
+from logscan.scan.prefixes import strip_prefixes
+
+STAMP = datetime(2026, 12, 1, 19, 0, 0, 123456, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("line, body, rank", [
+    ('{"log":"[rank1]: Traceback (most recent call last):\\n","stream":"stderr",'
+     '"time":"2026-12-01T19:00:00.123456789Z"}', "Traceback (most recent call last):", 1),
+    ('{"log":"  File \\"train.py\\", line 3, in \\u003cmodule\\u003e\\n","stream":"stderr",'
+     '"time":"2026-12-01T19:00:00.123456789Z"}', '  File "train.py", line 3, in <module>', None),
+])
+def test_docker_json_file_records_are_unwrapped_with_their_time(line, body, rank):
+    stripped = strip_prefixes(line)
+    assert (stripped.body, stripped.rank, stripped.time) == (body, rank, STAMP)
+
+
+def test_a_docker_record_cut_short_still_gives_its_text():
+    # Evidence keeps a line's first characters: the record's end, and its time, may be gone.
+    assert strip_prefixes('{"log":"[rank0]: RuntimeError: boom \\"x\\" and more').body == \
+        'RuntimeError: boom "x" and more'
+    assert strip_prefixes('{"log":"ValueError: cut in an escape \\').body == "ValueError: cut in an escape "
+
+
+def test_a_line_that_only_looks_like_json_is_left_alone():
+    assert strip_prefixes('{"loss": 0.5, "step": 3}').body == '{"loss": 0.5, "step": 3}'
+
+
+@pytest.mark.parametrize("line, body, rank, partial", [
+    ("2026-12-01T19:00:00.123456789Z stderr F [rank2]: RuntimeError: boom", "RuntimeError: boom", 2, False),
+    ("2026-12-01T19:00:00.123456789Z stdout P step 3/10 loss 0.5", "step 3/10 loss 0.5", None, True),
+    ('2026-12-01T19:00:00.123456789Z stderr F   File "train.py", line 3, in main',
+     '  File "train.py", line 3, in main', None, False),
+])
+def test_cri_records_lose_their_header_and_keep_indentation(line, body, rank, partial):
+    stripped = strip_prefixes(line)
+    assert (stripped.body, stripped.rank, stripped.time, stripped.partial) == (body, rank, STAMP, partial)
+
+
+@pytest.mark.parametrize("line, body, rank, pid", [
+    ("[1,3]<stderr>:Traceback (most recent call last):", "Traceback (most recent call last):", 3, None),
+    ("<stderr>:ValueError: x", "ValueError: x", None, None),
+    ("[stderr] KeyError: 'DATA_ROOT'", "KeyError: 'DATA_ROOT'", None, None),
+    ("(RayTrainWorker pid=4242, ip=10.0.0.2) ValueError: x", "ValueError: x", None, 4242),
+    ("(pid=77) [rank5]: RuntimeError: y", "RuntimeError: y", 5, 77),
+])
+def test_launcher_stream_and_process_tags(line, body, rank, pid):
+    stripped = strip_prefixes(line)
+    assert (stripped.body, stripped.rank, stripped.pid) == (body, rank, pid)
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("RuntimeError: x", ("RuntimeError", "x")),
+    ("[worker-3] [stderr] RuntimeError: boom: y", ("RuntimeError", "boom: y")),
+    ("node-1: torch.distributed.DistBackendError: NCCL error", ("torch.distributed.DistBackendError", "NCCL error")),
+    ("<12>|KeyError: 'A'", ("KeyError", "'A'")),
+    ("loss error: 0.3", None),
+    ("step 3 of RuntimeError tests done", None),
+    ("a long sentence that only mentions: RuntimeError: x", None),
+])
+def test_exception_lines_behind_unknown_tags(body, expected):
+    assert parse_exception(body) == expected
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("Traceback (most recent call last):", True),
+    ("[worker-3] Traceback (most recent call last):", True),
+    ("node-1: [x] Traceback (most recent call last):", True),
+    ("see the Traceback (most recent call last): above", False),
+])
+def test_traceback_headers_behind_unknown_tags(body, expected):
+    assert is_traceback_start(body) is expected
