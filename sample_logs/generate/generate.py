@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -101,6 +102,22 @@ bash "$GEN_DIR/launch_ddp.sh" > >(tee -a -i "$OUTPUT_DIR/launch_ddp.log") 2>&1
 """
 
 
+# The container runtime's log instead of tee: each Worker's stdout and stderr are read separately by
+# container_log.py and written in the CRI format (containerd, CRI-O) or Docker's json-file format.
+CRI_CMD = """set -euo pipefail
+mkdir -p "$OUTPUT_DIR"
+python3 -u "$GEN_DIR/container_log.py" cri "$OUTPUT_DIR/launch_ddp.log" -- bash "$GEN_DIR/launch_ddp.sh"
+"""
+DOCKER_JSON_CMD = CRI_CMD.replace(" cri ", " docker-json ")
+
+# A leftover process of an earlier step still holds the data-cache lock in OUTPUT_DIR.
+LOCK_HELD_CMD = """set -euo pipefail
+mkdir -p "$OUTPUT_DIR"
+flock "$OUTPUT_DIR/data-cache.lock" sleep 100000 &
+bash "$GEN_DIR/launch_ddp.sh" > >(tee -i "$OUTPUT_DIR/launch_ddp.log") 2>&1
+"""
+
+
 def guide_cmd_with(script: str) -> str:
     """The guide's command running a variant of launch_ddp.sh (a file in generate/)."""
     return GUIDE_CMD.replace("launch_ddp.sh", script)
@@ -149,6 +166,11 @@ class Scenario:
     kill_after: float | None = None  # SIGKILL every Worker's whole process tree after this many seconds
     kill_worker: tuple | None = None  # (worker index, needle): SIGKILL that Worker's tree once a log shows needle
     master_is_host: bool = False  # MASTER_ADDR = Worker 0's hostname (in every Worker's /etc/hosts)
+    # Stop from outside: (signal name, needle or None, seconds after the needle shows in a log (or after
+    # the start), target, worker indices or None for all). target "group": the Worker's launch process
+    # group (the launch command, torchrun, tee; not torchrun's children, which have their own sessions),
+    # as a platform stops a job; "torchrun": only that Worker's torchrun process.
+    send_signal: tuple | None = None
 
 
 def _interleaved(logs):
@@ -746,8 +768,191 @@ scenario(
     expect=exp(["ddp-unused-parameters", "crash-during-training"], root="ddp-unused-parameters"),
 )
 
+# ---------------------------------------------------------------- Batch E: restarts, signals, container logs
+def _docker_id(hostname):
+    return hashlib.sha256(hostname.encode()).hexdigest()
+
+
+scenario(
+    name="restart-recovered", short="rr", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "transient", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.1"},
+    cmd=guide_cmd_with("launch_ddp_restarts.sh"), master_is_host=True,
+    check=_has("connection reset by storage server", "training finished"),
+    description="torchrun with c10d rendezvous and --max-restarts=1 (launch_ddp_restarts.sh, MASTER_ADDR = Worker 0's "
+    "hostname). In attempt 0 rank 1 raises RuntimeError at "
+    "step 10 (a transient storage fault: a marker file in its OUTPUT_DIR records it, so it happens only once); both "
+    "torchruns restart their worker groups and attempt 1 trains 30 steps to the end.",
+    expect=exp([], healthy=True,
+               note="HEALTHY, with a warning that attempt 0 failed (rank 1's RuntimeError) and torchrun restarted the "
+               "worker group once; the restarted attempt finished."),
+)
+scenario(
+    name="handled-exception", short="hex", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "handled-io", "FAIL_RANKS": "2", "FAIL_STEP": "12", "STEP_SLEEP": "0.1"},
+    check=_has("could not write metrics", "training finished"),
+    description="At step 12 rank 2 (Worker 1) appends to a metrics file whose directory does not exist yet; the "
+    "FileNotFoundError is caught and logged with logging.exception (message and full traceback), the directory "
+    "created and the write retried. Training finished on all ranks.",
+    expect=exp([], note="the traceback was caught and logged (`ERROR - could not write metrics ... retrying`); "
+               "training went on to `training finished: 30 steps`."),
+)
+scenario(
+    name="platform-walltime-stall", short="pws", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "stall-io", "FAIL_RANKS": "1", "FAIL_STEP": "8", "STEP_SLEEP": "0.1",
+         "TRAIN_STEPS": "60", "PG_TIMEOUT_S": "300"},
+    send_signal=("SIGTERM", "reloading shard list", 15, "group", None), limit=120,
+    check=_has("reloading shard list"),
+    description="Rank 1 prints that it reloads the shard list at step 8 and then hangs (sleeps forever); the other "
+    "ranks wait in the gradient allreduce with a 300 s collective timeout. 15 s after rank 1's line the platform "
+    "stops the job at its wall-time limit: SIGTERM to every Worker's launch process group, long before any "
+    "collective timeout.",
+    expect=exp(["unexplained-failure"], root="unexplained-failure", node_rank=0, rank=1,
+               note="no rule names a stall that the platform ended before any timeout; the straggler is rank 1: its "
+               "`rank 1: reloading shard list ...` line is the last line of the job, after rank 0's `step 7/60`, and "
+               "nothing follows on either Worker (both launch commands 143)."),
+)
+scenario(
+    name="uneven-data", short="ud", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "uneven", "FAIL_RANKS": "2", "FAIL_STEP": "12", "STEP_SLEEP": "0.1"},
+    check=_has("step 11/30"),
+    description="Each rank trains one pass over its own DataLoader and the script has no final barrier; rank 2's "
+    "sampler yields only 11 batches (the others 30), so after step 11 rank 2 leaves the loop, destroys its process "
+    "group and exits 0 while the other ranks are in step 12's gradient allreduce.",
+    expect=exp(["unexplained-failure"], root="unexplained-failure", node_rank=1, rank=2,
+               note="no rule knows a rank that left training early: rank 2 exited 0 after 11 steps (it is in neither "
+               "of node 1's failure entries: rank 3 is the root cause there, `Failures: <NO_OTHER_FAILURES>`), and every "
+               "other rank then failed in step 12 with gloo `Connection closed by peer`."),
+)
+for _sig, _short in (("SIGHUP", "shu"), ("SIGINT", "sin")):
+    scenario(
+        name=f"{_sig.lower()}-from-outside", short=_short, layout="worker-N/launch_ddp.log",
+        workers=workers(2),
+        env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "60", "STEP_SLEEP": "0.1"},
+        send_signal=(_sig, "step 10/", 0, "torchrun", (1,)),
+        check=_has("death signal"),
+        description=f"Once step 10 shows, Worker 1's torchrun process receives {_sig} from outside (kill -{_sig[3:]} "
+        "to its pid, as a closed terminal session or a Ctrl-C would send); it shuts its training processes down.",
+        expect=exp(["unexplained-failure"], root="unexplained-failure", node_rank=1,
+                   note=f"no rule names a stop signal other than SIGTERM; node 1's torchrun says it got {_sig} "
+                   f"(`Received {getattr(signal, _sig).value} death signal, shutting down workers`, `SignalException: "
+                   f"Process N got signal: {getattr(signal, _sig).value}`) and node 0's lost peers follow from it."),
+    )
+scenario(
+    name="native-crash-segv", short="seg", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "segv", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.1"},
+    check=_has("exitcode: -11"),
+    description="At step 10 rank 1 reads address 0 through ctypes.string_at(0): a segmentation fault in native "
+    "code (exit -11, no Python traceback).",
+    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1,
+               note="the closest rule: a training process died (SIGSEGV, exit -11) after training had started; "
+               "worker-killed is for SIGKILL only."),
+)
+scenario(
+    name="abort-sigabrt", short="abt", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "abort", "FAIL_RANKS": "2", "FAIL_STEP": "10", "STEP_SLEEP": "0.1"},
+    check=_has("exitcode: -6"),
+    description="At step 10 rank 2 (Worker 1, local rank 0) calls os.abort(): SIGABRT (exit -6), as a failed C++ "
+    "assertion or std::terminate ends a process; no Python traceback.",
+    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=1, rank=2,
+               note="the closest rule: a training process died (SIGABRT, exit -6) after training had started."),
+)
+scenario(
+    name="container-cri", short="cri", layout="worker-N/0.log (CRI log format, as under /var/log/pods)",
+    workers=workers(2, log="worker-{i}/0.log"),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "runtime", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.1"},
+    cmd=CRI_CMD,
+    check=_has(" stderr P ", " stdout F step 9/30", "non-finite loss"),
+    description="As crash-mid-training (rank 1 raises RuntimeError at step 10), but no tee: each Worker's stdout and "
+    "stderr are read from separate pipes and written as the CRI runtime (containerd, CRI-O) writes a container's "
+    "log file: `<RFC 3339 nano time> <stdout|stderr> <F|P> <text>`, with lines over 200 bytes cut into P (partial) "
+    "records and a final F (generate/container_log.py; containerd's own limit is 16 KiB).",
+    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1),
+)
+scenario(
+    name="container-docker-json", short="dkj", layout="worker-N/<container id>-json.log (Docker json-file)",
+    workers=[Worker(rank=str(i), log=f"worker-{i}/{_docker_id(f'job-dkj-worker-{i}')}-json.log") for i in range(2)],
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "runtime", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.1"},
+    cmd=DOCKER_JSON_CMD,
+    check=_has('"stream":"stderr"', '{"log":"step 9/30', "non-finite loss"),
+    description="As container-cri, written as Docker's json-file log driver writes a container's log: one JSON "
+    "object per line, `{\"log\":\"<text>\\n\",\"stream\":\"stdout|stderr\",\"time\":\"<RFC 3339 nano>\"}` "
+    "(generate/container_log.py).",
+    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1),
+)
+scenario(
+    name="elastic-late-node", short="eln", layout="worker-N/launch_ddp.log",
+    workers=[Worker(rank="0", log="worker-0/launch_ddp.log"),
+             Worker(rank="1", log="worker-1/launch_ddp.log", delay=15)],
+    env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "60", "STEP_SLEEP": "0.3",
+         "PET_RDZV_CONF": "join_timeout=60,last_call_timeout=3"},
+    cmd=guide_cmd_with("launch_ddp_elastic.sh"), master_is_host=True,
+    check=_has("WORLD_SIZE= 2", "WORLD_SIZE= 4", "training finished"),
+    description="Elastic torchrun: --nnodes=1:2 with c10d rendezvous (launch_ddp_elastic.sh), MASTER_ADDR = Worker 0's "
+    "hostname. Worker 1 starts 15 s late: Worker 0 first trains alone (world of 2), then its torchrun sees a new node "
+    "waiting, restarts its workers and the world re-forms with 4 processes, which train 60 steps to the end.",
+    expect=exp([], note="the first, 2-process world was ended by torchrun for a membership change, not a failure."),
+)
+scenario(
+    name="file-lock-wait", short="flw", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "file-lock", "FAIL_RANKS": "3", "FAIL_STEP": "8", "STEP_SLEEP": "0.1",
+         "TRAIN_STEPS": "60", "PG_TIMEOUT_S": "300"},
+    cmd=LOCK_HELD_CMD, kill_after=40,
+    check=_has("waiting for lock"),
+    description="On each Worker a leftover process holds OUTPUT_DIR/data-cache.lock (flock). At step 8 rank 3 "
+    "(Worker 1, local rank 1) prints that it waits for that lock and blocks in flock() forever; the others wait in "
+    "the allreduce (300 s timeout). 40 s after the start the platform kills the whole job (SIGKILL to every process).",
+    expect=exp(["unexplained-failure"], root="unexplained-failure", node_rank=1, rank=3,
+               note="no rule knows a lock wait; rank 3's `rank 3: waiting for lock .../data-cache.lock` is the last "
+               "line of node 1 and nothing follows on either Worker (killed, 137)."),
+)
+scenario(
+    name="script-exit-1", short="se1", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "exit-1", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.1"},
+    check=_has("error: rank 1: label file"),
+    description="At step 10 rank 1 prints its own message `error: rank 1: label file ... has 3 classes, model expects "
+    "4` to stderr and calls sys.exit(1): no traceback.",
+    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1,
+               note="the decisive line is the script's own `error: rank 1: label file ... model expects 4`, then "
+               "torchrun's `failed (exitcode: 1) local_rank: 1`; there is no traceback."),
+)
+scenario(
+    name="killed-silently", short="ksi", layout="worker-N/launch_ddp.log",
+    workers=workers(1),
+    env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "60", "STEP_SLEEP": "0.2"},
+    kill_worker=(0, "step 10/"),
+    check=_has("step 10/"),
+    description="1 Worker x 2 GPUs; once step 10 shows, the platform SIGKILLs the Worker's whole process tree "
+    "(launch command, torchrun, training processes, tee), as when its container is killed. The log just stops.",
+    expect=exp(["unexplained-failure"], root="unexplained-failure", node_rank=None,
+               note="the only evidence is the platform status (failed), the launch status 137 and a log whose last "
+               "line is an ordinary `step 10/60 loss ...`."),
+)
+
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
-KNOWN_GAPS: dict[str, str] = {}
+KNOWN_GAPS: dict[str, str] = {
+    "restart-recovered": "reports FAILED (crash-during-training rank 1, restart-loop 'failed again') although torchrun's "
+    "restart recovered: attempt 1 finished on every rank and the job succeeded.",
+    "handled-exception": "takes a caught exception logged with logging.exception for a crash: FAILED with "
+    "crash-during-training and masked-exit-code, although rank 2 went on and training finished.",
+    "platform-walltime-stall": "names no rank: does not see that rank 1's `reloading shard list` line is the last "
+    "sign of life of a straggler the others were waiting for when the platform stopped the job.",
+    "uneven-data": "names no rank: does not see that rank 2 exited 0 after step 11 (absent from node 1's failure "
+    "report) while every other rank lost its peer in step 12.",
+    "sighup-from-outside": "names no node: does not read node 1's `Received 1 death signal` / `got signal: 1` as where "
+    "the failure began (it lists node 0's cascade SIGABRT beside it).",
+    "sigint-from-outside": "names no node: does not read node 1's `Received 2 death signal` / `got signal: 2` as where "
+    "the failure began.",
+    "file-lock-wait": "names no rank: does not see rank 3's `waiting for lock` line as the last sign of life of the "
+    "rank the others waited for.",
+}
 
 # Per-scenario facts seen in the real logs (torch 2.13.0, gloo, CPU). Racy details (which env prints
 # interleave, exact timings) can differ after a regeneration.
@@ -1038,6 +1243,69 @@ OBSERVED.update({_k: COMMON + _v for _k, _v in {
     "receive grad for rank N: 4 5`. DDP under INFO did not crash (only DETAIL segfaults in this build).",
 }.items()})
 
+OBSERVED.update({_k: COMMON + _v for _k, _v in {
+    "restart-recovered": "Attempt 0: `[rank1]: RuntimeError: shard reader: connection reset by storage server while "
+    "reading batch 9 (transient)` after `step 9/30`; ranks 0, 2, 3 `[rankN]: RuntimeError: [.../gloo/transport/tcp/"
+    "pair.cc:553] Connection closed by peer ...`; each torchrun prints `Sending process N closing signal SIGTERM` and "
+    "`failed (exitcode: 1) local_rank: ...`, but no FAILED summary. At the default log level nothing says `restart`: "
+    "the only sign is the second block of `torchrun env:` prints for the same ranks on both Workers. Attempt 1 runs "
+    "`step 1/30` ... `step 30/30 loss 1.4118` and `training finished: 30 steps`; both launch commands exit 0. With "
+    "static rendezvous (no c10d) the restarted attempt hung instead: the restarted ranks timed out in their first "
+    "collective (`Timed out waiting 20000ms for send operation to complete`), so this sample uses c10d. The committed "
+    "run is the generator's second try: the first also ended with both launch statuses 1 (its logs were not kept).",
+    "handled-exception": "Worker 1 (rank 2, no `[rankN]:` prefix: the traceback is printed by logging, not by the "
+    "excepthook): `2026-12-01 19:42:05,966 - train - ERROR - could not write metrics to .../metrics/rank2.jsonl "
+    "(attempt 1/3), retrying`, then `Traceback (most recent call last):` ... `FileNotFoundError: [Errno 2] No such file "
+    "or directory: '.../metrics/rank2.jsonl'`. No further error: rank 0 goes on to `step 30/30` and `training "
+    "finished: 30 steps`, both launch commands exit 0 and the job succeeded.",
+    "platform-walltime-stall": "Worker 0's log: `step 7/60 loss 1.4941`, then `rank 1: reloading shard list from "
+    "/mnt/public/project-a/data/train` as its last line; Worker 1's log ends with its env prints. Nothing else: the "
+    "SIGTERM to each launch process group also ended tee, so torchrun's `Received 15 death signal` lines (if any) did "
+    "not reach the logs. No timeout line (collective timeout 300 s). Both launch commands 143. The decisive line is "
+    "rank 1's `reloading shard list`: the last sign of life, after which rank 0 printed no step.",
+    "uneven-data": "Rank 0's last progress line is `step 11/30 loss 1.3910`. Rank 2 prints nothing and exits 0. Ranks "
+    "0, 1, 3: `[rankN]: RuntimeError: [.../gloo/transport/tcp/pair.cc:553] Connection closed by peer [...]:<port>` "
+    "from loss.backward(). Node 0's summary: root cause rank 1 exit 1, rank 0 SIGTERM (-15). Node 1's: root cause rank "
+    "3 exit 1 and `Failures: <NO_OTHER_FAILURES>`: rank 2 is in neither, so it had exited 0 before; that absence is "
+    "the decisive evidence.",
+    "sighup-from-outside": "Node 1: `W... agent/server/api.py:753] Received 1 death signal, shutting down workers` "
+    "(Python 3.11 prints the number), `Sending process N closing signal SIGHUP` twice, then torchrun's traceback "
+    "ending `torch.distributed.elastic.multiprocessing.api.SignalException: Process N got signal: 1`; no FAILED "
+    "summary. Node 0: both ranks `Connection closed by peer`, then `terminate called without an active exception` "
+    "and torchrun's summary naming rank 1 `exitcode : -6 (pid: N)  (SIGABRT)` as root cause: a consequence, not "
+    "the cause. Both launch commands exit 1.",
+    "sigint-from-outside": "Node 1: `Received 2 death signal, shutting down workers`, `Sending process N closing "
+    "signal SIGINT`, `[rank2]: KeyboardInterrupt` and `[rank3]: KeyboardInterrupt` (each after a `[rankN]: Traceback "
+    "(most recent call last):`), then `SignalException: Process N got signal: 2`; no FAILED summary. Node 0: "
+    "`Connection closed by peer` on ranks 0 and 1 and a summary with both at exit 1. Both launch commands exit 1.",
+    "native-crash-segv": "Rank 1 prints nothing when it dies (no faulthandler). Node 0: `failed (exitcode: -11) "
+    "local_rank: 1 (pid: N)` and the summary's root cause `exitcode  : -11 (pid: N)  (SIGSEGV)`, `traceback : Signal "
+    "11 (SIGSEGV) received by PID N`; rank 0 `Read error [127.0.1.1]:<port>: Connection reset by peer` and -15. "
+    "Node 1: ranks 2, 3 `Connection reset by peer` / `Connection closed by peer`, exit 1.",
+    "abort-sigabrt": "Rank 2 prints nothing of its own (os.abort: no traceback, no `Aborted` line: no shell reports "
+    "it). Node 1: `failed (exitcode: -6) local_rank: 0 (pid: N)`, root cause `exitcode  : -6 (pid: N)  (SIGABRT)`, "
+    "`Signal 6 (SIGABRT) received by PID N`; rank 3 SIGTERMed. Node 0: ranks 0, 1 lost their peer, exit 1.",
+    "container-cri": "Every line is a CRI record, e.g. `2026-12-01T19:42:47.337490106Z stdout F step 1/30 loss "
+    "1.5568`; torchrun's logging and tracebacks are `stderr`, progress and env prints `stdout`. Fractions lose their "
+    "trailing zeros (`...48.35019631Z`). Lines over 200 bytes are split: torchrun's OMP_NUM_THREADS banner line "
+    "becomes `... stderr P W1201 ... please further tune t` + `... stderr F he variable for optimal performance ...`, "
+    "and so do the long gloo `Connection closed by peer` lines. The run itself is crash-mid-training's: `[rank1]: "
+    "RuntimeError: non-finite loss encountered at step 10 (loss=nan); stopping`.",
+    "container-docker-json": "Every line is one JSON object, e.g. `{\"log\":\"step 1/30 loss 1.5568\\n\","
+    "\"stream\":\"stdout\",\"time\":\"2026-12-01T19:43:00.995848804Z\"}`; `<module>` appears as `\\u003cmodule"
+    "\\u003e`, quotes as `\\\"`, and the gloo lines' emoji as UTF-8. No line reached Docker's 16 KiB split size. "
+    "The run is crash-mid-training's (rank 1 RuntimeError at step 10).",
+    "file-lock-wait": "Worker 0's log ends at `step 7/60 loss 1.4941`; Worker 1's last line is `rank 3: waiting for "
+    "lock /tmp/.../worker-1/output/data-cache.lock`. No error, no timeout (300 s), no torchrun summary: the whole job "
+    "was SIGKILLed (both launch statuses 137). The decisive line is rank 3's `waiting for lock`.",
+    "script-exit-1": "Node 0 after `step 9/30`: `error: rank 1: label file /mnt/public/project-a/data/labels.json has 3 "
+    "classes, model expects 4` (stderr, no traceback, no `[rank1]:` prefix: sys.exit does not go through the "
+    "excepthook), then ranks 0, 2, 3 `Connection closed by peer`, `failed (exitcode: 1) local_rank: 1` and a summary "
+    "with rank 1 `exitcode : 1` and `traceback : To enable traceback see: ...` as root cause.",
+    "killed-silently": "The whole log is the launch line, torchrun's banner, two env prints and `step 1/60` ... "
+    "`step 10/60 loss 1.5023`. Nothing after: the launch command's status is 137 and the job failed.",
+}.items()})
+
 
 # ---------------------------------------------------------------- running
 
@@ -1087,6 +1355,23 @@ def _kill_marked(marker: str, var: str = "LOGSCAN_GEN_RUN"):
         if not found:
             return
         time.sleep(0.5)
+
+
+def _torchrun_pids(marker: str):
+    """The torchrun processes (its console script run by python) of one Worker (LOGSCAN_GEN_WORKER)."""
+    needle = f"LOGSCAN_GEN_WORKER={marker}".encode()
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            env = (d / "environ").read_bytes()
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if needle in env.split(b"\0") and any(a.endswith(b"/torchrun") for a in argv[:2]):
+            pids.append(int(d.name))
+    return pids
 
 
 def run_once(sc: Scenario, port: int, work: Path):
@@ -1174,6 +1459,36 @@ def run_once(sc: Scenario, port: int, work: Path):
                 except ProcessLookupError:
                     pass
         _kill_marked(f"{work.name}-{victim}", "LOGSCAN_GEN_WORKER")
+    if sc.send_signal is not None:
+        signame, needle, after, target, which = sc.send_signal
+        sig = getattr(signal, signame)
+        deadline = start + sc.limit
+        if needle is not None:
+            while time.monotonic() < deadline and any(p.poll() is None for _, p, _, _ in procs):
+                blobs = [(o / "launch_ddp.log").read_bytes() if (o / "launch_ddp.log").exists() else b""
+                         for _, _, o, _ in procs]
+                if any(needle.encode() in b for b in blobs):
+                    break
+                time.sleep(0.2)
+            t0 = time.monotonic()
+        else:
+            t0 = start
+        while time.monotonic() < t0 + after and any(p.poll() is None for _, p, _, _ in procs):
+            time.sleep(0.2)
+        for i, p, _, _ in procs:
+            if which is not None and i not in which:
+                continue
+            if target == "group":
+                try:
+                    os.killpg(p.pid, sig)
+                except ProcessLookupError:
+                    pass
+            else:
+                for pid in _torchrun_pids(f"{work.name}-{i}"):
+                    try:
+                        os.kill(pid, sig)
+                    except ProcessLookupError:
+                        pass
     if sc.kill_after is not None:
         # The platform kills the whole job: SIGKILL to every process of every Worker.
         deadline = start + sc.kill_after
@@ -1217,6 +1532,11 @@ def run_once(sc: Scenario, port: int, work: Path):
         logs = {i: (outdir / "launch_ddp.log").read_bytes() for i, _, outdir, _ in procs}
     outdirs = {i: outdir for i, _, outdir, _ in procs}
     return statuses, logs, outdirs
+
+
+def _expect(sc: Scenario) -> dict:
+    """The scenario's expected diagnosis, with its known gap (KNOWN_GAPS) where logscan does not give it yet."""
+    return {**sc.expect, **({"known_gap": KNOWN_GAPS[sc.name]} if sc.name in KNOWN_GAPS else {})}
 
 
 def generate(sc: Scenario, index: int, torch_v: str, py_v: str):
@@ -1290,7 +1610,7 @@ def generate(sc: Scenario, index: int, torch_v: str, py_v: str):
         "layout": sc.layout,
         "workers": wlist,
         "job_status": job_status,
-        "expect": {**sc.expect, **({"known_gap": KNOWN_GAPS[sc.name]} if sc.name in KNOWN_GAPS else {})},
+        "expect": _expect(sc),
         "observed": OBSERVED.get(sc.name, sc.observed),
         "generated": {"torch": torch_v, "python": py_v, "date": _dt.date.today().isoformat()},
     }
@@ -1310,7 +1630,7 @@ def main(argv):
             path = SAMPLES_DIR / sc.name / "expected.json"
             if sc.name in wanted and path.exists():
                 doc = json.loads(path.read_text())
-                doc.update(description=sc.description, layout=sc.layout, expect=sc.expect,
+                doc.update(description=sc.description, layout=sc.layout, expect=_expect(sc),
                            observed=OBSERVED.get(sc.name, sc.observed))
                 path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         return 0

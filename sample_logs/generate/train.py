@@ -10,7 +10,8 @@ Started by torchrun through launch_ddp.sh. Behaviour is chosen by environment va
   SAVE_CHECKPOINT  1: rank 0 writes OUTPUT_DIR/checkpoint.pt at the end
   FAIL_KIND        none | import | data-path | env-key | collate | runtime | sigkill |
                    start-crash | hang-before-init | block-before-first-batch | stall |
-                   unused-param | collective-mismatch
+                   unused-param | collective-mismatch | transient | handled-io | stall-io |
+                   uneven | segv | abort | exit-1 | file-lock
   FAIL_RANKS       comma-separated global ranks, or "all" (default "all")
   FAIL_STEP        step at which step-bound failures happen (default 10)
   GRAD_SYNC        ddp (default) | manual: no DDP wrapper, explicit gradient all_reduce
@@ -20,6 +21,19 @@ Started by torchrun through launch_ddp.sh. Behaviour is chosen by environment va
   CONFIG_PRINT     1: rank 0 prints a training-config block before anything else
   LOCAL_RANK_ARG   1: argparse knows only --local_rank (the pre-2.0 launcher spelling)
   RECORD_ERRORS    1: main() is wrapped in torch.distributed.elastic's @record (writes error.json)
+
+Kinds added for the restart, signal and "no rule knows" samples (at FAIL_STEP on FAIL_RANKS):
+  transient   RuntimeError, only the first time: a marker file in OUTPUT_DIR records that the
+              fault happened, so a restarted attempt trains to the end
+  handled-io  writing a metrics file fails (its directory is missing); the exception is caught and
+              logged with logging.exception, the directory created and the write retried
+  stall-io    prints that it reloads the shard list, then sleeps forever (a hung read)
+  uneven      the rank's sampler yields only FAIL_STEP - 1 batches; every rank trains one pass over
+              its loader and no rank calls a final barrier, so the short rank leaves cleanly
+  segv        dereferences a null pointer through ctypes (SIGSEGV)
+  abort       os.abort() (SIGABRT)
+  exit-1      prints `error: ...` to stderr and calls sys.exit(1) (no traceback)
+  file-lock   prints that it waits for OUTPUT_DIR/data-cache.lock, then blocks in flock() on it
 """
 import os
 
@@ -96,6 +110,41 @@ def collate_tokens(batch):
     return input_ids, labels
 
 
+class ShortSampler:
+    """The first n indices of another sampler (a rank whose data shard is shorter)."""
+
+    def __init__(self, sampler, n):
+        self.sampler = sampler
+        self.n = n
+
+    def set_epoch(self, epoch):
+        self.sampler.set_epoch(epoch)
+
+    def __iter__(self):
+        for k, i in enumerate(self.sampler):
+            if k >= self.n:
+                return
+            yield i
+
+    def __len__(self):
+        return min(self.n, len(self.sampler))
+
+
+def write_metrics(output_dir, rank, step, retries=2):
+    """Append a metrics record; on an OSError log it with its traceback and retry."""
+    path = os.path.join(output_dir, "metrics", f"rank{rank}.jsonl")
+    for attempt in range(retries + 1):
+        try:
+            with open(path, "a") as f:
+                f.write(f'{{"step": {step}}}\n')
+            return
+        except OSError:
+            logger.exception("could not write metrics to %s (attempt %d/%d), retrying", path, attempt + 1,
+                             retries + 1)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            time.sleep(0.5)
+
+
 class Net(nn.Module):
     def __init__(self, dim=16, hidden=32, classes=4, with_unused_head=False):
         super().__init__()
@@ -164,7 +213,7 @@ def main():
     fail_here = _fails_here()
     kind = _fail_kind
 
-    if style == "logging":
+    if style == "logging" or kind == "handled-io":
         logging.basicConfig(format="%(asctime)s - %(name)s - %(levelname)s - %(message)s", level=logging.INFO)
 
     if kind == "hang-before-init" and fail_here:
@@ -200,6 +249,10 @@ def main():
     ragged = kind == "collate" and fail_here
     dataset = SyntheticDataset(batch_size * world * max(total_steps, 1), ragged=ragged)
     sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=0)
+    uneven = kind == "uneven"
+    if uneven and fail_here:
+        # This rank's share of the data is shorter: a sampler that stops after FAIL_STEP - 1 batches.
+        sampler = ShortSampler(sampler, (fail_step - 1) * batch_size)
     if ragged:
         loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=2, collate_fn=collate_tokens)
     else:
@@ -218,6 +271,8 @@ def main():
 
     step = 0
     epoch = 0
+    if uneven:
+        total_steps = len(loader)  # one pass over this rank's own loader
     while step < total_steps:
         sampler.set_epoch(epoch)
         for it, (x, y) in enumerate(loader):
@@ -229,6 +284,34 @@ def main():
                     os.kill(os.getpid(), signal.SIGKILL)
                 if kind == "stall":
                     time.sleep(3600)
+                if kind == "transient":
+                    marker = os.path.join(args.output_dir, f".fault-seen-rank{rank}")
+                    if not os.path.exists(marker):
+                        open(marker, "w").close()
+                        raise RuntimeError(f"shard reader: connection reset by storage server while reading batch {it} (transient)")
+                if kind == "handled-io":
+                    write_metrics(args.output_dir, rank, step)
+                if kind == "stall-io":
+                    print(f"rank {rank}: reloading shard list from {data_root}/train", flush=True)
+                    while True:
+                        time.sleep(3600)
+                if kind == "segv":
+                    import ctypes
+
+                    ctypes.string_at(0)  # reads address 0
+                if kind == "abort":
+                    os.abort()
+                if kind == "exit-1":
+                    print(f"error: rank {rank}: label file {data_root}/labels.json has 3 classes, model expects 4",
+                          file=sys.stderr, flush=True)
+                    sys.exit(1)
+                if kind == "file-lock":
+                    import fcntl
+
+                    lock_path = os.path.join(args.output_dir, "data-cache.lock")
+                    print(f"rank {rank}: waiting for lock {lock_path}", flush=True)
+                    with open(lock_path, "a") as lock:
+                        fcntl.flock(lock, fcntl.LOCK_EX)
             if kind == "collective-mismatch" and step == fail_step:
                 # Metric sync where one rank takes a different code path.
                 t = torch.ones(4) * rank
@@ -258,7 +341,8 @@ def main():
 
     if os.environ.get("SAVE_CHECKPOINT") == "1" and is_main:
         torch.save(model.state_dict(), os.path.join(args.output_dir, "checkpoint.pt"))
-    dist.barrier()
+    if not uneven:
+        dist.barrier()
     if is_main:
         print(f"training finished: {total_steps} steps")
     dist.destroy_process_group()
