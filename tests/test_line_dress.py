@@ -86,3 +86,19 @@ def test_exception_lines_behind_unknown_tags(body, expected):
 ])
 def test_traceback_headers_behind_unknown_tags(body, expected):
     assert is_traceback_start(body) is expected
+
+
+@pytest.mark.parametrize("sample", ["container-cri", "container-docker-json"])
+def test_a_container_runtimes_records_read_as_the_lines_they_wrap(sample, run_cli):
+    """Real runs whose every line is a CRI or json-file record: the crash is the training
+    script's RuntimeError, not torchrun's ChildFailedError (its agent frame `run.py", line` is
+    `run.py\\", line` inside a JSON string), and its evidence carries the record's time."""
+    import json
+
+    from conftest import POST_MORTEM_NOW, SAMPLES
+
+    result = run_cli("scan", SAMPLES / sample, "--format", "json", "--now", POST_MORTEM_NOW)
+    report = json.loads(result.stdout)
+    assert "raised RuntimeError: non-finite loss" in report["root_cause"]["message"]
+    root = next(f for f in report["findings"] if f["message"] == report["root_cause"]["message"])
+    assert root["time"].startswith("2026-12-01T19:4")

@@ -26,9 +26,19 @@ from logscan.files.reader import CHUNK_SIZE, ReadState, line_blocks
 
 def wanted_lines(keywords) -> list[Candidates]:
     """Every line the scan must keep: those the native parsers declared (lineparse.CANDIDATES,
-    read now so a parser registered later is included), then each catalogue keyword's."""
-    return [*lineparse.CANDIDATES,
-            *(Candidates((k,), re.escape(k), "catalogue") for k in sorted(set(keywords)))]
+    read now so a parser registered later is included), then each catalogue keyword's; a literal
+    that holds a quote or a backslash also as a JSON string holds it (a container runtime's
+    json-file record, unwrapped only once the line is kept)."""
+    wanted = [*lineparse.CANDIDATES,
+              *(Candidates((k,), re.escape(k), "catalogue") for k in sorted(set(keywords)))]
+    return wanted + [escaped for c in wanted if (escaped := _as_json_string(c)) is not None]
+
+
+def _as_json_string(wanted: Candidates) -> Candidates | None:
+    literals = tuple(lit.replace(b"\\", b"\\\\").replace(b'"', b'\\"') for lit in wanted.literals)
+    if literals == wanted.literals:
+        return None
+    return Candidates(literals, b"|".join(re.escape(lit) for lit in literals), wanted.parser)
 
 
 @dataclass
