@@ -68,6 +68,11 @@ def test_the_samples_commands_that_keep_the_status_lint_clean(run_cli, name):
     assert status == 0 and report["findings"] == [], report["findings"]
 
 
+def line_of(path: Path, text: str) -> int:
+    """The number of the first line of `path` that holds `text` (the script changes with its samples)."""
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
 # (rule, lint arguments, file:line the first finding of that rule must cite)
 FIRES = [
     (ids.WORLD_SIZE_MISUSED, [case("world_size_export.sh")], "world_size_export.sh:10"),
@@ -98,7 +103,8 @@ FIRES = [
     (ids.LOCAL_RANK_ARGPARSE, ["--train-script", case("train_local_rank.py")], "train_local_rank.py:9"),
     # The real local-rank-argparse sample: the legacy launcher passes --local-rank=N to train.py.
     (ids.LOCAL_RANK_ARGPARSE, [str(GENERATE / "launch_ddp_legacy.sh"), "--train-script",
-                               str(GENERATE / "train.py")], "train.py:156"),
+                               str(GENERATE / "train.py")],
+     "train.py:%d" % line_of(GENERATE / "train.py", 'parser.add_argument("--local_rank"')),
 ]
 
 # (rule, lint arguments): the rule must stay quiet.
