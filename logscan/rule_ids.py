@@ -11,7 +11,7 @@ MISSING_RANK = "missing-rank"
 
 # Signals that code rules read for what they mean in particular.
 COLLECTIVE_TIMEOUT_LINE = "collective-timeout-line"
-SIGTERM_RECEIVED = "sigterm-received"
+DEATH_SIGNAL_RECEIVED = "death-signal-received"
 SIBLING_TERMINATED = "sibling-terminated"
 STORE_TIMEOUT = "store-timeout"
 CONNECT_FAILED = "connect-failed"
@@ -20,7 +20,7 @@ WORKER_GROUP_RESTART = "worker-group-restart"
 ERROR_LINE = "error-line"
 
 # What a process waiting on others reports: evidence that it was waiting, not failing.
-WAITING_EVIDENCE = (COLLECTIVE_TIMEOUT_LINE, SIGTERM_RECEIVED, STORE_TIMEOUT, CONNECT_FAILED, PEER_LOST)
+WAITING_EVIDENCE = (COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, STORE_TIMEOUT, CONNECT_FAILED, PEER_LOST)
 
 # Findings that leave processes or Workers waiting: the report shows where each one stopped.
 HANG_IN_RENDEZVOUS = "hang-in-rendezvous"

@@ -7,9 +7,9 @@ from collections import defaultdict
 
 from logscan.diagnosis import STAGES, Mark, WorkerSummary
 from logscan.model.job import Job
-from logscan.rule_ids import SIGTERM_RECEIVED, TORCHRUN_STARTED, WAITING_EVIDENCE
+from logscan.rule_ids import DEATH_SIGNAL_RECEIVED, TORCHRUN_STARTED, WAITING_EVIDENCE
 
-RANK_WAITING = tuple(s for s in WAITING_EVIDENCE if s != SIGTERM_RECEIVED)
+RANK_WAITING = tuple(s for s in WAITING_EVIDENCE if s != DEATH_SIGNAL_RECEIVED)
 
 
 def mark(stage: str, where) -> Mark | None:

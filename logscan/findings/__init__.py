@@ -14,6 +14,7 @@ from logscan.findings.crashes import (crash_before_first_batch, crash_during_tra
                                     worker_vanished)
 from logscan.findings.exit_status import masked_exit_code, unexplained_failure
 from logscan.findings.hangs import collective_timeout, hang_before_first_batch, hang_in_rendezvous
+from logscan.findings.stops import stopped_from_outside
 from logscan.findings.expectations import (
     expect_finished, expect_first_batch, expect_gpus_per_node, expect_max_warnings,
     expect_time_to_first_batch, expect_workers, expect_world_size)
@@ -36,6 +37,7 @@ CHECKS = {
     "masked-exit-code": masked_exit_code,
     "unexplained-failure": unexplained_failure,
     "worker-vanished": worker_vanished,
+    "stopped-from-outside": stopped_from_outside,
     # Expectations (role "expectation"): called with the run's Expectations and the other
     # findings, by logscan.findings.expectations.expectation_findings, not with the rules above.
     "expect-workers": expect_workers,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from logscan.findings.base import duration, finding, hits, plural
 from logscan.model.failures import SIGTERM, Failure, awaited_ranks, is_stale, job_ended
 from logscan.model.job import Job
-from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, SIBLING_TERMINATED, SIGTERM_RECEIVED,
+from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, SIBLING_TERMINATED, DEATH_SIGNAL_RECEIVED,
                               WAITING_EVIDENCE)
 
 
@@ -27,7 +27,7 @@ def hang_in_rendezvous(job: Job, rule):
         if not worker.ran_torchrun or worker.started_processes or hits(worker, *launch_failures):
             continue
         waits = hits(worker, *rendezvous_signals)
-        terminated = hits(worker, SIGTERM_RECEIVED)
+        terminated = hits(worker, DEATH_SIGNAL_RECEIVED)
         if waits:
             reason = "its rendezvous timed out waiting for the other Workers"
             evidence = [h.where for h in waits]

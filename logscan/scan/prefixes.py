@@ -29,15 +29,20 @@ _PREFIX = re.compile(
     | \((?:[\w.]+[ ])?pid=(?P<ray_pid>\d+)(?:,[ ]ip=[\d.:a-f]+)?\)[ ]
     | \[default(?P<tee_local>\d+)\]:[ \t]?
     | \[rank(?P<rank>\d+)\]:[ \t]?
-    | \[(?P<c10d_level>[IWEF])(?P<c10d_md>\d{4})[ ](?P<c10d_time>\d{2}:\d{2}:\d{2})(?:\.\d+)?
+    # torch's C++ logger (c10d, ProcessGroup*), and its Python formatter since 2.3: the level's
+    # letter (V for DEBUG, C for CRITICAL too), month and day, time
+    | \[(?P<c10d_level>[VIWEFC])(?P<c10d_md>\d{4})[ ](?P<c10d_time>\d{2}:\d{2}:\d{2})(?:\.\d+)?
         (?:[ ]\d+)?[ ][^\]\s]+:\d+\][ \t]?
-    | \[[IWEF][ ][^\]\s]+:\d+\][ \t]?
-    | (?P<glog_level>[IWEF])(?P<glog_md>\d{4})[ ](?P<glog_time>\d{2}:\d{2}:\d{2})(?:\.\d+)?[ ]+\d+[ ]
+    | \[[VIWEFC][ ][^\]\s]+:\d+\][ \t]?
+    | (?P<glog_level>[VIWEFC])(?P<glog_md>\d{4})[ ](?P<glog_time>\d{2}:\d{2}:\d{2})(?:\.\d+)?[ ]+\d+[ ]
         [^\]\s]+:\d+\][ \t]?
     | \[(?P<pylog_bracket>\d{4}-\d{2}-\d{2}[ ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\][ ]
         (?:[\w.]+:[ ])?(?:\[\w+\][ ])?
     | (?P<pylog>\d{4}-\d{2}-\d{2}[ ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)(?:[ ]+[-|:][ ]+|[ ]+)
     | (?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:[ \t]?
+    # torch 1.9's torchrun: `[INFO] 2021-06-29 12:04:55,391 api: `
+    | \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\][ ]
+        (?P<pylog_level_first>\d{4}-\d{2}-\d{2}[ ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)[ ][\w.]+:[ ]
     """,
     re.VERBOSE,
 )
@@ -145,7 +150,7 @@ def strip_prefixes(line: str) -> Stripped:
                 stamp = _parse_rfc3339(groups["rfc3339"])
             elif groups["pylog"]:
                 stamp = _parse_plain(groups["pylog"])
-            elif groups["pylog_bracket"]:
-                stamp = _parse_plain(groups["pylog_bracket"])
+            elif groups["pylog_bracket"] or groups["pylog_level_first"]:
+                stamp = _parse_plain(groups["pylog_bracket"] or groups["pylog_level_first"])
     return Stripped(body=body[pos:], rank=rank, local_rank=local_rank, time=stamp, pid=pid,
                     partial=partial)

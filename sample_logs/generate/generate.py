@@ -836,10 +836,10 @@ for _sig, _short in (("SIGHUP", "shu"), ("SIGINT", "sin")):
         check=_has("death signal"),
         description=f"Once step 10 shows, Worker 1's torchrun process receives {_sig} from outside (kill -{_sig[3:]} "
         "to its pid, as a closed terminal session or a Ctrl-C would send); it shuts its training processes down.",
-        expect=exp(["unexplained-failure"], root="unexplained-failure", node_rank=1,
-                   note=f"no rule names a stop signal other than SIGTERM; node 1's torchrun says it got {_sig} "
-                   f"(`Received {getattr(signal, _sig).value} death signal, shutting down workers`, `SignalException: "
-                   f"Process N got signal: {getattr(signal, _sig).value}`) and node 0's lost peers follow from it."),
+        expect=exp(["stopped-from-outside"], root="stopped-from-outside", node_rank=1,
+                   note=f"node 1's torchrun says it got {_sig} (`Received {getattr(signal, _sig).value} death signal, "
+                   f"shutting down workers`, `SignalException: Process N got signal: {getattr(signal, _sig).value}`) "
+                   "before any process failed by itself; node 0's lost peers follow from it."),
     )
 scenario(
     name="native-crash-segv", short="seg", layout="worker-N/launch_ddp.log",
@@ -946,10 +946,6 @@ KNOWN_GAPS: dict[str, str] = {
     "sign of life of a straggler the others were waiting for when the platform stopped the job.",
     "uneven-data": "names no rank: does not see that rank 2 exited 0 after step 11 (absent from node 1's failure "
     "report) while every other rank lost its peer in step 12.",
-    "sighup-from-outside": "names no node: does not read node 1's `Received 1 death signal` / `got signal: 1` as where "
-    "the failure began (it lists node 0's cascade SIGABRT beside it).",
-    "sigint-from-outside": "names no node: does not read node 1's `Received 2 death signal` / `got signal: 2` as where "
-    "the failure began.",
     "file-lock-wait": "names no rank: does not see rank 3's `waiting for lock` line as the last sign of life of the "
     "rank the others waited for.",
 }

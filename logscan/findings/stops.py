@@ -1,0 +1,47 @@
+"""Stops from outside: torchrun was signalled before anything in the job failed by itself."""
+
+from __future__ import annotations
+
+from logscan.exit_signals import SIGNALS, parse_signal, signal_name
+from logscan.findings.base import finding, hits, plural
+from logscan.model.job import Job
+from logscan.rule_ids import DEATH_SIGNAL_RECEIVED
+
+SIGTERM = 15
+
+
+def stopped_from_outside(job: Job, rule):
+    if any(not f.cascade for f in job.failures):
+        return []  # a process failed by itself: the signals are the platform's teardown of that
+    stops = []  # (worker, signal, the line that says so), the first of each Worker
+    for worker in job.workers:
+        for hit in hits(worker, DEATH_SIGNAL_RECEIVED):
+            if (number := parse_signal(hit.group("signal"))) is not None:
+                stops.append((worker, number, hit.where))
+                break
+    if not stops:
+        return []
+    worker, number, where = _first_stop(stops)
+    known = SIGNALS.get(number)
+    when = "after training had started" if job.reached_first_batch(worker) else "before the first batch"
+    others = [w for w, _, _ in stops if w is not worker]
+    rest = [w for w in job.workers if w is not worker and w.started_processes]
+    consequence = (f"; {plural([w.label for w in others], 'Worker', 'Workers')} "
+                   f"{'was' if len(others) == 1 else 'were'} stopped too" if others else
+                   "; the other Workers lost their peers" if rest else "")
+    meaning = f": {known.meaning}" if known else ""
+    return [finding(rule, f"{worker.label}'s torchrun received {signal_name(number)} (signal {number}) "
+                          f"{when}{meaning}; it stopped its processes{consequence}",
+                    [where, *(w for _, _, w in stops if w is not where)],
+                    node_rank=worker.node_rank, node_ranks=tuple(
+                        w.node_rank for w, _, _ in stops if w.node_rank is not None),
+                    worker=worker.label, hint=known.hint if known else None)]
+
+
+def _first_stop(stops):
+    """The stop that came first: by the lines' times when each has one; else a signal other
+    than SIGTERM (which the platform also sends to tear a job down), then the lowest node."""
+    if all(where.time is not None for _, _, where in stops):
+        return min(stops, key=lambda stop: stop[2].time)
+    return min(stops, key=lambda stop: (stop[1] == SIGTERM, stop[0].node_rank is None,
+                                        stop[0].node_rank or 0))
