@@ -102,3 +102,22 @@ def test_a_container_runtimes_records_read_as_the_lines_they_wrap(sample, run_cl
     assert "raised RuntimeError: non-finite loss" in report["root_cause"]["message"]
     root = next(f for f in report["findings"] if f["message"] == report["root_cause"]["message"])
     assert root["time"].startswith("2026-12-01T19:4")
+
+
+def _source_examples(family: str) -> list[str]:
+    import tomllib
+    from pathlib import Path
+
+    table = tomllib.loads((Path(__file__).parent / "torch_source" / "formats.toml").read_text())
+    return [line for entry in table["entry"] if entry["family"] == family for line in entry["examples"]]
+
+
+@pytest.mark.parametrize("line", _source_examples("prefixes"))
+def test_every_eras_logger_prefix_is_stripped(line):
+    """Lines built from each release's formatter (tests/torch_source, read from torch's source):
+    what is left is the message, which starts with a word or torch's own `[default]`/`[Rank 2]`/
+    `[c10d]` tag, never a level, a time or a rank prefix."""
+    import re
+
+    body = strip_prefixes(line).body
+    assert re.match(r"(?:\[(?:default|Rank \d+|c10d)\] )?[A-Za-z]", body), body
