@@ -40,19 +40,3 @@ def test_a_stop_after_a_crash_elsewhere_is_the_teardown_not_the_cause(run_cli, t
     rules = {f["rule"] for f in scan_json(run_cli, job)["findings"]}
     # (the two runs used different master ports: launch-mismatch says so too)
     assert "crash-during-training" in rules and "stopped-from-outside" not in rules
-
-
-@pytest.mark.parametrize("text, number", [("15", 15), ("Signals.SIGHUP", 1), ("SIGINT", 2),
-                                          ("SIGWHAT", None), ("", None)])
-def test_a_signal_in_every_wording(text, number):
-    from logscan.exit_signals import parse_signal
-
-    assert parse_signal(text) == number
-
-
-@pytest.mark.parametrize("code, number", [(-9, 9), (-11, 11), (137, 9), (139, 11), (143, 15),
-                                          (1, None), (0, None), (128, None), (255, None)])
-def test_exit_statuses_that_name_a_signal(code, number):
-    from logscan.exit_signals import signal_of_exit
-
-    assert signal_of_exit(code) == number

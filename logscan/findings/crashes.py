@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from logscan.exit_signals import SIGNALS
 from logscan.findings.base import finding, hits, plural
 from logscan.model.failures import SIGKILL, SIGTERM, Failure
 from logscan.model.job import Job
@@ -41,7 +42,8 @@ def _same_error(failures: list[Failure]) -> list[list[Failure]]:
 def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: set[int]):
     first = same[0]
     ranks = sorted({f.rank for f in same if f.rank is not None})
-    verb = "raised" if first.exitcode is None else "failed with"
+    killed_by = SIGNALS.get(first.killed_by) if first.killed_by is not None else None
+    verb = "raised" if first.exitcode is None else "was killed by" if killed_by else "failed with"
     if len(same) == 1:
         who = f"rank {first.rank}" if first.rank is not None else f"a process on {first.worker.label}"
     elif len(ranks) == len(same):
@@ -55,12 +57,13 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: s
     every_node = {w.node_rank for w in job.launched} <= set(nodes)
     everyone = len(same) > 1 and expected is not None and (
         len(ranks) >= expected or (every_node and len(set(ranks) | terminated) >= expected))
-    return finding(rule, f"{who} {verb} {first.summary} {when}",
+    meaning = f": {killed_by.meaning}" if killed_by and first.cause is None else ""
+    hint = killed_by.hint if killed_by and first.cause is None else job.catalogue.cause_hint(first.cause)
+    return finding(rule, f"{who} {verb} {first.summary} {when}{meaning}",
                    [w for f in same for w in (f.where, *f.more)],
                    node_rank=None if everyone else first.node_rank, node_ranks=tuple(nodes),
                    rank=None if everyone else first.rank,
-                   ranks=tuple(ranks), cause=first.cause, worker=first.worker.label,
-                   hint=job.catalogue.cause_hint(first.cause))
+                   ranks=tuple(ranks), cause=first.cause, worker=first.worker.label, hint=hint)
 
 
 def _victim_finding(rule, same: list[Failure], when: str):

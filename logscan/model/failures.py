@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from logscan.diagnosis import Where
+from logscan.exit_signals import signal_name, signal_of_exit
 from logscan.scan.events import PythonException
 from logscan.model.job import Job, Worker
 
@@ -36,6 +37,17 @@ class Failure:
     @property
     def node_rank(self) -> int | None:
         return self.worker.node_rank
+
+    @property
+    def killed_by(self) -> int | None:
+        """The signal that ended the process, when its exit status names one (-N, or a shell's 128 + N)."""
+        return signal_of_exit(self.exitcode)
+
+
+def exit_summary(exitcode: int) -> str:
+    """`exit code 1`; an exit by signal says which: `SIGSEGV (exit code -11)`."""
+    number = signal_of_exit(exitcode)
+    return f"exit code {exitcode}" if number is None else f"{signal_name(number)} (exit code {exitcode})"
 
 
 class _Facts:
@@ -218,7 +230,7 @@ def _worker_failures(facts: _Facts, worker: Worker) -> list[Failure]:
             continue  # as many tracebacks as failed exits: they tell these failures
         explained.add(rank)
         out.append(Failure(
-            worker, rank, exit_.where, f"exit code {exit_.exitcode}",
+            worker, rank, exit_.where, exit_summary(exit_.exitcode),
             exit_.exitcode == SIGTERM or rank in waited,
             None if exit_.exitcode < 0 else _loose_cause(facts, worker),
             exit_.exitcode,
