@@ -890,13 +890,31 @@ scenario(
     workers=[Worker(rank="0", log="worker-0/launch_ddp.log"),
              Worker(rank="1", log="worker-1/launch_ddp.log", delay=15)],
     env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "60", "STEP_SLEEP": "0.3",
-         "PET_RDZV_CONF": "join_timeout=60,last_call_timeout=3"},
+         "PET_RDZV_CONF": "join_timeout=60,last_call_timeout=3", "TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"},
     cmd=guide_cmd_with("launch_ddp_elastic.sh"), master_is_host=True,
     check=_has("WORLD_SIZE= 2", "WORLD_SIZE= 4", "training finished"),
     description="Elastic torchrun: --nnodes=1:2 with c10d rendezvous (launch_ddp_elastic.sh), MASTER_ADDR = Worker 0's "
-    "hostname. Worker 1 starts 15 s late: Worker 0 first trains alone (world of 2), then its torchrun sees a new node "
-    "waiting, restarts its workers and the world re-forms with 4 processes, which train 60 steps to the end.",
+    "hostname, TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 (see elastic-late-node-reform-timeout). Worker 1 starts 15 s late: "
+    "Worker 0 first trains alone (world of 2), then its torchrun sees a new node waiting, stops its workers and the "
+    "world re-forms with 4 processes, which train 60 steps to the end.",
     expect=exp([], note="the first, 2-process world was ended by torchrun for a membership change, not a failure."),
+)
+scenario(
+    name="elastic-late-node-reform-timeout", short="elt", layout="worker-N/launch_ddp.log",
+    workers=[Worker(rank="0", log="worker-0/launch_ddp.log"),
+             Worker(rank="1", log="worker-1/launch_ddp.log", delay=15)],
+    env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "60", "STEP_SLEEP": "0.3",
+         "PET_RDZV_CONF": "join_timeout=60,last_call_timeout=3"},
+    cmd=guide_cmd_with("launch_ddp_elastic.sh"), master_is_host=True,
+    check=_has("WORLD_SIZE= 2", "/MASTER_ADDR"),
+    description="As elastic-late-node, with torch's default shared rendezvous TCP store: Worker 0 trains alone, "
+    "stops its workers when Worker 1 arrives, and the second rendezvous round never completes: Worker 1 waits for "
+    "the round's MASTER_ADDR key, Worker 0 (rank 0 again, so it does not publish it anew) for the role_info keys; "
+    "both time out after the 60 s join timeout.",
+    expect=exp(["hang-in-rendezvous"], root="hang-in-rendezvous", node_rank=None,
+               note="node 0's `WORLD_SIZE= 2` env prints belong to the first round of an elastic job (--nnodes=1:2), "
+               "not to a leaked WORLD_SIZE; the failure is the second round: both nodes time out in rendezvous, "
+               "each waiting for keys the other was to write."),
 )
 scenario(
     name="file-lock-wait", short="flw", layout="worker-N/launch_ddp.log",
@@ -950,6 +968,11 @@ KNOWN_GAPS: dict[str, str] = {
     "the failure began (it lists node 0's cascade SIGABRT beside it).",
     "sigint-from-outside": "names no node: does not read node 1's `Received 2 death signal` / `got signal: 2` as where "
     "the failure began.",
+    "elastic-late-node": "takes node 0's first, 2-process world (`WORLD_SIZE= 2` before the re-formed world's "
+    "`WORLD_SIZE= 4`) for a leaked platform WORLD_SIZE: FAILED world-size-mismatch, although the job re-formed and "
+    "finished.",
+    "elastic-late-node-reform-timeout": "takes node 0's first-round `WORLD_SIZE= 2` for a leaked platform WORLD_SIZE "
+    "and makes world-size-mismatch the root cause; the failure is the second rendezvous round timing out on both nodes.",
     "file-lock-wait": "names no rank: does not see rank 3's `waiting for lock` line as the last sign of life of the "
     "rank the others waited for.",
 }
@@ -1295,6 +1318,20 @@ OBSERVED.update({_k: COMMON + _v for _k, _v in {
     "\"stream\":\"stdout\",\"time\":\"2026-12-01T19:43:00.995848804Z\"}`; `<module>` appears as `\\u003cmodule"
     "\\u003e`, quotes as `\\\"`, and the gloo lines' emoji as UTF-8. No line reached Docker's 16 KiB split size. "
     "The run is crash-mid-training's (rank 1 RuntimeError at step 10).",
+    "elastic-late-node": "Worker 0: `torchrun env: RANK= 0 LOCAL_RANK= 0 WORLD_SIZE= 2` (and rank 1), `step 1/60` ... "
+    "`step 26/60 loss 1.3839`, then, when Worker 1 arrived, `W... multiprocessing/api.py:1028] Sending process N closing "
+    "signal SIGTERM` twice (no error, no summary; at the default log level nothing says why), new env prints with "
+    "`WORLD_SIZE= 4` and `step 1/60` ... `step 60/60 loss 1.4036`, `training finished: 60 steps`. Worker 1: its env "
+    "prints (ranks 2, 3, `WORLD_SIZE= 4`) only. Both launch commands exit 0. The `DDP launch` lines still print "
+    "nnodes=2 and node_rank (the variant does not pass them to torchrun).",
+    "elastic-late-node-reform-timeout": "Worker 0: the first round's env prints with `WORLD_SIZE= 2`, steps up to when "
+    "Worker 1 arrived, `Sending process N closing signal SIGTERM` twice, then after 60 s `[W... socket.cpp:494] [c10d] "
+    "waitForInput: socket SocketImpl(...) timed out after 60000ms` and `torch.distributed.DistStoreError: wait timeout "
+    "after 60000ms, keys: /torch.rendezvous.ddp-job.1/torchelastic/role_info/0, /torch.rendezvous.ddp-job.1/"
+    "torchelastic/role_info/1`. Worker 1 (no env print at all): `DistStoreError: wait timeout after 60000ms, keys: "
+    "/torch.rendezvous.ddp-job.1/MASTER_ADDR`. Both launch commands exit 1. In torch 2.13's dynamic_rendezvous.py "
+    "a node that stays rank 0 keeps its bootstrap store info from round 0 and does not write round 1's MASTER_ADDR; "
+    "TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 avoids it (elastic-late-node).",
     "file-lock-wait": "Worker 0's log ends at `step 7/60 loss 1.4941`; Worker 1's last line is `rank 3: waiting for "
     "lock /tmp/.../worker-1/output/data-cache.lock`. No error, no timeout (300 s), no torchrun summary: the whole job "
     "was SIGKILLed (both launch statuses 137). The decisive line is rank 3's `waiting for lock`.",
