@@ -1405,7 +1405,7 @@ OBSERVED.update({_k: COMMON + _v for _k, _v in {
     "restart-recovered-torch2.4": "As restart-recovered, with torch 2.4.1's default rendezvous settings and prefixes: "
     "torchrun's log lines carry a thread id where 2.13 has the pid (`W1201 19:58:00.519000 139660045224832 "
     "torch/distributed/run.py:779] `), gloo's lost peer reads `[../third_party/gloo/gloo/transport/tcp/pair.cc:534] "
-    "Connection closed by peer [127.0.1.1]:<port>` (no `This is typically caused by...` sentence). Attempt 0: "
+    "Connection closed by peer [...]:<port>` (no `This is typically caused by...` sentence). Attempt 0: "
     "`[rank1]: RuntimeError: shard reader: connection reset by storage server while reading batch 9 (transient)`; "
     "node 0 `failed (exitcode: 1) local_rank: 1`. A second block of env prints on both Workers, then `step 30/30` and "
     "`training finished: 30 steps`; both launch commands exit 0.",
