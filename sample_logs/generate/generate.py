@@ -776,16 +776,30 @@ def _docker_id(hostname):
 scenario(
     name="restart-recovered", short="rr", layout="worker-N/launch_ddp.log",
     workers=workers(2),
-    env={"LOOP_STYLE": "plain", "FAIL_KIND": "transient", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.1"},
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "transient", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.1",
+         "TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"},
     cmd=guide_cmd_with("launch_ddp_restarts.sh"), master_is_host=True,
     check=_has("connection reset by storage server", "training finished"),
     description="torchrun with c10d rendezvous and --max-restarts=1 (launch_ddp_restarts.sh, MASTER_ADDR = Worker 0's "
-    "hostname). In attempt 0 rank 1 raises RuntimeError at "
+    "hostname), TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 (see restart-not-recovered). In attempt 0 rank 1 raises RuntimeError at "
     "step 10 (a transient storage fault: a marker file in its OUTPUT_DIR records it, so it happens only once); both "
     "torchruns restart their worker groups and attempt 1 trains 30 steps to the end.",
     expect=exp([], healthy=True,
                note="HEALTHY, with a warning that attempt 0 failed (rank 1's RuntimeError) and torchrun restarted the "
                "worker group once; the restarted attempt finished."),
+)
+scenario(
+    name="restart-not-recovered", short="rnr", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "transient", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.1"},
+    cmd=guide_cmd_with("launch_ddp_restarts.sh"), master_is_host=True,
+    check=_has("connection reset by storage server", "connectFullMesh failed"), tries=6,
+    description="As restart-recovered with torch's default shared rendezvous TCP store: rank 1's transient RuntimeError "
+    "at step 10 happens only once, but the restarted processes fail in init_process_group: gloo connects to "
+    "addresses of the previous attempt (`Gloo connectFullMesh failed ... Connection refused`), and torchrun gives up.",
+    expect=exp(["restart-loop", "crash-during-training"], root="crash-during-training", node_rank=0, rank=1,
+               note="the first failure is rank 1's RuntimeError in attempt 0; the restarted attempts then failed for "
+               "another reason (gloo connecting to the previous attempt's addresses), not the same error again."),
 )
 scenario(
     name="handled-exception", short="hex", layout="worker-N/launch_ddp.log",
@@ -890,13 +904,31 @@ scenario(
     workers=[Worker(rank="0", log="worker-0/launch_ddp.log"),
              Worker(rank="1", log="worker-1/launch_ddp.log", delay=15)],
     env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "60", "STEP_SLEEP": "0.3",
-         "PET_RDZV_CONF": "join_timeout=60,last_call_timeout=3"},
+         "PET_RDZV_CONF": "join_timeout=60,last_call_timeout=3", "TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"},
     cmd=guide_cmd_with("launch_ddp_elastic.sh"), master_is_host=True,
     check=_has("WORLD_SIZE= 2", "WORLD_SIZE= 4", "training finished"),
     description="Elastic torchrun: --nnodes=1:2 with c10d rendezvous (launch_ddp_elastic.sh), MASTER_ADDR = Worker 0's "
-    "hostname. Worker 1 starts 15 s late: Worker 0 first trains alone (world of 2), then its torchrun sees a new node "
-    "waiting, restarts its workers and the world re-forms with 4 processes, which train 60 steps to the end.",
+    "hostname, TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 (see elastic-late-node-reform-timeout). Worker 1 starts 15 s late: "
+    "Worker 0 first trains alone (world of 2), then its torchrun sees a new node waiting, stops its workers and the "
+    "world re-forms with 4 processes, which train 60 steps to the end.",
     expect=exp([], note="the first, 2-process world was ended by torchrun for a membership change, not a failure."),
+)
+scenario(
+    name="elastic-late-node-reform-timeout", short="elt", layout="worker-N/launch_ddp.log",
+    workers=[Worker(rank="0", log="worker-0/launch_ddp.log"),
+             Worker(rank="1", log="worker-1/launch_ddp.log", delay=15)],
+    env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "60", "STEP_SLEEP": "0.3",
+         "PET_RDZV_CONF": "join_timeout=60,last_call_timeout=3"},
+    cmd=guide_cmd_with("launch_ddp_elastic.sh"), master_is_host=True,
+    check=_has("WORLD_SIZE= 2", "/MASTER_ADDR"),
+    description="As elastic-late-node, with torch's default shared rendezvous TCP store: Worker 0 trains alone, "
+    "stops its workers when Worker 1 arrives, and the second rendezvous round never completes: Worker 1 waits for "
+    "the round's MASTER_ADDR key, Worker 0 (rank 0 again, so it does not publish it anew) for the role_info keys; "
+    "both time out after the 60 s join timeout.",
+    expect=exp(["hang-in-rendezvous"], root="hang-in-rendezvous", node_rank=None,
+               note="node 0's `WORLD_SIZE= 2` env prints belong to the first round of an elastic job (--nnodes=1:2), "
+               "not to a leaked WORLD_SIZE; the failure is the second round: both nodes time out in rendezvous, "
+               "each waiting for keys the other was to write."),
 )
 scenario(
     name="file-lock-wait", short="flw", layout="worker-N/launch_ddp.log",
@@ -936,6 +968,31 @@ scenario(
                "line is an ordinary `step 10/60 loss ...`."),
 )
 
+# ---------------------------------------------------------------- Batch F: some of Batch E under torch 2.4.1
+_BY_NAME = {sc.name: sc for sc in SCENARIOS}
+for _name, _short in (("restart-recovered", "rrt24"), ("sighup-from-outside", "shut24"),
+                      ("native-crash-segv", "segt24")):
+    _base = _BY_NAME[_name]
+    _kw = {**_base.__dict__, "name": f"{_name}-torch2.4", "short": _short, "torch": "2.4.1",
+           "description": "torch 2.4.1: " + _base.description}
+    if _name == "restart-recovered":
+        # torch's default rendezvous settings: 2.4.1 restarts fine with them.
+        _kw["env"] = {k: v for k, v in _base.env.items() if k != "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"}
+        _kw["description"] = ("torch 2.4.1: torchrun with c10d rendezvous and --max-restarts=1 (launch_ddp_restarts.sh, "
+                              "MASTER_ADDR = Worker 0's hostname), torch's default rendezvous settings. In attempt 0 "
+                              "rank 1 raises RuntimeError at step 10 (a transient storage fault, only once); both "
+                              "torchruns restart their worker groups and attempt 1 trains 30 steps to the end.")
+    scenario(**_kw)
+# torch 2.4.1 re-forms the elastic world with its default settings (no shared rendezvous TCP store issue).
+_base = _BY_NAME["elastic-late-node-reform-timeout"]
+scenario(**{**_base.__dict__, "name": "elastic-late-node-torch2.4", "short": "elnt24", "torch": "2.4.1",
+            "check": _has("WORLD_SIZE= 2", "WORLD_SIZE= 4", "training finished"),
+            "description": "torch 2.4.1: elastic torchrun, --nnodes=1:2 with c10d rendezvous (launch_ddp_elastic.sh), "
+            "MASTER_ADDR = Worker 0's hostname, torch's default rendezvous settings (as in "
+            "elastic-late-node-reform-timeout). Worker 1 starts 15 s late: Worker 0 first trains alone (world of 2), then "
+            "stops its workers and the world re-forms with 4 processes, which train 60 steps to the end.",
+            "expect": _BY_NAME["elastic-late-node"].expect})
+
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
 KNOWN_GAPS: dict[str, str] = {
     "restart-recovered": "reports FAILED (crash-during-training rank 1, restart-loop 'failed again') although torchrun's "
@@ -946,6 +1003,15 @@ KNOWN_GAPS: dict[str, str] = {
     "sign of life of a straggler the others were waiting for when the platform stopped the job.",
     "uneven-data": "names no rank: does not see that rank 2 exited 0 after step 11 (absent from node 1's failure "
     "report) while every other rank lost its peer in step 12.",
+    "elastic-late-node": "takes node 0's first, 2-process world (`WORLD_SIZE= 2` before the re-formed world's "
+    "`WORLD_SIZE= 4`) for a leaked platform WORLD_SIZE: FAILED world-size-mismatch, although the job re-formed and "
+    "finished.",
+    "elastic-late-node-reform-timeout": "takes node 0's first-round `WORLD_SIZE= 2` for a leaked platform WORLD_SIZE "
+    "and makes world-size-mismatch the root cause; the failure is the second rendezvous round timing out on both nodes.",
+    "restart-recovered-torch2.4": "as restart-recovered: FAILED with crash-during-training, restart-loop and here also "
+    "masked-exit-code, although the restarted attempt finished and the job succeeded.",
+    "elastic-late-node-torch2.4": "as elastic-late-node: the first, 2-process world of the elastic job is taken for a "
+    "leaked platform WORLD_SIZE (FAILED world-size-mismatch) although the job re-formed and finished.",
     "file-lock-wait": "names no rank: does not see rank 3's `waiting for lock` line as the last sign of life of the "
     "rank the others waited for.",
 }
@@ -1242,23 +1308,34 @@ OBSERVED.update({_k: COMMON + _v for _k, _v in {
 OBSERVED.update({_k: COMMON + _v for _k, _v in {
     "restart-recovered": "Attempt 0: `[rank1]: RuntimeError: shard reader: connection reset by storage server while "
     "reading batch 9 (transient)` after `step 9/30`; ranks 0, 2, 3 `[rankN]: RuntimeError: [.../gloo/transport/tcp/"
-    "pair.cc:553] Connection closed by peer ...`; each torchrun prints `Sending process N closing signal SIGTERM` and "
-    "`failed (exitcode: 1) local_rank: ...`, but no FAILED summary. At the default log level nothing says `restart`: "
-    "the only sign is the second block of `torchrun env:` prints for the same ranks on both Workers. Attempt 1 runs "
-    "`step 1/30` ... `step 30/30 loss 1.4118` and `training finished: 30 steps`; both launch commands exit 0. With "
-    "static rendezvous (no c10d) the restarted attempt hung instead: the restarted ranks timed out in their first "
-    "collective (`Timed out waiting 20000ms for send operation to complete`), so this sample uses c10d. The committed "
-    "run is the generator's second try: the first also ended with both launch statuses 1 (its logs were not kept).",
+    "pair.cc:553] Connection closed by peer ...`; node 0's torchrun prints `Sending process N closing signal SIGTERM` "
+    "and `failed (exitcode: 1) local_rank: 1 (pid: N)`, node 1's two `closing signal SIGTERM` lines; no FAILED "
+    "summary. At the default log level nothing says `restart`: the only sign is the second block of `torchrun env:` "
+    "prints for the same ranks on both Workers. Attempt 1 runs `step 1/30` ... `step 30/30 loss 1.4118` and "
+    "`training finished: 30 steps`; both launch commands exit 0. Without TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 the "
+    "restart failed in 3 of 4 runs here (restart-not-recovered); with static rendezvous the restarted ranks timed "
+    "out in their first collective.",
+    "restart-not-recovered": "Attempt 0 as in restart-recovered (`[rank1]: RuntimeError: shard reader: connection reset "
+    "by storage server ...`, lost peers elsewhere). Then each Worker prints two more blocks of env prints (torchrun "
+    "restarted its group twice: once for the failure, once when the other node re-joined), and the restarted "
+    "processes fail inside init_process_group, without a `[rankN]:` prefix. Node 1: `[/__w/pytorch/pytorch/"
+    "third_party/gloo/gloo/transport/tcp/debug_logger.cc:9] ERROR failed to connect, willRetry=1, retry=1, "
+    "retryLimit=3, rank=2, size=4, ..., error=SO_ERROR: Connection refused, remote=[127.0.1.2]:<port>$2` (4 tries), "
+    "`[E... ProcessGroupGloo.cpp:67] Gloo connectFullMesh failed with [.../pair.cc:152] timed out connecting: "
+    "SO_ERROR: Connection refused, remote=...` and a traceback ending `RuntimeError: Gloo connectFullMesh failed "
+    "with ...`; node 0's last attempt: `Gloo connectFullMesh failed with [.../tcp/pair.h:311] Connect timeout "
+    "[none]`. Nothing listened at the addresses the restarted ranks read from the shared store. Both torchruns end "
+    "with a FAILED summary (root causes rank 1 and rank 3, exit 1); both launch commands exit 1.",
     "handled-exception": "Worker 1 (rank 2, no `[rankN]:` prefix: the traceback is printed by logging, not by the "
-    "excepthook): `2026-12-01 19:42:05,966 - train - ERROR - could not write metrics to .../metrics/rank2.jsonl "
+    "excepthook): `2026-12-01 19:56:25,165 - train - ERROR - could not write metrics to .../metrics/rank2.jsonl "
     "(attempt 1/3), retrying`, then `Traceback (most recent call last):` ... `FileNotFoundError: [Errno 2] No such file "
     "or directory: '.../metrics/rank2.jsonl'`. No further error: rank 0 goes on to `step 30/30` and `training "
     "finished: 30 steps`, both launch commands exit 0 and the job succeeded.",
     "platform-walltime-stall": "Worker 0's log: `step 7/60 loss 1.4941`, then `rank 1: reloading shard list from "
     "/mnt/public/project-a/data/train` as its last line; Worker 1's log ends with its env prints. Nothing else: the "
-    "SIGTERM to each launch process group also ended tee, so torchrun's `Received 15 death signal` lines (if any) did "
-    "not reach the logs. No timeout line (collective timeout 300 s). Both launch commands 143. The decisive line is "
-    "rank 1's `reloading shard list`: the last sign of life, after which rank 0 printed no step.",
+    "SIGTERM to each launch process group also ended tee, so torchrun's reaction (if any) did not reach the logs. No "
+    "timeout line (collective timeout 300 s). Both launch commands 143. The decisive line is rank 1's `reloading "
+    "shard list`: the last sign of life, after which rank 0 printed no step.",
     "uneven-data": "Rank 0's last progress line is `step 11/30 loss 1.3910`. Rank 2 prints nothing and exits 0. Ranks "
     "0, 1, 3: `[rankN]: RuntimeError: [.../gloo/transport/tcp/pair.cc:553] Connection closed by peer [...]:<port>` "
     "from loss.backward(). Node 0's summary: root cause rank 1 exit 1, rank 0 SIGTERM (-15). Node 1's: root cause rank "
@@ -1267,39 +1344,77 @@ OBSERVED.update({_k: COMMON + _v for _k, _v in {
     "sighup-from-outside": "Node 1: `W... agent/server/api.py:753] Received 1 death signal, shutting down workers` "
     "(Python 3.11 prints the number), `Sending process N closing signal SIGHUP` twice, then torchrun's traceback "
     "ending `torch.distributed.elastic.multiprocessing.api.SignalException: Process N got signal: 1`; no FAILED "
-    "summary. Node 0: both ranks `Connection closed by peer`, then `terminate called without an active exception` "
-    "and torchrun's summary naming rank 1 `exitcode : -6 (pid: N)  (SIGABRT)` as root cause: a consequence, not "
-    "the cause. Both launch commands exit 1.",
+    "summary. Node 0: both ranks `Read error [127.0.0.1]:<port>: Connection reset by peer` and a summary with both "
+    "at exit 1 (in an earlier run node 0's rank 1 instead printed `terminate called without an active exception` "
+    "and torchrun named it `exitcode : -6 (pid: N)  (SIGABRT)`: a consequence too). Both launch commands exit 1.",
     "sigint-from-outside": "Node 1: `Received 2 death signal, shutting down workers`, `Sending process N closing "
     "signal SIGINT`, `[rank2]: KeyboardInterrupt` and `[rank3]: KeyboardInterrupt` (each after a `[rankN]: Traceback "
-    "(most recent call last):`), then `SignalException: Process N got signal: 2`; no FAILED summary. Node 0: "
-    "`Connection closed by peer` on ranks 0 and 1 and a summary with both at exit 1. Both launch commands exit 1.",
+    "(most recent call last):`), then `SignalException: Process N got signal: 2`; no FAILED summary. Node 0: ranks "
+    "lose their peer (`Connection closed by peer`) and its summary lists exit 1 and a SIGTERM (-15). Both launch "
+    "commands exit 1.",
     "native-crash-segv": "Rank 1 prints nothing when it dies (no faulthandler). Node 0: `failed (exitcode: -11) "
     "local_rank: 1 (pid: N)` and the summary's root cause `exitcode  : -11 (pid: N)  (SIGSEGV)`, `traceback : Signal "
     "11 (SIGSEGV) received by PID N`; rank 0 `Read error [127.0.1.1]:<port>: Connection reset by peer` and -15. "
-    "Node 1: ranks 2, 3 `Connection reset by peer` / `Connection closed by peer`, exit 1.",
+    "Node 1: ranks 2, 3 lose their peer (`Read error ... Connection reset by peer`, `Connection closed by peer`).",
     "abort-sigabrt": "Rank 2 prints nothing of its own (os.abort: no traceback, no `Aborted` line: no shell reports "
     "it). Node 1: `failed (exitcode: -6) local_rank: 0 (pid: N)`, root cause `exitcode  : -6 (pid: N)  (SIGABRT)`, "
-    "`Signal 6 (SIGABRT) received by PID N`; rank 3 SIGTERMed. Node 0: ranks 0, 1 lost their peer, exit 1.",
-    "container-cri": "Every line is a CRI record, e.g. `2026-12-01T19:42:47.337490106Z stdout F step 1/30 loss "
-    "1.5568`; torchrun's logging and tracebacks are `stderr`, progress and env prints `stdout`. Fractions lose their "
-    "trailing zeros (`...48.35019631Z`). Lines over 200 bytes are split: torchrun's OMP_NUM_THREADS banner line "
-    "becomes `... stderr P W1201 ... please further tune t` + `... stderr F he variable for optimal performance ...`, "
-    "and so do the long gloo `Connection closed by peer` lines. The run itself is crash-mid-training's: `[rank1]: "
-    "RuntimeError: non-finite loss encountered at step 10 (loss=nan); stopping`.",
+    "`Signal 6 (SIGABRT) received by PID N`; rank 3 lost its peer and was SIGTERMed. Node 0: ranks 0, 1 lost their "
+    "peer (`Connection closed by peer`, `Read error ... Connection reset by peer`).",
+    "container-cri": "Every line is a CRI record, e.g. `2026-12-01T20:00:17.842801851Z stdout F step 1/30 loss "
+    "1.5568`; torchrun's logging and tracebacks are `stderr`, progress and env prints `stdout`. Lines over 200 bytes "
+    "are split: torchrun's OMP_NUM_THREADS banner line becomes `... stderr P W1201 ... please further tune t` + "
+    "`... stderr F he variable for optimal performance ...`, and so do the long gloo `Connection closed by peer` "
+    "lines. The run itself is crash-mid-training's: `[rank1]: RuntimeError: non-finite loss encountered at step 10 "
+    "(loss=nan); stopping`.",
     "container-docker-json": "Every line is one JSON object, e.g. `{\"log\":\"step 1/30 loss 1.5568\\n\","
-    "\"stream\":\"stdout\",\"time\":\"2026-12-01T19:43:00.995848804Z\"}`; `<module>` appears as `\\u003cmodule"
+    "\"stream\":\"stdout\",\"time\":\"2026-12-01T19:53:43.274457358Z\"}`; `<module>` appears as `\\u003cmodule"
     "\\u003e`, quotes as `\\\"`, and the gloo lines' emoji as UTF-8. No line reached Docker's 16 KiB split size. "
     "The run is crash-mid-training's (rank 1 RuntimeError at step 10).",
+    "elastic-late-node": "Worker 0: `torchrun env: RANK= 0 LOCAL_RANK= 0 WORLD_SIZE= 2` (and rank 1), a few steps "
+    "(`step 6/60 loss 1.4528` the last), then, when Worker 1 arrived, `W... multiprocessing/api.py:1028] Sending "
+    "process N closing signal SIGTERM` twice (no error, no summary; at the default log level nothing says why), new "
+    "env prints with `WORLD_SIZE= 4` and `step 1/60` ... `step 60/60 loss 1.4036`, `training finished: 60 steps`. "
+    "Worker 1: its env prints (ranks 2, 3, `WORLD_SIZE= 4`) only. Both launch commands exit 0. The `DDP launch` lines "
+    "still print nnodes=2 and node_rank (the variant does not pass them to torchrun).",
+    "elastic-late-node-reform-timeout": "Worker 0: the first round's env prints with `WORLD_SIZE= 2`, steps up to when "
+    "Worker 1 arrived, `Sending process N closing signal SIGTERM` twice, then after 60 s `[W... socket.cpp:494] [c10d] "
+    "waitForInput: socket SocketImpl(...) timed out after 60000ms` and `torch.distributed.DistStoreError: wait timeout "
+    "after 60000ms, keys: /torch.rendezvous.ddp-job.1/torchelastic/role_info/0, /torch.rendezvous.ddp-job.1/"
+    "torchelastic/role_info/1`. Worker 1 (no env print at all): `DistStoreError: wait timeout after 60000ms, keys: "
+    "/torch.rendezvous.ddp-job.1/MASTER_ADDR`. Both launch commands exit 1. In torch 2.13's dynamic_rendezvous.py "
+    "a node that stays rank 0 keeps its bootstrap store info from round 0 and does not write round 1's MASTER_ADDR; "
+    "TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 avoids it (elastic-late-node).",
     "file-lock-wait": "Worker 0's log ends at `step 7/60 loss 1.4941`; Worker 1's last line is `rank 3: waiting for "
     "lock /tmp/.../worker-1/output/data-cache.lock`. No error, no timeout (300 s), no torchrun summary: the whole job "
     "was SIGKILLed (both launch statuses 137). The decisive line is rank 3's `waiting for lock`.",
     "script-exit-1": "Node 0 after `step 9/30`: `error: rank 1: label file /mnt/public/project-a/data/labels.json has 3 "
     "classes, model expects 4` (stderr, no traceback, no `[rank1]:` prefix: sys.exit does not go through the "
-    "excepthook), then ranks 0, 2, 3 `Connection closed by peer`, `failed (exitcode: 1) local_rank: 1` and a summary "
-    "with rank 1 `exitcode : 1` and `traceback : To enable traceback see: ...` as root cause.",
+    "excepthook), then the other ranks' `Connection closed by peer`, `failed (exitcode: 1) local_rank: 1` and a "
+    "summary with rank 1 `exitcode : 1` and `traceback : To enable traceback see: ...` as root cause.",
     "killed-silently": "The whole log is the launch line, torchrun's banner, two env prints and `step 1/60` ... "
     "`step 10/60 loss 1.5023`. Nothing after: the launch command's status is 137 and the job failed.",
+}.items()})
+
+OBSERVED.update({_k: COMMON + _v for _k, _v in {
+    "restart-recovered-torch2.4": "As restart-recovered, with torch 2.4.1's default rendezvous settings and prefixes: "
+    "torchrun's log lines carry a thread id where 2.13 has the pid (`W1201 19:58:00.519000 139660045224832 "
+    "torch/distributed/run.py:779] `), gloo's lost peer reads `[../third_party/gloo/gloo/transport/tcp/pair.cc:534] "
+    "Connection closed by peer [...]:<port>` (no `This is typically caused by...` sentence). Attempt 0: "
+    "`[rank1]: RuntimeError: shard reader: connection reset by storage server while reading batch 9 (transient)`; "
+    "node 0 `failed (exitcode: 1) local_rank: 1`. A second block of env prints on both Workers, then `step 30/30` and "
+    "`training finished: 30 steps`; both launch commands exit 0.",
+    "sighup-from-outside-torch2.4": "Node 1: `W... agent/server/api.py:688] Received 1 death signal, shutting down "
+    "workers`, `Sending process N closing signal SIGHUP` twice, `SignalException: Process N got signal: 1`; no "
+    "summary. Node 0: ranks 0, 1 `[../third_party/gloo/gloo/transport/tcp/pair.cc:525] Read error "
+    "[127.0.0.1]:<port>: Connection reset by peer` and a FAILED summary.",
+    "native-crash-segv-torch2.4": "Node 0: `failed (exitcode: -11) local_rank: 1 (pid: N)`, summary root cause "
+    "`exitcode  : -11 (pid: N)` (2.4.1 appends no `(SIGSEGV)` to the exit code) and `traceback : Signal 11 (SIGSEGV) "
+    "received by PID N`, `Failures: <NO_OTHER_FAILURES>` although rank 0 lost its peer and was SIGTERMed.",
+    "elastic-late-node-torch2.4": "As elastic-late-node, without TORCH_DISABLE_SHARE_RDZV_TCP_STORE: torch 2.4.1 re-forms "
+    "the world with its default settings. Worker 0: env prints with `WORLD_SIZE= 2`; in the committed run Worker 1 "
+    "arrived before the 2-process world printed a step: `Sending process N closing signal SIGTERM` twice right after "
+    "those env prints, then env prints with `WORLD_SIZE= 4`, `step 1/60` ... `step 60/60 loss 1.4036`, `training "
+    "finished: 60 steps`. Both launch commands exit 0.",
 }.items()})
 
 

@@ -10,8 +10,7 @@ Started by torchrun through launch_ddp.sh. Behaviour is chosen by environment va
   SAVE_CHECKPOINT  1: rank 0 writes OUTPUT_DIR/checkpoint.pt at the end
   FAIL_KIND        none | import | data-path | env-key | collate | runtime | sigkill |
                    start-crash | hang-before-init | block-before-first-batch | stall |
-                   unused-param | collective-mismatch | transient | handled-io | stall-io |
-                   uneven | segv | abort | exit-1 | file-lock
+                   unused-param | collective-mismatch | (more kinds: see the end of this file)
   FAIL_RANKS       comma-separated global ranks, or "all" (default "all")
   FAIL_STEP        step at which step-bound failures happen (default 10)
   GRAD_SYNC        ddp (default) | manual: no DDP wrapper, explicit gradient all_reduce
@@ -21,19 +20,6 @@ Started by torchrun through launch_ddp.sh. Behaviour is chosen by environment va
   CONFIG_PRINT     1: rank 0 prints a training-config block before anything else
   LOCAL_RANK_ARG   1: argparse knows only --local_rank (the pre-2.0 launcher spelling)
   RECORD_ERRORS    1: main() is wrapped in torch.distributed.elastic's @record (writes error.json)
-
-Kinds added for the restart, signal and "no rule knows" samples (at FAIL_STEP on FAIL_RANKS):
-  transient   RuntimeError, only the first time: a marker file in OUTPUT_DIR records that the
-              fault happened, so a restarted attempt trains to the end
-  handled-io  writing a metrics file fails (its directory is missing); the exception is caught and
-              logged with logging.exception, the directory created and the write retried
-  stall-io    prints that it reloads the shard list, then sleeps forever (a hung read)
-  uneven      the rank's sampler yields only FAIL_STEP - 1 batches; every rank trains one pass over
-              its loader and no rank calls a final barrier, so the short rank leaves cleanly
-  segv        dereferences a null pointer through ctypes (SIGSEGV)
-  abort       os.abort() (SIGABRT)
-  exit-1      prints `error: ...` to stderr and calls sys.exit(1) (no traceback)
-  file-lock   prints that it waits for OUTPUT_DIR/data-cache.lock, then blocks in flock() on it
 """
 import os
 
@@ -108,41 +94,6 @@ def collate_tokens(batch):
     input_ids = torch.tensor([s["input_ids"] for s in batch])
     labels = torch.tensor([s["label"] for s in batch])
     return input_ids, labels
-
-
-class ShortSampler:
-    """The first n indices of another sampler (a rank whose data shard is shorter)."""
-
-    def __init__(self, sampler, n):
-        self.sampler = sampler
-        self.n = n
-
-    def set_epoch(self, epoch):
-        self.sampler.set_epoch(epoch)
-
-    def __iter__(self):
-        for k, i in enumerate(self.sampler):
-            if k >= self.n:
-                return
-            yield i
-
-    def __len__(self):
-        return min(self.n, len(self.sampler))
-
-
-def write_metrics(output_dir, rank, step, retries=2):
-    """Append a metrics record; on an OSError log it with its traceback and retry."""
-    path = os.path.join(output_dir, "metrics", f"rank{rank}.jsonl")
-    for attempt in range(retries + 1):
-        try:
-            with open(path, "a") as f:
-                f.write(f'{{"step": {step}}}\n')
-            return
-        except OSError:
-            logger.exception("could not write metrics to %s (attempt %d/%d), retrying", path, attempt + 1,
-                             retries + 1)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            time.sleep(0.5)
 
 
 class Net(nn.Module):
@@ -346,6 +297,55 @@ def main():
     if is_main:
         print(f"training finished: {total_steps} steps")
     dist.destroy_process_group()
+
+
+# Kinds added for the restart, signal and "no rule knows" samples (at FAIL_STEP on FAIL_RANKS):
+#   transient   RuntimeError, only the first time: a marker file in OUTPUT_DIR records that the
+#               fault happened, so a restarted attempt trains to the end
+#   handled-io  writing a metrics file fails (its directory is missing); the exception is caught and
+#               logged with logging.exception, the directory created and the write retried
+#   stall-io    prints that it reloads the shard list, then sleeps forever (a hung read)
+#   uneven      the rank's sampler yields only FAIL_STEP - 1 batches; every rank trains one pass over
+#               its loader and no rank calls a final barrier, so the short rank leaves cleanly
+#   segv        dereferences a null pointer through ctypes (SIGSEGV)
+#   abort       os.abort() (SIGABRT)
+#   exit-1      prints `error: ...` to stderr and calls sys.exit(1) (no traceback)
+#   file-lock   prints that it waits for OUTPUT_DIR/data-cache.lock, then blocks in flock() on it
+
+
+class ShortSampler:
+    """The first n indices of another sampler (a rank whose data shard is shorter)."""
+
+    def __init__(self, sampler, n):
+        self.sampler = sampler
+        self.n = n
+
+    def set_epoch(self, epoch):
+        self.sampler.set_epoch(epoch)
+
+    def __iter__(self):
+        for k, i in enumerate(self.sampler):
+            if k >= self.n:
+                return
+            yield i
+
+    def __len__(self):
+        return min(self.n, len(self.sampler))
+
+
+def write_metrics(output_dir, rank, step, retries=2):
+    """Append a metrics record; on an OSError log it with its traceback and retry."""
+    path = os.path.join(output_dir, "metrics", f"rank{rank}.jsonl")
+    for attempt in range(retries + 1):
+        try:
+            with open(path, "a") as f:
+                f.write(f'{{"step": {step}}}\n')
+            return
+        except OSError:
+            logger.exception("could not write metrics to %s (attempt %d/%d), retrying", path, attempt + 1,
+                             retries + 1)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            time.sleep(0.5)
 
 
 if __name__ == "__main__":
