@@ -11,7 +11,7 @@ from logscan.findings.launch import (duplicate_node_rank, gpu_count_mismatch, la
                                    missing_worker_log)
 from logscan.findings.processes import missing_rank, world_size_mismatch
 from logscan.findings.crashes import (crash_before_first_batch, crash_during_training, restart_loop,
-                                    worker_vanished)
+                                    restart_recovered, worker_vanished)
 from logscan.findings.exit_status import masked_exit_code, unexplained_failure
 from logscan.findings.hangs import collective_timeout, hang_before_first_batch, hang_in_rendezvous
 from logscan.findings.stops import stopped_from_outside
@@ -34,6 +34,7 @@ CHECKS = {
     "crash-before-first-batch": crash_before_first_batch,
     "crash-during-training": crash_during_training,
     "restart-loop": restart_loop,
+    "restart-recovered": restart_recovered,
     "masked-exit-code": masked_exit_code,
     "unexplained-failure": unexplained_failure,
     "worker-vanished": worker_vanished,

@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from logscan.exit_signals import SIGNALS
 from logscan.findings.base import finding, hits, plural
-from logscan.model.failures import SIGKILL, SIGTERM, Failure
+from logscan.model.failures import SIGKILL, SIGTERM, Failure, earlier_attempt_failures
 from logscan.model.job import Job
 from logscan.rule_ids import WORKER_GROUP_RESTART
 
@@ -87,24 +87,31 @@ def crash_during_training(job: Job, rule):
     return _crashes(job, rule, during=True)
 
 
+def _restarts(worker) -> int:
+    """How often torchrun restarted this Worker's group. One restart shows as an "N/M attempts
+    left" line and, at LOGLEVEL=INFO, as the next group's restart_count: count restarts, not the
+    lines that tell of them; at the default level, as the processes' env prints repeated."""
+    told = hits(worker, WORKER_GROUP_RESTART)
+    if worker.earlier_attempts is not None:
+        told += [h for h in worker.earlier_attempts.hits if h.rule_id == WORKER_GROUP_RESTART]
+    attempts_left = {h.group("left") for h in told if h.group("left") is not None}
+    counts = [int(h.group("count")) for h in told if h.group("count") is not None]
+    prints = defaultdict(int)
+    for env in worker.envs:
+        prints[(env.rank, env.local_rank)] += 1
+    return max(len(attempts_left), max(counts, default=0), max(prints.values(), default=1) - 1)
+
+
 def restart_loop(job: Job, rule):
     out = []
     for worker in job.workers:
-        # One restart shows as an "N/M attempts left" line and, at LOGLEVEL=INFO, as the next
-        # group's restart_count: count restarts, not the lines that tell of them.
-        told = hits(worker, WORKER_GROUP_RESTART)
-        attempts_left = {h.group("left") for h in told if h.group("left") is not None}
-        counts = [int(h.group("count")) for h in told if h.group("count") is not None]
-        prints = defaultdict(int)
-        for env in worker.envs:
-            prints[(env.rank, env.local_rank)] += 1
-        restarts = max(len(attempts_left), max(counts, default=0), max(prints.values(), default=1) - 1)
+        restarts = _restarts(worker)
         if restarts < 1:
             continue
         failures = job.failures_of(worker)
         if not failures and not worker.exits:
             continue
-        first = min(failures, key=lambda f: (f.where.file, f.where.line), default=None)
+        first = min(failures, key=lambda f: worker.position(f.where), default=None)
         message = (f"{worker.label}: torchrun restarted the worker group {restarts} "
                    f"time{'s' if restarts > 1 else ''} and it failed again")
         if first is not None:
@@ -115,6 +122,24 @@ def restart_loop(job: Job, rule):
         out.append(finding(rule, message, evidence or [worker.last_line], node_rank=worker.node_rank,
                            rank=first.rank if first else None, worker=worker.label))
     return out
+
+
+def restart_recovered(job: Job, rule):
+    restarted = [w for w in job.workers if w.earlier_attempts is not None]
+    if not restarted:
+        return []
+    failures = [f for w in restarted for f in earlier_attempt_failures(job, w)]
+    # The failure the restart recovered from: the first that was not a consequence of another.
+    if not failures:
+        return []  # an elastic world that re-formed around a new member: nothing failed
+    first = min(failures, key=lambda f: (f.cascade, f.time is None, f.time or 0, f.node_rank or 0))
+    restarts = max(_restarts(w) for w in restarted)
+    times = f"{restarts} time{'s' if restarts > 1 else ''}" if restarts else "again"
+    who = f"rank {first.rank} failed with" if first.rank is not None else f"{first.worker.label} had"
+    return [finding(rule, f"torchrun restarted the worker group {times} after {who} {first.summary}; "
+                          f"the restarted attempt went on", [first.where],
+                    node_rank=first.node_rank, rank=first.rank, worker=first.worker.label,
+                    hint=job.catalogue.cause_hint(first.cause) if first.cause else None)]
 
 
 def worker_vanished(job: Job, rule):

@@ -10,7 +10,8 @@ from logscan.catalogue import Catalogue
 from logscan.files.discovery import LogFile
 from logscan.model.failures import process_failures
 from logscan.model.job import Job, LaunchFacts, Worker
-from logscan.scan.events import FileScan
+from logscan.rule_ids import WORKER_GROUP_RESTART
+from logscan.scan.events import EventLists, FileScan
 
 
 def _split_by_launch(stream: str, scans: list[FileScan]) -> list[Worker]:
@@ -126,6 +127,7 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     workers = [w for stream, group in by_stream.items() for w in _split_by_launch(stream, group)]
     workers.sort(key=lambda w: (w.node_rank is None, w.node_rank or 0, w.stream))
     _assign_rank_offsets(workers)
+    _set_aside_recovered_attempts(workers)
     job = Job(name=name, workers=workers, scans=scans, catalogue=catalogue, **settings)
     job.launched = [w for w in workers if w.launch is not None]
     job.launch_facts = [LaunchFacts.of(w) for w in job.launched]
@@ -159,3 +161,51 @@ def _agreed_nnodes(launched: list[Worker]) -> int | None:
     if not counts:
         return None
     return max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0]
+
+
+def _last_attempt_start(worker: Worker) -> tuple[int, int] | None:
+    """Where torchrun's last attempt at running this Worker's group began, when it restarted
+    it: the first env print of the last block that prints a process's env again (what the
+    default log level shows), else its last `will restart worker group` line (LOGLEVEL=INFO)."""
+    start, seen = None, set()
+    for env in sorted(worker.envs, key=lambda e: worker.position(e.where)):
+        key = (env.rank, env.local_rank)
+        if key in seen:
+            start, seen = worker.position(env.where), set()
+        seen.add(key)
+    restarts = [worker.position(h.where) for h in worker.hits if h.rule_id == WORKER_GROUP_RESTART]
+    if start is None and restarts:
+        start = max(restarts)
+    return start
+
+
+def _set_aside_recovered_attempts(workers: list[Worker]) -> None:
+    """A restart that recovered: the last attempt went on (progress after its start, on this
+    Worker or, as DDP steps together, on another one that restarted) and nothing in it failed.
+    Then the earlier attempts' failures are history: they move to `earlier_attempts`, and the
+    outcome is the last attempt's."""
+    starts = {id(w): start for w in workers if (start := _last_attempt_start(w)) is not None}
+
+    def went_on(worker: Worker) -> bool:
+        last = worker.last_progress
+        return last is not None and worker.position(last.where) >= starts[id(worker)]
+
+    job_went_on = any(went_on(w) for w in workers if id(w) in starts)
+    for worker in workers:
+        start = starts.get(id(worker))
+        if start is None or not (job_went_on or went_on(worker)):
+            continue
+
+        def later(where, start=start, worker=worker) -> bool:
+            return worker.position(where) >= start
+
+        if any(later(e.where) for e in worker.exits if e.exitcode) or \
+                any(later(x.where) for x in worker.exceptions if not x.agent):
+            continue  # the last attempt failed too: restart-loop tells it
+        worker.earlier_attempts = EventLists(
+            hits=[h for h in worker.hits if not later(h.where)],
+            exceptions=[x for x in worker.exceptions if not later(x.where)],
+            exits=[e for e in worker.exits if not later(e.where)])
+        worker.hits = [h for h in worker.hits if later(h.where)]
+        worker.exceptions = [x for x in worker.exceptions if later(x.where)]
+        worker.exits = [e for e in worker.exits if later(e.where)]

@@ -8,6 +8,7 @@ platform. Catalogue signals flagged `cascade = true` say which lines mean that; 
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -62,6 +63,10 @@ class _Facts:
         self.at_init = catalogue.signals_at("init")
         self.at_training = catalogue.signals_at("training")
         self.progressed = job.progressed
+        # The run reached its last step (`30/30`) and the platform does not say it failed: DDP
+        # steps together, so a process that died before then would have stopped every rank.
+        self.run_finished = job.job_status != "failed" and any(
+            w.progress_fraction() == 1.0 for w in job.workers)
 
     def cause(self, signals, default: str | None = "other") -> str | None:
         found = {self.causes[s] for s in signals if s in self.causes}
@@ -111,6 +116,11 @@ def _progress_after(seen: _WorkerFacts, where: Where) -> bool:
     return seen.last_progress.get(where.file, -1) > where.line
 
 
+def _after_last_progress(seen: _WorkerFacts, where: Where) -> bool:
+    """The line comes after its file's last progress line: after the run's end, not during it."""
+    return seen.last_progress.get(where.file, where.line) < where.line
+
+
 def _after_progress(facts: _Facts, seen: _WorkerFacts, where: Where, signals=()) -> bool:
     """Did this line come after training had started?"""
     if facts.at_init & set(signals):
@@ -158,6 +168,16 @@ def process_failures(job: Job) -> list[Failure]:
     return out
 
 
+def earlier_attempt_failures(job: Job, worker: Worker) -> list[Failure]:
+    """The failures of the attempts torchrun restarted this Worker's group from (history)."""
+    if worker.earlier_attempts is None:
+        return []
+    earlier = copy.copy(worker)
+    for kind in ("hits", "exceptions", "exits"):
+        setattr(earlier, kind, getattr(worker.earlier_attempts, kind))
+    return _worker_failures(_Facts(job), earlier)
+
+
 def _worker_failures(facts: _Facts, worker: Worker) -> list[Failure]:
     """One Worker's failures: every cost here is linear in its events."""
     waiting = facts.waiting
@@ -175,7 +195,9 @@ def _worker_failures(facts: _Facts, worker: Worker) -> list[Failure]:
         if exc.agent:
             continue
         prefixed = exc.where.rank is not None or exc.where.local_rank is not None
-        if not prefixed and not exited_badly and _progress_after(seen_lines, exc.where):
+        if not prefixed and not exited_badly and (
+                _progress_after(seen_lines, exc.where)
+                or facts.run_finished and not _after_last_progress(seen_lines, exc.where)):
             continue  # logged and survived: training went on after it
         rank = worker.global_rank(exc.where)
         signals = (*exc.line_signals, *(exc.traceback_signals if prefixed else ()))

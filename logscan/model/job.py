@@ -28,6 +28,9 @@ class Worker(EventLists):
     scans: list[FileScan] = field(default_factory=list)
     shared_file: bool = False
     rank_offset: int | None = None   # set by build_job
+    # Events of the attempts torchrun restarted from, when the last attempt went on without
+    # failing: history, not the outcome (set by build_job).
+    earlier_attempts: EventLists | None = None
 
     __eq__ = object.__eq__
     __hash__ = object.__hash__
@@ -74,10 +77,16 @@ class Worker(EventLists):
             return self.envs
         return [e for e in self.envs if e.rank is None or e.rank in ranks]
 
+    def position(self, where: Where) -> tuple[int, int]:
+        """Where a line of this Worker comes in its stream: its file's place, then its line."""
+        order = self.__dict__.get("_file_order")
+        if order is None:
+            order = self.__dict__["_file_order"] = {name: i for i, name in enumerate(self.files)}
+        return order.get(where.file, 0), where.line
+
     @property
     def last_progress(self) -> Progress | None:
-        order = {name: i for i, name in enumerate(self.files)}
-        return max(self.progress, key=lambda p: (order.get(p.where.file, 0), p.where.line), default=None)
+        return max(self.progress, key=lambda p: self.position(p.where), default=None)
 
     def progress_fraction(self) -> float | None:
         """How far the last progress line says training got, when it says `N/M` (tqdm, step N/M)."""
@@ -104,8 +113,7 @@ class Worker(EventLists):
         lines = [x.where for x in self.exceptions]
         lines += [e.where for e in self.exits if e.exitcode]
         lines += [h.where for h in self.hits if h.rule_id not in informational]
-        order = {name: i for i, name in enumerate(self.files)}
-        return sorted(dict.fromkeys(lines), key=lambda w: (order.get(w.file, 0), w.line))
+        return sorted(dict.fromkeys(lines), key=self.position)
 
     @property
     def started_processes(self) -> bool:

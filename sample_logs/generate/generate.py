@@ -784,7 +784,7 @@ scenario(
     "hostname), TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 (see restart-not-recovered). In attempt 0 rank 1 raises RuntimeError at "
     "step 10 (a transient storage fault: a marker file in its OUTPUT_DIR records it, so it happens only once); both "
     "torchruns restart their worker groups and attempt 1 trains 30 steps to the end.",
-    expect=exp([], healthy=True,
+    expect=exp(["restart-recovered"], healthy=True,
                note="HEALTHY, with a warning that attempt 0 failed (rank 1's RuntimeError) and torchrun restarted the "
                "worker group once; the restarted attempt finished."),
 )
@@ -995,10 +995,6 @@ scenario(**{**_base.__dict__, "name": "elastic-late-node-torch2.4", "short": "el
 
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
 KNOWN_GAPS: dict[str, str] = {
-    "restart-recovered": "reports FAILED (crash-during-training rank 1, restart-loop 'failed again') although torchrun's "
-    "restart recovered: attempt 1 finished on every rank and the job succeeded.",
-    "handled-exception": "takes a caught exception logged with logging.exception for a crash: FAILED with "
-    "crash-during-training and masked-exit-code, although rank 2 went on and training finished.",
     "platform-walltime-stall": "names no rank: does not see that rank 1's `reloading shard list` line is the last "
     "sign of life of a straggler the others were waiting for when the platform stopped the job.",
     "uneven-data": "names no rank: does not see that rank 2 exited 0 after step 11 (absent from node 1's failure "
@@ -1008,8 +1004,6 @@ KNOWN_GAPS: dict[str, str] = {
     "finished.",
     "elastic-late-node-reform-timeout": "takes node 0's first-round `WORLD_SIZE= 2` for a leaked platform WORLD_SIZE "
     "and makes world-size-mismatch the root cause; the failure is the second rendezvous round timing out on both nodes.",
-    "restart-recovered-torch2.4": "as restart-recovered: FAILED with crash-during-training, restart-loop and here also "
-    "masked-exit-code, although the restarted attempt finished and the job succeeded.",
     "elastic-late-node-torch2.4": "as elastic-late-node: the first, 2-process world of the elastic job is taken for a "
     "leaked platform WORLD_SIZE (FAILED world-size-mismatch) although the job re-formed and finished.",
     "file-lock-wait": "names no rank: does not see rank 3's `waiting for lock` line as the last sign of life of the "
