@@ -1,4 +1,4 @@
-"""`logscan lint`: pre-flight checks of a launch script, the platform launch command and the
+"""`logscan lint`: pre-flight rules on a launch script, the platform launch command and the
 training script, read and never run. The result is a LintDiagnosis, which every renderer takes.
 
 SCRIPT_RULES maps each lint rule's id to its code; the rule's catalogue entry is a
