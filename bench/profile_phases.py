@@ -51,7 +51,7 @@ def main() -> None:
         if name in names:
             lap(names[name])
 
-    settings = Settings(now=datetime(2030, 1, 1, tzinfo=timezone.utc), jobs=1)
+    settings = Settings(now=datetime(2030, 1, 1, tzinfo=timezone.utc), processes=1)
     diagnosis = diagnose_paths([log], settings, catalogue, on_phase=on_phase)
     RENDERERS["human"](diagnosis)
     lap("render the report")

@@ -10,40 +10,32 @@ import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 
 from logscan.errors import RuleFileError
+from logscan.vocabulary import Role, RuleKind, RunStage, Severity
 
-# lint: a pre-flight rule on launch scripts and commands, implemented in logscan.lint.
-KINDS = ("signature", "code", "signal", "lint")
-# What a rule's finding is to the root-cause pass (rootcause.py): a launch-shape problem explains
-# everything after it; a failure is something a process or Worker did wrong by itself; a cascade
-# is what processes suffer from another's failure and leads only when nothing else explains the
-# job; an expectation is something a gate asked for that the logs do not show.
-ROLES = ("launch-shape", "failure", "cascade", "expectation")
 # A user's rule file that says neither: a failure, after the built-in signatures (precedence 10).
-DEFAULT_ROLE, DEFAULT_PRECEDENCE = "failure", 50
-SEVERITIES = ("error", "warning", "info")
-STAGES = ("launch", "rendezvous", "init", "training", "exit")
+DEFAULT_ROLE, DEFAULT_PRECEDENCE = Role.FAILURE, 50
 DOC_SECTIONS = ("what", "why", "example", "fix")
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 PATTERN_TIMEOUT = 0.25  # seconds one pattern may take on one line before it is given up
 
 
 @dataclass(frozen=True)
 class Rule:
     id: str
-    kind: str
+    kind: RuleKind
     summary: str
-    stage: str
+    stage: RunStage
     docs: dict[str, str]
     source: str
-    severity: str = "info"
+    severity: Severity = Severity.INFO
     message: str = ""
     hint: str = ""
-    # rules: see ROLES; among findings of one role, the lower precedence explains the higher
-    role: str = DEFAULT_ROLE
+    # rules: among findings of one role, the lower precedence explains the higher
+    role: Role = DEFAULT_ROLE
     precedence: int = DEFAULT_PRECEDENCE
     job_may_run: bool = False   # a shape the job can run despite: alone, it places no failure
     fallback: bool = False      # tried only when no other rule found an error
@@ -57,7 +49,7 @@ class Rule:
     # signals: the crash cause class a traceback holding the line has (lower precedence wins)
     cause: str | None = None
     # signals: a traceback holding the line was raised at this stage, whatever progress says
-    traceback_stage: str | None = None
+    traceback_stage: RunStage | None = None
     keywords: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -154,17 +146,28 @@ def _compile(path: Path, key: str, pattern: str):
                                        f"{type(exc).__name__}") from None
 
 
-def _require_str(path: Path, data: dict, key: str, choices: Iterable[str] | None = None) -> str:
+def _require_str(path: Path, data: dict, key: str) -> str:
     value = data.get(key)
     if not isinstance(value, str) or not value.strip():
         raise RuleFileError(path, key, "is required and must be a non-empty string")
-    if choices is not None and value not in choices:
-        raise RuleFileError(path, key, f"must be one of {', '.join(choices)}, not {value!r}")
     return value
 
 
-def _optional_str(path: Path, data: dict, key: str, choices: Iterable[str] | None = None) -> str | None:
-    return _require_str(path, data, key, choices) if key in data else None
+def _optional_str(path: Path, data: dict, key: str) -> str | None:
+    return _require_str(path, data, key) if key in data else None
+
+
+def _require_choice(path: Path, data: dict, key: str, words: type[StrEnum]) -> StrEnum:
+    """The member of `words` the value names."""
+    value = _require_str(path, data, key)
+    try:
+        return words(value)
+    except ValueError:
+        raise RuleFileError(path, key, f"must be one of {', '.join(words)}, not {value!r}") from None
+
+
+def _optional_choice(path: Path, data: dict, key: str, words: type[StrEnum]) -> StrEnum | None:
+    return _require_choice(path, data, key, words) if key in data else None
 
 
 def _require_int(path: Path, data: dict, key: str) -> int:
@@ -191,7 +194,7 @@ def _str_list(path: Path, data: dict, key: str) -> tuple[str, ...]:
 def parse_rule(path: Path, data: dict) -> Rule:
     import regex
 
-    kind = _require_str(path, data, "kind", KINDS)
+    kind = _require_choice(path, data, "kind", RuleKind)
     rule_id = _require_str(path, data, "id")
     if not regex.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", rule_id):
         raise RuleFileError(path, "id", f"must be kebab-case, not {rule_id!r}")
@@ -203,25 +206,25 @@ def parse_rule(path: Path, data: dict) -> Rule:
             raise RuleFileError(path, f"docs.{section}", "is required and must be a non-empty string")
     fields: dict = dict(
         id=rule_id, kind=kind, source=str(path),
-        summary=_require_str(path, data, "summary") if kind != "signal" else data.get("summary", docs["what"]),
-        stage=_require_str(path, data, "stage", STAGES),
+        summary=_require_str(path, data, "summary") if kind != RuleKind.SIGNAL else data.get("summary", docs["what"]),
+        stage=_require_choice(path, data, "stage", RunStage),
         docs={s: docs[s].strip() for s in DOC_SECTIONS},
         references=_str_list(path, data, "references"),
     )
     if "precedence" in data:
         fields["precedence"] = _require_int(path, data, "precedence")
-    if kind == "signal":
+    if kind == RuleKind.SIGNAL:
         fields.update(
             cascade=_bool(path, data, "cascade"),
             informational=_bool(path, data, "informational"),
             cause=_optional_str(path, data, "cause"),
             hint=_optional_str(path, data, "hint") or "",
-            traceback_stage=_optional_str(path, data, "traceback_stage", STAGES),
+            traceback_stage=_optional_choice(path, data, "traceback_stage", RunStage),
         )
     else:
         fields.update(
-            severity=_require_str(path, data, "severity", SEVERITIES),
-            role=_optional_str(path, data, "role", ROLES) or DEFAULT_ROLE,
+            severity=_require_choice(path, data, "severity", Severity),
+            role=_optional_choice(path, data, "role", Role) or DEFAULT_ROLE,
             job_may_run=_bool(path, data, "job_may_run"),
             fallback=_bool(path, data, "fallback"),
             independent=_bool(path, data, "independent"),
@@ -230,12 +233,12 @@ def parse_rule(path: Path, data: dict) -> Rule:
         unused = {"cascade", "cause", "traceback_stage", "informational"} & set(data)
         if unused:
             raise RuleFileError(path, sorted(unused)[0], "is a signal's field, not a rule's")
-    if kind == "signature":
+    if kind == RuleKind.SIGNATURE:
         # A code rule's message is built by its code; a signature's is this template.
         fields["message"] = _check_template(path, _require_str(path, data, "message"))
     elif "message" in data:
         raise RuleFileError(path, "message", "belongs to signature rules; a code rule's code writes its message")
-    if kind not in ("code", "lint"):
+    if kind not in (RuleKind.CODE, RuleKind.LINT):
         patterns = _str_list(path, data, "patterns")
         if not patterns:
             raise RuleFileError(path, "patterns", "needs at least one pattern")
@@ -289,7 +292,7 @@ class Catalogue:
     def matchers(self) -> tuple[Rule, ...]:
         """Everything that carries patterns, signals first so code rules see them in order."""
         return tuple(self.signals.values()) + tuple(
-            r for r in self.rules.values() if r.kind == "signature")
+            r for r in self.rules.values() if r.kind == RuleKind.SIGNATURE)
 
     def get(self, rule_id: str) -> Rule | None:
         return self.rules.get(rule_id) or self.signals.get(rule_id)
@@ -323,11 +326,11 @@ class Catalogue:
     def cascade_signals(self) -> frozenset[str]:
         return frozenset(s.id for s in self.signals.values() if s.cascade)
 
-    def signals_at(self, traceback_stage: str) -> frozenset[str]:
+    def signals_at(self, traceback_stage: RunStage) -> frozenset[str]:
         """Signals whose line in a traceback places the exception at this stage."""
         return frozenset(s.id for s in self.signals.values() if s.traceback_stage == traceback_stage)
 
-    def with_role(self, role: str) -> tuple[Rule, ...]:
+    def with_role(self, role: Role) -> tuple[Rule, ...]:
         return tuple(r for r in self.rules.values() if r.role == role)
 
     def precedence(self, rule_id: str) -> int:
@@ -345,7 +348,7 @@ def load_catalogue(extra_dirs: Iterable[str | Path] = ()) -> Catalogue:
             raise RuleFileError(directory, "(dir)", "is not a directory of rule files")
         for path in sorted(directory.rglob("*.toml")):
             rule = load_rule_file(path)
-            target = signals if rule.kind == "signal" else rules
+            target = signals if rule.kind == RuleKind.SIGNAL else rules
             if rule.id in rules or rule.id in signals:
                 raise RuleFileError(path, "id", f"{rule.id!r} is already defined elsewhere")
             target[rule.id] = rule

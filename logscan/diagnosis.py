@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from logscan.catalogue import SEVERITY_ORDER
+from logscan.vocabulary import (SEVERITY_ORDER, JobStatus, MarkStage, RunStage, Severity, TimeAxis,
+                                Verdict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +37,10 @@ class Evidence:
 @dataclass(frozen=True)
 class Finding:
     rule: str
-    severity: str
+    severity: Severity
     message: str
     hint: str
-    stage: str
+    stage: RunStage
     node_rank: int | None = None
     rank: int | None = None
     evidence: tuple[Evidence, ...] = ()
@@ -72,16 +73,12 @@ class Mark:
     """One line that shows where a Worker or a process got: a stage of its timeline, or the last
     thing it did. `time` is the line's own ISO time, where it carries one."""
 
-    stage: str   # one of STAGES, or "last line"
+    stage: MarkStage
     file: str
     line: int
     text: str
     time: str | None = None
 
-
-# The stages of a Worker's (or a process's) timeline, in the order they happen.
-STAGES = ("launched", "torchrun started", "env printed", "first batch", "last progress",
-          "failure", "end")
 
 
 @dataclass(frozen=True)
@@ -96,9 +93,9 @@ class WorkerSummary:
     master: str | None
     ranks: tuple[int, ...]
     reached_first_batch: bool
-    stage: str
+    stage: RunStage
     last_activity: str | None
-    stages: tuple[Mark, ...] = ()      # its timeline, in STAGES order (a stage it never got to is left out)
+    stages: tuple[Mark, ...] = ()      # its timeline (a stage it never got to is left out)
     last_line: Mark | None = None      # the last line of its log
     findings: tuple[str, ...] = ()     # keys of the findings about this Worker
 
@@ -109,7 +106,7 @@ class ProcessSummary:
     node_rank: int | None
     local_rank: int | None
     world_size: int | None
-    stage: str            # where it stopped: init, training
+    stage: RunStage       # where it stopped: init or training
     failed: str | None    # what it failed with, if it did
     cascade: bool         # its failure was a consequence of another's
     stages: tuple[Mark, ...] = ()      # its own timeline: env printed, progress it logged, failure
@@ -147,18 +144,16 @@ class Diagnosis:
     reached_first_batch: bool
     missing_node_ranks: tuple[int, ...]
     missing_ranks: tuple[int, ...]
-    verdict: str = "INCONCLUSIVE"   # HEALTHY, FAILED, RUNNING or INCONCLUSIVE (logscan.diagnose.verdict)
+    verdict: Verdict = Verdict.INCONCLUSIVE
     verdict_reason: str = ""
-    job_status: str | None = None
+    job_status: JobStatus | None = None
     config_file: str | None = None   # the settings file this run read, if any
     inputs: tuple[InputNote, ...] = ()
     skipped: tuple[str, ...] = ()
     files_scanned: int = 0
     bytes_scanned: int = 0
     lines_scanned: int = 0
-    # How the timeline places its marks: "time" when every Worker's lines carry times, else
-    # "order" (line order within each Worker; Workers are not placed against each other).
-    time_axis: str = "order"
+    time_axis: TimeAxis = TimeAxis.ORDER
     # Where a hang left processes (or Workers, rank None) waiting: the report shows each one's
     # last line.
     stuck: tuple[Place, ...] = ()
@@ -166,25 +161,25 @@ class Diagnosis:
 
     @property
     def healthy(self) -> bool:
-        return self.verdict == "HEALTHY"
+        return self.verdict == Verdict.HEALTHY
 
     def summary(self) -> str:
         """The one-line verdict: what every renderer leads with."""
-        if self.verdict == "RUNNING":
+        if self.verdict == Verdict.RUNNING:
             progress = "past the first batch" if self.reached_first_batch else "not past the first batch yet"
-            return f"RUNNING {self.job}: {len(self.workers)} Worker(s), {progress}, no failure so far"
-        if self.verdict == "HEALTHY":
-            warnings = sum(f.severity == "warning" for f in self.findings)
-            return (f"HEALTHY {self.job}: {len(self.workers)} Worker(s), reached the first batch"
+            return f"{self.verdict} {self.job}: {len(self.workers)} Worker(s), {progress}, no failure so far"
+        if self.verdict == Verdict.HEALTHY:
+            warnings = sum(f.severity == Severity.WARNING for f in self.findings)
+            return (f"{self.verdict} {self.job}: {len(self.workers)} Worker(s), reached the first batch"
                     + (f", {warnings} warning(s)" if warnings else ""))
-        if self.verdict == "INCONCLUSIVE":
-            return f"INCONCLUSIVE {self.job}: {self.verdict_reason}"
+        if self.verdict == Verdict.INCONCLUSIVE:
+            return f"{self.verdict} {self.job}: {self.verdict_reason}"
         root = self.root_cause
         if root is None:
-            return f"FAILED {self.job}"
-        return f"FAILED {self.job}: {root.rule}{place_label(root.node_rank, root.rank)}: {root.message}"
+            return f"{self.verdict} {self.job}"
+        return f"{self.verdict} {self.job}: {root.rule}{place_label(root.node_rank, root.rank)}: {root.message}"
 
-    def worst_severity(self) -> str | None:
+    def worst_severity(self) -> Severity | None:
         if not self.findings:
             return None
         return min((f.severity for f in self.findings), key=SEVERITY_ORDER.__getitem__)

@@ -24,18 +24,17 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 from pathlib import Path
 
 from logscan.config import display_path, parse_duration, parse_time
 from logscan.errors import ConfigError
 from logscan.expectations import COUNTS, EXPECTATION_FLAGS, MAX_COUNT, SWITCHES, Expectations
-from logscan.vocabulary import Format
+from logscan.vocabulary import FailOn, Format, JobStatus
 
-FAIL_ON = ("error", "warning", "never")
-JOB_STATUSES = ("succeeded", "failed", "running")
 MATCHERS = ("python", "hyperscan", "auto")  # LOGSCAN_MATCHER, read by the scanner
 MAX_STALL_AFTER = timedelta(days=30)
-MAX_JOBS = 1024
+MAX_PROCESSES = 1024
 
 # Keys of a config file, and the Settings field each one sets.
 CONFIG_KEYS = {
@@ -57,7 +56,7 @@ FLAG_NAMES = {
     "job_status": "--job-status",
     "now": "--now",
     "stall_after": "--stall-after",
-    "jobs": "--jobs",
+    "processes": "--jobs",
     "format": "--format",
     "fail_on": "--fail-on",
     "output": "--output",
@@ -79,15 +78,15 @@ class Settings:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     progress_patterns: tuple[str, ...] = ()
-    job_status: str | None = None
+    job_status: JobStatus | None = None
     now: datetime | None = None
     stall_after: timedelta = timedelta(minutes=30)
-    jobs: int = 0  # worker processes for scanning; 0 = one per core
+    processes: int = 0  # processes scanning (a sweep: diagnosing jobs) in parallel; 0 = one per core
     # What the command does with the diagnosis.
-    format: str = "human"
-    fail_on: str = "error"
+    format: Format = Format.HUMAN
+    fail_on: FailOn = FailOn.ERROR
     output: Path | None = None  # None: standard output
-    reports: tuple[tuple[str, Path], ...] = ()  # (format, file): more reports of the same run
+    reports: tuple[tuple[Format, Path], ...] = ()  # (format, file): more reports of the same run
     expectations: Expectations = Expectations()  # what `logscan check` asks the logs to show
     config_path: Path | None = None  # the config file these settings came from, if any
 
@@ -151,26 +150,27 @@ class Settings:
         if where is None and given("default_format") is not None:
             where, value = FLAG_NAMES["default_format"], flags["default_format"]
         if where is not None:
-            values["format"] = _choice(where, value, tuple(Format))
+            values["format"] = _choice(where, value, Format)
         where, value = pick("fail_on")
         if where is not None:
-            values["fail_on"] = _choice(where, value, FAIL_ON)
+            values["fail_on"] = _choice(where, value, FailOn)
         where, value = pick("job_status")
         if where is not None:
-            values["job_status"] = _choice(where, value, JOB_STATUSES)
+            values["job_status"] = _choice(where, value, JobStatus)
         where, value = pick("stall_after")
         if where is not None:
             values["stall_after"] = _duration(where, value, example="30m")
         where, value = pick("now")
         if where is not None:
             values["now"] = _now(where, value)
-        where, value = pick("jobs")
+        where, value = pick("processes")
         if where is not None:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"{where} must be a whole number, not {_kind(value)}")
-            if not 0 <= value <= MAX_JOBS:
-                raise ConfigError(f"{where} must be between 0 (one per core) and {MAX_JOBS}, not {value}")
-            values["jobs"] = value
+            if not 0 <= value <= MAX_PROCESSES:
+                raise ConfigError(f"{where} must be between 0 (one per core) and {MAX_PROCESSES}, "
+                                  f"not {value}")
+            values["processes"] = value
         where, value = pick("output")
         if where is not None:
             if not isinstance(value, (str, os.PathLike)) or not os.fspath(value):
@@ -183,11 +183,11 @@ class Settings:
         return cls(**values, config_path=path)
 
 
-def _reports(value, output: Path | None) -> tuple[tuple[str, Path], ...]:
+def _reports(value, output: Path | None) -> tuple[tuple[Format, Path], ...]:
     out, files = [], {os.path.normpath(output)} if output is not None else set()
     for fmt, file in value:
         where = f"--{getattr(fmt, 'value', fmt)}-output"
-        fmt = _choice(where, fmt, tuple(Format))
+        fmt = _choice(where, fmt, Format)
         if not isinstance(file, (str, os.PathLike)) or not os.fspath(file):
             raise ConfigError(f"{where} must be a file name, not {_kind(file)}")
         if os.path.normpath(file) in files:
@@ -289,13 +289,14 @@ def _strings(where: str, value: object, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _choice(where: str, value: object, choices) -> str:
-    value = getattr(value, "value", value)  # a typer Enum member
+def _choice(where: str, value: object, choices: type[StrEnum]) -> StrEnum:
+    """The member of `choices` that a flag (already one, from typer) or a config value names."""
     if not isinstance(value, str):
         raise ConfigError(f"{where} must be one of {', '.join(choices)}, not {_kind(value)}")
-    if value not in choices:
-        raise ConfigError(f"{where} must be one of {', '.join(choices)}, not {value!r}")
-    return value
+    try:
+        return choices(value)
+    except ValueError:
+        raise ConfigError(f"{where} must be one of {', '.join(choices)}, not {value!r}") from None
 
 
 def _now(where: str, value: object) -> datetime:

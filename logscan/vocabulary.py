@@ -17,3 +17,100 @@ class Format(StrEnum):
     JUNIT = "junit"
     SARIF = "sarif"
     MARKDOWN = "markdown"
+
+
+class Verdict(StrEnum):
+    """The verdict on a job (logscan.diagnose.verdict says how each is earned)."""
+
+    HEALTHY = "HEALTHY"
+    FAILED = "FAILED"
+    RUNNING = "RUNNING"
+    INCONCLUSIVE = "INCONCLUSIVE"
+
+
+class Severity(StrEnum):
+    """A rule's severity, the most severe first."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+# 0 for the most severe: a finding sorts, and `--fail-on` compares, by it.
+SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(Severity)}
+
+
+class FailOn(StrEnum):
+    """`--fail-on`: the least severe finding that fails the run, or never."""
+
+    ERROR = Severity.ERROR.value
+    WARNING = Severity.WARNING.value
+    NEVER = "never"
+
+
+class JobStatus(StrEnum):
+    """What the platform reports for a job: `--job-status`, or a `job_status` file."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    RUNNING = "running"
+
+
+class RuleKind(StrEnum):
+    """What a catalogue entry is, and so where its code lives."""
+
+    SIGNATURE = "signature"   # its patterns and message template make the finding
+    CODE = "code"             # logscan.findings makes the finding
+    SIGNAL = "signal"         # a line that tells the job model something; never a finding itself
+    LINT = "lint"             # a pre-flight rule on launch scripts and commands (logscan.lint)
+
+
+class Role(StrEnum):
+    """What a rule's finding is to the root-cause pass (logscan.diagnose.root_cause)."""
+
+    # A problem with the shape of the launch: it explains everything after it.
+    LAUNCH_SHAPE = "launch-shape"
+    # Something a process or Worker did wrong by itself.
+    FAILURE = "failure"
+    # What processes suffer from another's failure: it leads only when nothing else explains
+    # the job.
+    CASCADE = "cascade"
+    # Something a gate asked for that the logs do not show.
+    EXPECTATION = "expectation"
+
+
+class RunStage(StrEnum):
+    """Where in a run something happened, in the order a run goes through them: the stage a
+    rule's finding is about, the stage a traceback was raised at, where a Worker or a process
+    stopped."""
+
+    LAUNCH = "launch"
+    RENDEZVOUS = "rendezvous"
+    INIT = "init"
+    TRAINING = "training"
+    EXIT = "exit"
+
+
+class MarkStage(StrEnum):
+    """What a line marks on a Worker's (or a process's) timeline, in the order they happen, and
+    LAST_LINE: the last line of its log, which the report shows but the timeline does not draw."""
+
+    LAUNCHED = "launched"
+    TORCHRUN_STARTED = "torchrun started"
+    ENV_PRINTED = "env printed"
+    FIRST_BATCH = "first batch"
+    LAST_PROGRESS = "last progress"
+    FAILURE = "failure"
+    END = "end"
+    LAST_LINE = "last line"
+
+
+# The stages a timeline draws, in order.
+TIMELINE = tuple(stage for stage in MarkStage if stage is not MarkStage.LAST_LINE)
+
+
+class TimeAxis(StrEnum):
+    """How a timeline places its marks."""
+
+    TIME = "time"     # by the clock: every Worker's lines carry times
+    ORDER = "order"   # by line order within each Worker; Workers are not placed against each other

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from logscan.catalogue import DOC_SECTIONS, load_catalogue
-from logscan.findings import CHECKS
+from logscan.findings import CODE_RULES
 from logscan.scan.prefixes import strip_prefixes
 from logscan import rule_ids
 
@@ -15,7 +15,7 @@ MATCHERS = [r for r in CATALOGUE.matchers]
 
 def test_code_rules_and_checks_agree():
     code_ids = {r.id for r in CATALOGUE.rules.values() if r.kind == "code"}
-    assert code_ids == set(CHECKS)
+    assert code_ids == set(CODE_RULES)
 
 
 def test_ids_the_code_names_exist():
@@ -26,7 +26,7 @@ def test_ids_the_code_names_exist():
 
 
 def test_no_rule_id_literal_outside_the_ids_module():
-    """Rule knowledge is data: code names an id only through logscan.rule_ids (or CHECKS)."""
+    """Rule knowledge is data: code names an id only through logscan.rule_ids (or CODE_RULES)."""
     import re
     from pathlib import Path
 

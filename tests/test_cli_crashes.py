@@ -172,7 +172,7 @@ from logscan.scan.pool import ScanPool
 from logscan.settings import Settings
 
 def slow(*args, **kwargs):  # the scan's own worker processes, busy
-    executor = ScanPool(load_catalogue(), Settings(jobs=2))._start()
+    executor = ScanPool(load_catalogue(), Settings(processes=2))._start()
     futures = [executor.submit(time.sleep, 60) for _ in range(2)]
     while len(multiprocessing.active_children()) < 2:
         time.sleep(0.01)
@@ -235,5 +235,5 @@ def test_jobs_never_exceed_the_usable_cores():
     from logscan.scan.pool import ScanPool, usable_cores
     from logscan.settings import Settings
 
-    assert ScanPool(load_catalogue(), Settings(jobs=1024)).workers == usable_cores()
-    assert ScanPool(load_catalogue(), Settings(jobs=1)).workers == 1
+    assert ScanPool(load_catalogue(), Settings(processes=1024)).workers == usable_cores()
+    assert ScanPool(load_catalogue(), Settings(processes=1)).workers == 1

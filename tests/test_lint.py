@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from logscan.catalogue import load_catalogue
-from logscan.lint import LINT_CHECKS, lint_rules
+from logscan.lint import SCRIPT_RULES, lint_rules
 from logscan.lint import rule_ids as ids
 
 REPO = Path(__file__).resolve().parent.parent
@@ -142,13 +142,13 @@ def test_rule_stays_quiet(run_cli, rule, args):
 
 
 def test_every_lint_rule_has_a_firing_and_a_quiet_case():
-    assert {rule for rule, _, _ in FIRES} == set(LINT_CHECKS)
+    assert {rule for rule, _, _ in FIRES} == set(SCRIPT_RULES)
     # The guide itself is every rule's quiet case (test_the_guides_script_and_command_lint_clean).
 
 
 def test_catalogue_code_and_ids_agree():
     named = {v for k, v in vars(ids).items() if k.isupper()}
-    assert set(lint_rules(CATALOGUE)) == set(LINT_CHECKS) == named
+    assert set(lint_rules(CATALOGUE)) == set(SCRIPT_RULES) == named
     for rule in lint_rules(CATALOGUE).values():
         assert Path(rule.source).name == f"{rule.id}.toml" and rule.id.startswith("lint-")
 
@@ -156,7 +156,7 @@ def test_catalogue_code_and_ids_agree():
 def test_lint_rules_are_listed_and_explained(run_cli):
     listed = run_cli("rules", "--isolated")
     assert listed.exit_code == 0, listed.output
-    for rule_id in LINT_CHECKS:
+    for rule_id in SCRIPT_RULES:
         assert rule_id in listed.output
     explained = run_cli("rules", "explain", ids.EXIT_STATUS_MASKED)
     assert explained.exit_code == 0, explained.output

@@ -296,7 +296,7 @@ def diagnose(paths, chunk: int | None = None, monkeypatch=None) -> dict:
         monkeypatch.setattr(scanpool, "Scanner", ChunkedScanner)
     now = datetime.fromisoformat(POST_MORTEM_NOW.replace("Z", "+00:00"))
     record = diagnosis_record(pipeline.diagnose_paths([str(p) for p in paths],
-                                                    Settings(now=now, jobs=1)))
+                                                    Settings(now=now, processes=1)))
     return record
 
 

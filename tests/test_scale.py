@@ -27,7 +27,7 @@ def _make_scale_logs():
 
 
 def _diagnose(path):
-    return diagnose_paths([str(path)], Settings(jobs=1))
+    return diagnose_paths([str(path)], Settings(processes=1))
 
 
 # --- the env-print assembler: O(1) per token, the same prints as the plain scan ---------------

@@ -324,3 +324,17 @@ def test_many_jobs_are_diagnosed_across_processes_as_in_one(run_cli, outputs, tm
     strip = ("changed_at", "diagnosed_at", "first_seen", "swept_at")
     assert [{k: v for k, v in j.items() if k not in strip} for j in forked["jobs"]] == \
         [{k: v for k, v in j.items() if k not in strip} for j in alone["jobs"]]
+
+
+def test_a_schema_2_state_keeps_its_surveys_and_jobs(run_cli, outputs, tmp_path):
+    import sqlite3
+
+    state = tmp_path / "s.db"
+    sweep(run_cli, outputs, state)
+    db = sqlite3.connect(state)
+    db.executescript("ALTER TABLE files RENAME COLUMN surveys TO facts; "
+                     "UPDATE meta SET key = 'facts_code' WHERE key = 'reading_code'; "
+                     "UPDATE meta SET value = '2' WHERE key = 'schema_version';")
+    db.close()
+    again = sweep(run_cli, outputs, state)
+    assert again["jobs"] == [] and again["sweep"]["files_opened"] == 0

@@ -68,3 +68,29 @@ def test_a_huge_file_is_not_read_whole(tmp_path):
 def test_signal_fields_are_typed(tmp_path):
     with pytest.raises(RuleFileError, match="cause"):
         _load(tmp_path, extra='cause = ["a", "b"]')
+
+
+def test_the_catalogue_words_load_as_the_vocabulary():
+    from logscan.vocabulary import Role, RuleKind, RunStage, Severity
+
+    catalogue = load_catalogue()
+    for rule in (*catalogue.rules.values(), *catalogue.signals.values()):
+        assert (type(rule.kind), type(rule.severity), type(rule.role), type(rule.stage)) == \
+            (RuleKind, Severity, Role, RunStage)
+        assert rule.traceback_stage is None or type(rule.traceback_stage) is RunStage
+
+
+@pytest.mark.parametrize("given, instead, field, value, known", [
+    ('severity = "error"', 'severity = "fatal"', "severity", "fatal", "error, warning, info"),
+    ('stage = "training"', 'stage = "backward"', "stage", "backward",
+     "launch, rendezvous, init, training, exit"),
+    ('kind = "signature"', 'kind = "regex"', "kind", "regex", "signature, code, signal, lint"),
+    ('hint = "Do something."', 'hint = "Do something."\nrole = "leader"', "role", "leader",
+     "launch-shape, failure, cascade, expectation"),
+])
+def test_an_unknown_word_is_one_line_naming_file_and_key(tmp_path, given, instead, field, value, known):
+    path = tmp_path / "rule.toml"
+    path.write_text(RULE.replace(given, instead).format(message='"boom"', pattern="'boom'", extra=""))
+    with pytest.raises(RuleFileError) as error:
+        load_catalogue([tmp_path])
+    assert str(error.value) == f"{path}: field '{field}': must be one of {known}, not '{value}'"

@@ -19,6 +19,7 @@ from logscan.cli.common import (Color, ConfigFile, FailOnOption, Ignore, Isolate
 from logscan.cli.outputs import (ConciseOutput, FormatOption, GithubOutput, GitlabOutput,
                                 HumanOutput, JsonOutput, JunitOutput, MarkdownOutput, SarifOutput,
                                 report_files, under_github_actions, write_reports)
+from logscan.vocabulary import Verdict
 
 CHECK_EXIT_HELP = f"""\b
 Exit status:
@@ -82,7 +83,7 @@ def check(
     """Gate a CI pipeline on a smoke run's logs: scan them and hold them to expectations."""
     settings = load_settings(dict(
         rule_dirs=rules, select=select, ignore=ignore, progress_patterns=progress_pattern,
-        job_status=job_status, now=now, stall_after=stall_after, jobs=jobs, format=format,
+        job_status=job_status, now=now, stall_after=stall_after, processes=jobs, format=format,
         default_format="github" if under_github_actions() else None,
         fail_on=fail_on, output=output,
         reports=report_files(human=human_output, json=json_output, concise=concise_output,
@@ -95,6 +96,6 @@ def check(
     diagnosis, catalogue = diagnose_or_fail(paths, settings)
     write_reports(diagnosis, settings, catalogue, list(paths), color=use_color(color, settings))
     status = exit_status(diagnosis, settings.fail_on)
-    if status != EXIT_HEALTHY and diagnosis.verdict == "INCONCLUSIVE":
+    if status != EXIT_HEALTHY and diagnosis.verdict == Verdict.INCONCLUSIVE:
         say(f"logscan: check fails: the logs show nothing to judge: {diagnosis.verdict_reason}")
     raise typer.Exit(status)

@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from enum import Enum
 from typing import Annotated, NoReturn, Optional
 
 import typer
 
 from logscan.cli.exit_codes import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_USAGE
+from logscan.vocabulary import SEVERITY_ORDER, FailOn, JobStatus, Severity, Verdict
 
 
 def version() -> str:
@@ -35,18 +35,6 @@ Isolated = Annotated[bool, typer.Option(
     "--isolated", help="Read no config file: only the command line and the defaults apply.")]
 RuleDirs = Annotated[list[str], typer.Option(
     "--rules", metavar="DIR", help="Extra directory of rule files (repeatable).")]
-
-
-class FailOn(str, Enum):
-    error = "error"
-    warning = "warning"
-    never = "never"
-
-
-class JobStatus(str, Enum):
-    succeeded = "succeeded"
-    failed = "failed"
-    running = "running"
 
 
 # The options of every command that diagnoses jobs (scan, check, report, sweep), declared once.
@@ -199,18 +187,16 @@ def diagnose_or_fail(paths: list[str], settings):
         fail(str(exc))
 
 
-def exit_status(diagnosis, fail_on: str) -> int:
+def exit_status(diagnosis, fail_on: FailOn) -> int:
     """0 for a HEALTHY or RUNNING verdict with no finding at or above fail_on; 1 otherwise: a
     FAILED job, or INCONCLUSIVE logs, which a gate must not pass. (lint's verdict is only
     HEALTHY or FAILED.)"""
-    if fail_on == "never":
+    if fail_on == FailOn.NEVER:
         return EXIT_HEALTHY
-    from logscan.catalogue import SEVERITY_ORDER
-
-    if diagnosis.verdict in ("FAILED", "INCONCLUSIVE"):
+    if diagnosis.verdict in (Verdict.FAILED, Verdict.INCONCLUSIVE):
         return EXIT_FINDINGS
     worst = diagnosis.worst_severity()
-    if worst is not None and SEVERITY_ORDER[worst] <= SEVERITY_ORDER[fail_on]:
+    if worst is not None and SEVERITY_ORDER[worst] <= SEVERITY_ORDER[Severity(fail_on)]:
         return EXIT_FINDINGS
     return EXIT_HEALTHY
 

@@ -1,4 +1,4 @@
-"""`logscan lint [SCRIPT...] [--command TEXT] [--train-script FILE]`: pre-flight checks of the
+"""`logscan lint [SCRIPT...] [--command TEXT] [--train-script FILE]`: pre-flight rules on the
 launch script, the platform launch command and the training script, read and never run. Same
 formats and exit statuses as `scan`: 0 clean, 1 findings at or above --fail-on, 2 usage/input."""
 

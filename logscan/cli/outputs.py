@@ -13,7 +13,7 @@ import typer
 
 from logscan.cli.common import fail, write_report
 from logscan.render import RENDERERS
-from logscan.vocabulary import Format
+from logscan.vocabulary import Format, Role
 
 FORMATS = tuple(fmt.value for fmt in Format)
 
@@ -43,11 +43,11 @@ def under_github_actions() -> bool:
 
 def checked_rules(catalogue, settings) -> list[str]:
     """The rules this run checked: those selected, and the expectations asked for."""
-    from logscan.findings import CHECKS
-    from logscan.findings.expectations import EXPECTATION, asked
+    from logscan.findings import CODE_RULES
+    from logscan.findings.expectations import asked
 
-    ids = [rule.id for rule in catalogue.rules.values() if rule.role != EXPECTATION]
-    ids += asked(catalogue, settings.expectations, CHECKS)
+    ids = [rule.id for rule in catalogue.rules.values() if rule.role != Role.EXPECTATION]
+    ids += asked(catalogue, settings.expectations, CODE_RULES)
     return [rule_id for rule_id in ids if settings.selects(rule_id)]
 
 

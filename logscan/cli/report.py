@@ -37,7 +37,7 @@ def report(
     findings and the Worker table. The exit status follows the verdict, as for scan."""
     settings = load_settings(dict(
         rule_dirs=rules, select=select, ignore=ignore, progress_patterns=progress_pattern,
-        job_status=job_status, now=now, stall_after=stall_after, jobs=jobs), config, isolated)
+        job_status=job_status, now=now, stall_after=stall_after, processes=jobs), config, isolated)
     diagnosis, _ = diagnose_or_fail(paths, settings)
     from logscan.render.html import render_html
 

@@ -12,6 +12,7 @@ import typer
 
 from logscan.cli.exit_codes import EXIT_STATUS_HELP
 from logscan.cli.common import ConfigFile, Isolated, RuleDirs, emit, fail, load_settings, text
+from logscan.vocabulary import RuleKind
 
 rules_app = typer.Typer(add_completion=False, rich_markup_mode=None,
                         help="List the rules, or explain one.")
@@ -43,7 +44,7 @@ def rules_list(ctx: typer.Context, rules: RuleDirs = [], config: ConfigFile = No
 
     catalogue = _catalogue(rules, config, isolated)
     width = max(len(r) for r in catalogue.rules)
-    emit("".join(f"{rule.id:{width}}  {text(rule.severity):7}  {inert(text(rule.summary))}\n"
+    emit("".join(f"{rule.id:{width}}  {rule.severity:7}  {inert(text(rule.summary))}\n"
                  for rule in sorted(catalogue.rules.values(), key=lambda r: r.id)))
 
 
@@ -58,8 +59,8 @@ def rules_explain(ctx: typer.Context, rule_id: Annotated[str, typer.Argument(hel
     rule = catalogue.get(rule_id)
     if rule is None:
         fail(f"unknown rule id {rule_id!r} (see 'logscan rules')")
-    severity = text(rule.severity) if rule.kind != "signal" else "signal"
-    head = f"{rule.id} ({rule.kind}, {severity}, stage {text(rule.stage)})"
+    severity = rule.severity if rule.kind != RuleKind.SIGNAL else RuleKind.SIGNAL
+    head = f"{rule.id} ({rule.kind}, {severity}, stage {rule.stage})"
     sections = [head, "", inert(text(rule.summary)), ""]
     for title, key in (("What it detects", "what"), ("Why it matters", "why"),
                        ("Example", "example"), ("How to fix", "fix")):

@@ -52,7 +52,7 @@ def scan(
     """Diagnose one DDP job from its launch logs."""
     settings = load_settings(dict(
         rule_dirs=rules, select=select, ignore=ignore, progress_patterns=progress_pattern,
-        job_status=job_status, now=now, stall_after=stall_after, jobs=jobs, format=format,
+        job_status=job_status, now=now, stall_after=stall_after, processes=jobs, format=format,
         fail_on=fail_on, output=output,
         reports=report_files(human=human_output, json=json_output, concise=concise_output,
                              github=github_output, gitlab=gitlab_output, junit=junit_output,

@@ -7,7 +7,7 @@ POSTed to the webhook, and acknowledged; metrics, export and the fleet view from
 from __future__ import annotations
 
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -29,10 +29,12 @@ Exit status:
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)"""
 
 
-class Format(str, Enum):
-    human = "human"
-    json = "json"
-    jsonl = "jsonl"
+class SweepFormat(StrEnum):
+    """What `logscan sweep --format` prints: not a report's Format, a listing of jobs."""
+
+    HUMAN = "human"
+    JSON = "json"
+    JSONL = "jsonl"
 
 
 def register(app: typer.Typer) -> None:
@@ -53,7 +55,8 @@ def sweep(
     state: Annotated[Optional[Path], typer.Option(
         "--state", metavar="PATH",
         help="SQLite state file, on local disk (default: in the user's state directory, one per set of DIRs and shard).")] = None,
-    format: Annotated[Format, typer.Option("--format", "-f", help="Report format.")] = Format.human,
+    format: Annotated[SweepFormat, typer.Option(
+        "--format", "-f", help="Report format.")] = SweepFormat.HUMAN,
     all_jobs: Annotated[bool, typer.Option("--all", help="Print every job, not only those that changed.")] = False,
     summary: Annotated[bool, typer.Option("--summary", help="Print the fleet view (by verdict, root cause, rule, day, directory) instead of the changes.")] = False,
     export: Annotated[Optional[Path], typer.Option(
@@ -80,7 +83,7 @@ def sweep(
     """Sweep shared output directories: find every job, read only what is new, report each change once."""
     settings = load_settings(dict(
         rule_dirs=rules, select=select, ignore=ignore, progress_patterns=progress_pattern,
-        now=now, stall_after=stall_after, jobs=jobs), config, isolated)
+        now=now, stall_after=stall_after, processes=jobs), config, isolated)
     shard_k_n = parse_shard(shard)
     from logscan.errors import LogscanError
 
@@ -168,14 +171,14 @@ def _stats(report, state_path: Path) -> dict:
 def _deliver(run, report, stats, format, every_job, summary, all_rows, shard_label, webhook) -> None:
     """Print the changes (or every job, or the fleet view), POST the failures, then mark them
     delivered: a change is told by exactly one sweep."""
-    from logscan.sweep import report as out
+    from logscan.sweep import listing
 
     changes = report.changes
     if summary:
         from logscan.sweep.fleet import export_rows, render_summary, summarize
 
         view = summarize(export_rows(all_rows, shard_label))
-        if format == "human":
+        if format == SweepFormat.HUMAN:
             text = render_summary(view)
         else:
             import json
@@ -183,17 +186,17 @@ def _deliver(run, report, stats, format, every_job, summary, all_rows, shard_lab
             text = json.dumps({"schema_version": 1, "sweep": stats, "summary": view},
                               indent=2, sort_keys=True) + "\n"
     else:
-        rows = out.rows_to_print(changes, every_job)
-        if format == "jsonl":
-            text = out.render_jsonl(rows)
-        elif format == "json":
-            text = out.render_json(rows, stats)
+        rows = listing.rows_to_print(changes, every_job)
+        if format == SweepFormat.JSONL:
+            text = listing.render_jsonl(rows)
+        elif format == SweepFormat.JSON:
+            text = listing.render_json(rows, stats)
         elif sys.stdout is not None and sys.stdout.isatty():
             import shutil
 
-            text = out.render_table(rows, stats, color=True, width=shutil.get_terminal_size().columns)
+            text = listing.render_table(rows, stats, color=True, width=shutil.get_terminal_size().columns)
         else:
-            text = out.render_lines(rows)
+            text = listing.render_lines(rows)
     if text:
         emit(text)
     if webhook and changes:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from logscan.findings import CHECKS
+from logscan.findings import CODE_RULES
 from logscan.scan.events import format_master
 from logscan.findings.signatures import signature_findings
-from logscan.findings.expectations import EXPECTATION, expectation_findings
+from logscan.findings.expectations import expectation_findings
 from logscan.diagnosis import Diagnosis, InputNote, ProcessSummary, WorkerSummary
 from logscan.scan.interpret import MAX_RULE_TIMEOUTS
 from logscan.model.job import Job
@@ -16,23 +16,24 @@ from logscan.rule_ids import MISSING_RANK, MISSING_WORKER, MISSING_WORKER_LOG
 from logscan.diagnose.placement import root_key, stuck_places, with_findings
 from logscan.diagnose.stage_marks import RankLines, mark, time_axis, worker_stages
 from logscan.diagnose.verdict import judge
+from logscan.vocabulary import MarkStage, Role, RuleKind, RunStage, Severity
 
 
 def _run(job: Job, rule) -> list:
-    if rule.kind == "signature":
+    if rule.kind == RuleKind.SIGNATURE:
         return signature_findings(job, rule)
-    return CHECKS[rule.id](job, rule) if rule.id in CHECKS else []
+    return CODE_RULES[rule.id](job, rule) if rule.id in CODE_RULES else []
 
 
 def run_rules(job: Job, settings) -> list:
     selected = [r for r in job.catalogue.rules.values()
-                if settings.selects(r.id) and r.role != EXPECTATION]
+                if settings.selects(r.id) and r.role != Role.EXPECTATION]
     findings = [f for rule in selected if not rule.fallback for f in _run(job, rule)]
-    if not any(f.severity == "error" for f in findings):
+    if not any(f.severity == Severity.ERROR for f in findings):
         # Fallback rules say what there is to read when nothing else explains the job.
         findings += [f for rule in selected if rule.fallback for f in _run(job, rule)]
     # What a gate asked the logs to show (logscan check), judged with everything else found.
-    return findings + expectation_findings(job, settings, findings, CHECKS)
+    return findings + expectation_findings(job, settings, findings, CODE_RULES)
 
 
 def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
@@ -50,7 +51,7 @@ def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
             total_procs=launch.total_procs if launch else None, master=master,
             ranks=tuple(ranks), reached_first_batch=job.reached_first_batch(w),
             stage=job.stage_of(w), last_activity=last.isoformat() if last else None,
-            stages=worker_stages(job, w), last_line=mark("last line", w.last_line)))
+            stages=worker_stages(job, w), last_line=mark(MarkStage.LAST_LINE, w.last_line)))
     return tuple(out)
 
 
@@ -63,10 +64,8 @@ def _processes(job: Job) -> tuple[ProcessSummary, ...]:
             if env.rank is None or env.rank in out:
                 continue
             failure = failures.get((w.label, env.rank))
-            if failure is not None:
-                stage = "training" if failure.after_progress else "init"
-            else:
-                stage = "training" if job.reached_first_batch(w) else "init"
+            trained = failure.after_progress if failure is not None else job.reached_first_batch(w)
+            stage = RunStage.TRAINING if trained else RunStage.INIT
             out[env.rank] = ProcessSummary(
                 rank=env.rank, node_rank=w.node_rank, local_rank=env.local_rank,
                 world_size=env.world_size, stage=stage,

@@ -16,6 +16,7 @@ from logscan.errors import InputError
 from logscan.files.jobroots import refuse_merged_jobs
 from logscan.scan.pool import PendingScans, ScanPool
 from logscan.settings import Settings
+from logscan.vocabulary import JobStatus
 
 # Called with the name of each phase as it ends: how bench/profile_phases.py times them.
 PhaseHook = Callable[[str], None]
@@ -29,7 +30,8 @@ def job_name(paths: list[str]) -> str:
     return printable(os.path.basename(common) or common)
 
 
-def platform_status(paths: list[str], found: Discovery, settings: Settings) -> tuple[str | None, str | None]:
+def platform_status(paths: list[str], found: Discovery,
+                    settings: Settings) -> tuple[JobStatus | None, str | None]:
     """(what the platform reported, where that came from): the flag, else a job_status file."""
     if settings.job_status:
         return settings.job_status, "--job-status"

@@ -14,11 +14,10 @@ from datetime import datetime, timezone
 
 from logscan.diagnosis import Finding, Place, RootCause
 from logscan.model.job import Job
+from logscan.vocabulary import Role, Severity
 
-LAUNCH_SHAPE, FAILURE, CASCADE, EXPECTATION = "launch-shape", "failure", "cascade", "expectation"
 
-
-def _role(job: Job, f: Finding) -> str | None:
+def _role(job: Job, f: Finding) -> Role | None:
     rule = job.catalogue.rules.get(f.rule)
     return rule.role if rule is not None else None
 
@@ -59,7 +58,7 @@ def _told_by(f: Finding, lines: set) -> bool:
 
 def _first_failure(job: Job, errors: list[Finding], root: Finding) -> Place | None:
     """Where the job first failed: the first failing process if any, else the root's place."""
-    failing = [f for f in errors if _role(job, f) not in (LAUNCH_SHAPE, CASCADE) and not f.cascade]
+    failing = [f for f in errors if _role(job, f) not in (Role.LAUNCH_SHAPE, Role.CASCADE) and not f.cascade]
     if failing:
         first = _pick_leader(job, failing)
         return Place(first.node_rank, first.rank)
@@ -70,13 +69,13 @@ def _first_failure(job: Job, errors: list[Finding], root: Finding) -> Place | No
 
 
 def choose_root_cause(job: Job, findings: list[Finding]):
-    errors = [f for f in findings if f.severity == "error"]
+    errors = [f for f in findings if f.severity == Severity.ERROR]
     # An unmet expectation (logscan check) explains the job only when nothing the logs show does.
-    errors = [f for f in errors if _role(job, f) != EXPECTATION] or errors
+    errors = [f for f in errors if _role(job, f) != Role.EXPECTATION] or errors
     if not errors:
         return findings, None, None
-    follows = lambda f: _role(job, f) == CASCADE  # noqa: E731
-    structural = [f for f in errors if _role(job, f) == LAUNCH_SHAPE]
+    follows = lambda f: _role(job, f) == Role.CASCADE  # noqa: E731
+    structural = [f for f in errors if _role(job, f) == Role.LAUNCH_SHAPE]
     if structural:
         root = min(structural, key=lambda f: (_precedence(job, f), f.sort_key))
         explained = lambda f: True  # noqa: E731 - everything after a launch-shape problem
@@ -96,7 +95,7 @@ def choose_root_cause(job: Job, findings: list[Finding]):
         # A finding that needs a fix of its own (a masked exit status: the launch command) is
         # never folded under the root as its consequence.
         independent = f.rule in rules and rules[f.rule].independent
-        if f is not root and f.severity == "error" and explained(f) and not independent:
+        if f is not root and f.severity == Severity.ERROR and explained(f) and not independent:
             f = replace(f, caused_by=root.key, cascade=True)
         out.append(f)
     return (out, RootCause(root.rule, root.node_rank, root.rank, root.message),

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from logscan.diagnosis import STAGES, Mark, WorkerSummary
+from logscan.diagnosis import Mark, WorkerSummary
 from logscan.model.job import Job
 from logscan.rule_ids import DEATH_SIGNAL_RECEIVED, TORCHRUN_STARTED, WAITING_EVIDENCE
+from logscan.vocabulary import TIMELINE, MarkStage, TimeAxis
 
 RANK_WAITING = tuple(s for s in WAITING_EVIDENCE if s != DEATH_SIGNAL_RECEIVED)
 
 
-def mark(stage: str, where) -> Mark | None:
+def mark(stage: MarkStage, where) -> Mark | None:
     if where is None:
         return None
     return Mark(stage, where.file, where.line, where.text,
@@ -34,16 +35,17 @@ def worker_stages(job: Job, w) -> tuple[Mark, ...]:
     failures = job.failures_of(w)
     failure = min(failures, key=lambda f: (f.cascade, position(f.where)), default=None)
     found = {
-        "launched": w.launch.where if w.launch else None,
-        "torchrun started": next(iter(by_line(h.where for h in w.hits if h.rule_id == TORCHRUN_STARTED)), None),
-        "env printed": next(iter(by_line(own_envs)), None),
-        "first batch": progress[0] if progress else None,
-        "last progress": progress[-1] if len(progress) > 1 else None,
-        "failure": failure.where if failure else None,
-        "end": w.last_line,
+        MarkStage.LAUNCHED: w.launch.where if w.launch else None,
+        MarkStage.TORCHRUN_STARTED: next(iter(by_line(h.where for h in w.hits if h.rule_id == TORCHRUN_STARTED)),
+                                         None),
+        MarkStage.ENV_PRINTED: next(iter(by_line(own_envs)), None),
+        MarkStage.FIRST_BATCH: progress[0] if progress else None,
+        MarkStage.LAST_PROGRESS: progress[-1] if len(progress) > 1 else None,
+        MarkStage.FAILURE: failure.where if failure else None,
+        MarkStage.END: w.last_line,
     }
-    marks = [mark(stage, found[stage]) for stage in STAGES if found[stage] is not None]
-    return tuple(sorted(marks, key=lambda m: (position(m), STAGES.index(m.stage))))
+    marks = [mark(stage, found[stage]) for stage in TIMELINE if found[stage] is not None]
+    return tuple(sorted(marks, key=lambda m: (position(m), TIMELINE.index(m.stage))))
 
 
 class RankLines:
@@ -70,19 +72,19 @@ class RankLines:
 
     def stages(self, env, failure) -> tuple[Mark, ...]:
         progress = sorted(self.progress.get(env.rank, ()), key=self.position)
-        marks = [mark("env printed", env.where),
-                 mark("first batch", progress[0]) if progress else None,
-                 mark("last progress", progress[-1]) if len(progress) > 1 else None,
-                 mark("failure", failure.where) if failure else None]
+        marks = [mark(MarkStage.ENV_PRINTED, env.where),
+                 mark(MarkStage.FIRST_BATCH, progress[0]) if progress else None,
+                 mark(MarkStage.LAST_PROGRESS, progress[-1]) if len(progress) > 1 else None,
+                 mark(MarkStage.FAILURE, failure.where) if failure else None]
         return tuple(sorted((m for m in marks if m), key=self.position))
 
     def last_line(self, rank: int) -> Mark | None:
         lines = self.own.get(rank)
-        return mark("last line", max(lines, key=self.position)) if lines else None
+        return mark(MarkStage.LAST_LINE, max(lines, key=self.position)) if lines else None
 
 
-def time_axis(workers: tuple[WorkerSummary, ...]) -> str:
-    """"time" when every Worker's first and last marks carry times, so Workers can be drawn
-    against one clock; "order" otherwise."""
+def time_axis(workers: tuple[WorkerSummary, ...]) -> TimeAxis:
+    """TIME when every Worker's first and last marks carry times, so Workers can be drawn
+    against one clock; ORDER otherwise."""
     timed = [w.stages[0].time and w.stages[-1].time for w in workers if w.stages]
-    return "time" if timed and all(timed) else "order"
+    return TimeAxis.TIME if timed and all(timed) else TimeAxis.ORDER

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from logscan.model.job import Job, Worker
 from logscan.rule_ids import ERROR_LINE
-
-HEALTHY, FAILED, RUNNING, INCONCLUSIVE = "HEALTHY", "FAILED", "RUNNING", "INCONCLUSIVE"
-VERDICTS = (HEALTHY, FAILED, RUNNING, INCONCLUSIVE)
+from logscan.vocabulary import JobStatus, Severity, Verdict
 
 
 def _shows_ddp(worker: Worker) -> bool:
@@ -28,34 +26,36 @@ def _unexplained_errors(worker: Worker):
         [e.where for e in worker.exits if e.exitcode]
 
 
-def judge(job: Job, findings) -> tuple[str, str]:
+def judge(job: Job, findings) -> tuple[Verdict, str]:
     """(verdict, why): the reason names the evidence, or what is missing."""
-    if any(f.severity == "error" for f in findings):
-        return FAILED, "an error finding"
-    if job.job_status == "running":
-        return RUNNING, "the platform reports the job running and nothing has failed so far"
+    if any(f.severity == Severity.ERROR for f in findings):
+        return Verdict.FAILED, "an error finding"
+    if job.job_status == JobStatus.RUNNING:
+        return Verdict.RUNNING, "the platform reports the job running and nothing has failed so far"
     ddp = [w for w in job.workers if _shows_ddp(w)]
     if not ddp:
         files = sum(len(w.files) for w in job.workers)
-        return INCONCLUSIVE, (f"nothing in {files} file(s) shows a torchrun job: no launch line, "
-                              f"no torchrun output, no env print, no progress line")
+        return Verdict.INCONCLUSIVE, (f"nothing in {files} file(s) shows a torchrun job: no launch line, "
+                                      f"no torchrun output, no env print, no progress line")
     unexplained = [lines for w in job.workers if (lines := _unexplained_errors(w))]
     if unexplained:
         where = unexplained[0][-1]
-        return INCONCLUSIVE, (f"no rule explains the error-like line {where.file}:{where.line} "
-                              f"({where.text.strip()[:80]}): what failed, and why, the logs do not say")
+        return Verdict.INCONCLUSIVE, (f"no rule explains the error-like line {where.file}:{where.line} "
+                                      f"({where.text.strip()[:80]}): what failed, and why, the logs "
+                                      f"do not say")
     finished = [w for w in ddp if w.progress_fraction() == 1.0]
     if finished:
         # DDP synchronises every step: a run that reached its last step did so on every rank.
         last = finished[0].last_progress.where
-        return HEALTHY, f"the run finished: {last.file}:{last.line} is its last step, and nothing failed"
+        return Verdict.HEALTHY, (f"the run finished: {last.file}:{last.line} is its last step, and "
+                                 f"nothing failed")
     if job.nnodes is not None and len(job.launched) < job.nnodes and not job.every_rank_trained:
-        return INCONCLUSIVE, (f"{len(job.launched)} of nnodes={job.nnodes} Workers have a launch "
-                              f"line: the other logs are not here")
+        return Verdict.INCONCLUSIVE, (f"{len(job.launched)} of nnodes={job.nnodes} Workers have a launch "
+                                      f"line: the other logs are not here")
     stuck = [w for w in ddp if not job.reached_first_batch(w)]
     if stuck:
         where = ", ".join(f"{w.label} ({job.stage_of(w)})" for w in stuck[:4])
         more = f" and {len(stuck) - 4} more" if len(stuck) > 4 else ""
-        return INCONCLUSIVE, (f"no line shows that {where}{more} got past the first batch, and "
-                              f"nothing says it failed")
-    return HEALTHY, "every Worker got past its first batch and nothing failed"
+        return Verdict.INCONCLUSIVE, (f"no line shows that {where}{more} got past the first batch, and "
+                                      f"nothing says it failed")
+    return Verdict.HEALTHY, "every Worker got past its first batch and nothing failed"

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from logscan.errors import InputError
 from logscan.files.reader import NotRegularFile, is_gzip, open_regular, skip_leading_nul
+from logscan.vocabulary import JobStatus
 
 SNIFF_BYTES = 8192
 # Small files are whole after sniffing: up to this much of them is kept, so the scan does not
@@ -366,16 +367,16 @@ def _reason(exc: OSError) -> str:
     return f"cannot read: {exc.strerror or exc}"
 
 
-def read_job_status(paths: list[str]) -> tuple[str, str] | None:
-    """The first word of a `job_status` file: succeeded, failed or running."""
+def read_job_status(paths: list[str]) -> tuple[JobStatus, str] | None:
+    """The first word of a `job_status` file, where it is a JobStatus, and that file."""
     for path in paths:
         try:
             with open_regular(path) as handle:
                 words = handle.read(256).decode("utf-8", "replace").split()
         except OSError:
             continue
-        if words and words[0].lower() in ("succeeded", "failed", "running"):
-            return words[0].lower(), path
+        if words and words[0].lower() in tuple(JobStatus):
+            return JobStatus(words[0].lower()), path
     return None
 
 

@@ -1,6 +1,6 @@
 """Rules implemented in code, registered under their catalogue ids.
 
-Each check takes the job model and its own catalogue entry and returns findings. The catalogue
+Each takes the job model and its own catalogue entry and returns findings. The catalogue
 entry (rules/<id>.toml, kind = "code") holds the severity, hint and docs.
 """
 
@@ -19,7 +19,7 @@ from logscan.findings.expectations import (
     expect_finished, expect_first_batch, expect_gpus_per_node, expect_max_warnings,
     expect_time_to_first_batch, expect_workers, expect_world_size)
 
-CHECKS = {
+CODE_RULES = {
     "missing-worker": missing_worker,
     "missing-worker-log": missing_worker_log,
     "duplicate-node-rank": duplicate_node_rank,
@@ -39,7 +39,7 @@ CHECKS = {
     "unexplained-failure": unexplained_failure,
     "worker-vanished": worker_vanished,
     "stopped-from-outside": stopped_from_outside,
-    # Expectations (role "expectation"): called with the run's Expectations and the other
+    # Expectations (Role.EXPECTATION): called with the run's Expectations and the other
     # findings, by logscan.findings.expectations.expectation_findings, not with the rules above.
     "expect-workers": expect_workers,
     "expect-gpus-per-node": expect_gpus_per_node,

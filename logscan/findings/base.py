@@ -1,4 +1,5 @@
-"""What every check shares: turning a catalogue entry plus facts into a Finding."""
+"""What every code rule shares: turning a catalogue entry and what the job model shows into a
+Finding."""
 
 from __future__ import annotations
 

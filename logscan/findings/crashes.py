@@ -11,6 +11,7 @@ from logscan.findings.base import finding, hits, plural
 from logscan.model.failures import SIGKILL, SIGTERM, Failure, earlier_attempt_failures
 from logscan.model.job import Job
 from logscan.rule_ids import WORKER_GROUP_RESTART
+from logscan.vocabulary import JobStatus
 
 
 def _crashes(job: Job, rule, during: bool):
@@ -146,7 +147,7 @@ def worker_vanished(job: Job, rule):
     if any(not f.cascade for f in job.failures):
         return []  # something failed by itself: that is the story
     lost = [f for f in job.failures if f.cascade]
-    ended = job.job_status in ("failed", "succeeded") or bool(lost)
+    ended = job.job_status in (JobStatus.FAILED, JobStatus.SUCCEEDED) or bool(lost)
     lost_ranks = sorted({f.rank for f in lost if f.rank is not None})
     out = []
     for worker in job.workers:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from logscan.findings.base import finding
 from logscan.model.job import Job
+from logscan.vocabulary import JobStatus, Severity
 
 
 # A run whose last progress line says it got no further than this is taken as stopped early.
@@ -12,14 +13,14 @@ STOPPED_EARLY = 0.8
 
 
 def masked_exit_code(job: Job, rule):
-    if job.job_status != "succeeded":
+    if job.job_status != JobStatus.SUCCEEDED:
         return []
     failures = [f for f in job.failures if not f.cascade]
     unfinished = [w for w in job.workers if not job.reached_first_batch(w)]
     stopped = [w for w in job.workers if (fraction := w.progress_fraction()) is not None
                and fraction <= STOPPED_EARLY]
     errors = [h for w in job.workers for h in w.hits
-              if (r := job.catalogue.rules.get(h.rule_id)) and r.severity == "error"]
+              if (r := job.catalogue.rules.get(h.rule_id)) and r.severity == Severity.ERROR]
     if failures:
         reason, evidence = f"the logs show {failures[0].summary}", [f.where for f in failures[:2]]
     elif errors:
@@ -43,7 +44,7 @@ ERROR_LINES_PER_WORKER = 2
 
 
 def unexplained_failure(job: Job, rule):
-    if job.job_status != "failed":
+    if job.job_status != JobStatus.FAILED:
         return []
     evidence, told = [], []
     for worker in job.workers:

@@ -1,10 +1,11 @@
 """Expectations: what a gate (`logscan check`) asked the logs to show, held to the job model.
 
-Each check takes the job model, its catalogue entry (rules/expect-*.toml, role = "expectation"),
-the run's Expectations and the findings of every other rule, and returns one finding when the
-expectation is not met (none when it holds or was not asked for). A finding says what was expected,
-what the logs show instead, and cites the lines that show it. An expectation the logs cannot show
-(no launch line, no timestamps) is not met: a gate never passes on missing evidence.
+Each expectation's code takes the job model, its catalogue entry (rules/expect-*.toml, role =
+"expectation"), the run's Expectations and the findings of every other rule, and returns one
+finding when the expectation is not met (none when it holds or was not asked for). A finding says
+what was expected, what the logs show instead, and cites the lines that show it. An expectation the
+logs cannot show (no launch line, no timestamps) is not met: a gate never passes on missing
+evidence.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from datetime import timedelta
 from logscan.findings.base import finding, plural
 from logscan.expectations import Expectations, format_duration
 from logscan.model.job import Job, Worker
+from logscan.vocabulary import Role, Severity
 
-EXPECTATION = "expectation"  # the catalogue role of these rules
 
 # A script's own end-of-run line, where progress lines give no `N/N`: `training finished: 30
 # steps`, `Training complete`, `run done`.
@@ -173,30 +174,30 @@ def expect_max_warnings(job: Job, rule, expect: Expectations, findings) -> list:
     limit = expect.max_warnings
     if limit is None:
         return []
-    warnings = [f for f in findings if f.severity == "warning"]
+    warnings = [f for f in findings if f.severity == Severity.WARNING]
     if len(warnings) <= limit:
         return []
     rules = ", ".join(dict.fromkeys(f.rule for f in warnings))
     return _unmet(rule, f"expected at most {limit} warning(s), found {len(warnings)} ({rules})")
 
 
-def expectation_findings(job: Job, settings, findings: list, checks) -> list:
-    """Every asked-for expectation the job does not meet, in catalogue order; `checks` maps
-    each expectation's id to its function (logscan.findings.CHECKS)."""
+def expectation_findings(job: Job, settings, findings: list, code_rules) -> list:
+    """Every asked-for expectation the job does not meet, in catalogue order; `code_rules` maps
+    each expectation's id to its function (logscan.findings.CODE_RULES)."""
     expect = getattr(settings, "expectations", None)
     if expect is None or not expect.any:
         return []
     out = []
-    for rule in job.catalogue.with_role(EXPECTATION):
-        if rule.id not in checks:
+    for rule in job.catalogue.with_role(Role.EXPECTATION):
+        if rule.id not in code_rules:
             continue
         if not settings.selects(rule.id):
             continue
-        out += checks[rule.id](job, rule, expect, findings)
+        out += code_rules[rule.id](job, rule, expect, findings)
     return out
 
 
-# Each check's Expectations field: which expectations a run asked for (reports list those).
+# Each expectation's Expectations field: which expectations a run asked for (reports list those).
 FIELD = {
     expect_workers: "workers",
     expect_gpus_per_node: "gpus_per_node",
@@ -208,7 +209,7 @@ FIELD = {
 }
 
 
-def asked(catalogue, expect: Expectations, checks) -> list[str]:
+def asked(catalogue, expect: Expectations, code_rules) -> list[str]:
     """The ids of the expectation rules this run asked for."""
-    return [rule.id for rule in catalogue.with_role(EXPECTATION)
-            if rule.id in checks and getattr(expect, FIELD[checks[rule.id]], None) not in (None, False)]
+    return [rule.id for rule in catalogue.with_role(Role.EXPECTATION) if rule.id in code_rules
+            and getattr(expect, FIELD[code_rules[rule.id]], None) not in (None, False)]

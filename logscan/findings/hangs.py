@@ -8,16 +8,18 @@ from logscan.model.failures import SIGTERM, Failure, awaited_ranks, is_stale, jo
 from logscan.model.job import Job
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, SIBLING_TERMINATED, DEATH_SIGNAL_RECEIVED,
                               WAITING_EVIDENCE)
+from logscan.vocabulary import JobStatus, Role, RuleKind, RunStage
 
 
 def _rendezvous_signals(job: Job) -> tuple[str, ...]:
     """Lines of a Worker left waiting in rendezvous for the others."""
-    return tuple(s.id for s in job.catalogue.signals.values() if s.cascade and s.stage == "rendezvous")
+    return tuple(s.id for s in job.catalogue.signals.values()
+                 if s.cascade and s.stage == RunStage.RENDEZVOUS)
 
 
 def _launch_failures(job: Job) -> tuple[str, ...]:
     """Signatures that already explain why a Worker's torchrun stopped before spawning."""
-    return tuple(r.id for r in job.catalogue.with_role("launch-shape") if r.kind == "signature")
+    return tuple(r.id for r in job.catalogue.with_role(Role.LAUNCH_SHAPE) if r.kind == RuleKind.SIGNATURE)
 
 
 def hang_in_rendezvous(job: Job, rule):
@@ -34,10 +36,10 @@ def hang_in_rendezvous(job: Job, rule):
         elif terminated:
             reason = "it was terminated while waiting in rendezvous"
             evidence = [h.where for h in terminated]
-        elif is_stale(job, worker) and (job.job_status == "running" or not job_ended(job, worker)):
+        elif is_stale(job, worker) and (job.job_status == JobStatus.RUNNING or not job_ended(job, worker)):
             reason = f"its log has been quiet for more than {duration(job)} before any process started"
             evidence = [worker.last_line]
-        elif job.job_status in ("failed", "succeeded") and worker.launch is not None \
+        elif job.job_status in (JobStatus.FAILED, JobStatus.SUCCEEDED) and worker.launch is not None \
                 and not worker.error_lines(job.catalogue):
             # Only a launch line says the Worker was waiting for others (nnodes > 1).
             reason = "its log stops there with no error of its own: it was still waiting when the job ended"
@@ -132,7 +134,7 @@ def hang_before_first_batch(job: Job, rule):
         return []  # something crashed by itself: that is the story, not a hang
     waited, hits = _waiting_evidence(job, failures)
     stale = [w for w in started if is_stale(job, w)
-             and (job.job_status == "running" or not job_ended(job, w))]
+             and (job.job_status == JobStatus.RUNNING or not job_ended(job, w))]
     if not (waited or hits or stale):
         return []
     node_rank, rank, proof = _straggler(job, failures)

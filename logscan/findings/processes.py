@@ -4,26 +4,26 @@ from __future__ import annotations
 
 from logscan.findings.base import finding, plural
 from logscan.scan.events import EnvPrint
-from logscan.model.job import Job, LaunchFacts
+from logscan.model.job import Job, LaunchShape
 
 
 UNEVEN_GPUS_HINT = ("Give every Worker the same number of GPUs, or make the launch script and "
                     "training code compute ranks and world size for uneven Workers.")
 
 
-def _processes_with_launch(job: Job) -> list[tuple[EnvPrint, LaunchFacts]]:
+def _processes_with_launch(job: Job) -> list[tuple[EnvPrint, LaunchShape]]:
     """Each process's own env print beside its Worker's launch line, Worker by Worker."""
-    return [(env, facts) for facts in job.launch_facts for env in facts.worker.own_envs]
+    return [(env, shape) for shape in job.launch_shapes for env in shape.worker.own_envs]
 
 
 def world_size_mismatch(job: Job, rule):
     processes = _processes_with_launch(job)
-    uneven = len({facts.gpus_per_node for _, facts in processes
-                  if facts.gpus_per_node is not None}) > 1
+    uneven = len({shape.gpus_per_node for _, shape in processes
+                  if shape.gpus_per_node is not None}) > 1
     out = []
-    for env, facts in processes:
-        worker, local, gpus = facts.worker, env.local_rank, facts.gpus_per_node
-        expected = facts.rank_offset + local if None not in (facts.rank_offset, local) else None
+    for env, shape in processes:
+        worker, local, gpus = shape.worker, env.local_rank, shape.gpus_per_node
+        expected = shape.rank_offset + local if None not in (shape.rank_offset, local) else None
         if None not in (env.rank, expected) and env.rank != expected:
             message = (f"{worker.label}: RANK={env.rank} with LOCAL_RANK={local}, "
                        f"expected RANK={expected}")
@@ -33,15 +33,15 @@ def world_size_mismatch(job: Job, rule):
             continue
         out.append(finding(rule, message, [env.where], node_rank=worker.node_rank, rank=env.rank))
     # WORLD_SIZE unset counts as wrong; a launch line without total_procs gives no expectation.
-    wrong_size: dict[tuple, list[tuple[EnvPrint, LaunchFacts]]] = {}  # in order of first sight
-    for env, facts in processes:
-        if facts.total_procs is not None and env.world_size != facts.total_procs:
-            key = (env.world_size, facts.total_procs, facts.nnodes)
-            wrong_size.setdefault(key, []).append((env, facts))
+    wrong_size: dict[tuple, list[tuple[EnvPrint, LaunchShape]]] = {}  # in order of first sight
+    for env, shape in processes:
+        if shape.total_procs is not None and env.world_size != shape.total_procs:
+            key = (env.world_size, shape.total_procs, shape.nnodes)
+            wrong_size.setdefault(key, []).append((env, shape))
     for (size, total, nnodes), group in wrong_size.items():
         first_env_of: dict = {}  # Worker → its first env print here, Workers in order of first sight
-        for env, facts in group:
-            first_env_of.setdefault(facts.worker, env)
+        for env, shape in group:
+            first_env_of.setdefault(shape.worker, env)
         workers = list(first_env_of)
         ranks = sorted({env.rank for env, _ in group if env.rank is not None})
         where = workers[0].label if len(workers) == 1 else f"{len(workers)} Workers"

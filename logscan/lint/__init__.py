@@ -1,7 +1,7 @@
-"""`logscan lint`: pre-flight checks of a launch script, the platform launch command and the
+"""`logscan lint`: pre-flight rules on a launch script, the platform launch command and the
 training script, read and never run. The result is a LintDiagnosis, which every renderer takes.
 
-LINT_CHECKS maps each lint rule's id to its code; the rule's catalogue entry is a
+SCRIPT_RULES maps each lint rule's id to its code; the rule's catalogue entry is a
 `kind = "lint"` file in rules/ (severity, hint, docs). A test checks that the two agree.
 """
 
@@ -14,24 +14,24 @@ from pathlib import Path
 from logscan.catalogue import Catalogue, Rule
 from logscan.diagnosis import Diagnosis, RootCause
 from logscan.errors import ConfigError, InputError
-from logscan.lint import checks
 from logscan.lint import rule_ids as ids
-from logscan.lint.checks import LintInput
+from logscan.lint import script_rules
+from logscan.lint.script_rules import LintInput
 from logscan.lint.pyscript import read_train_script
 from logscan.lint.shell import ShellSource
+from logscan.vocabulary import RuleKind, Severity, Verdict
 
-LINT_KIND = "lint"
 COMMAND_LABEL = "<launch command>"
 
-LINT_CHECKS = {
-    ids.WORLD_SIZE_MISUSED: checks.world_size_misused,
-    ids.ARG_NOT_FROM_PLATFORM: checks.torchrun_arg_not_from_platform,
-    ids.PLATFORM_VAR_UNGUARDED: checks.platform_var_unguarded,
-    ids.MISSING_STRICT_MODE: checks.missing_strict_mode,
-    ids.EXIT_STATUS_MASKED: checks.exit_status_masked,
-    ids.NPROC_EXCEEDS_GPUS: checks.nproc_exceeds_gpus,
-    ids.GPU_COUNT_NOT_FROM_NODE: checks.gpu_count_not_from_node,
-    ids.LOCAL_RANK_ARGPARSE: checks.local_rank_argparse,
+SCRIPT_RULES = {
+    ids.WORLD_SIZE_MISUSED: script_rules.world_size_misused,
+    ids.ARG_NOT_FROM_PLATFORM: script_rules.torchrun_arg_not_from_platform,
+    ids.PLATFORM_VAR_UNGUARDED: script_rules.platform_var_unguarded,
+    ids.MISSING_STRICT_MODE: script_rules.missing_strict_mode,
+    ids.EXIT_STATUS_MASKED: script_rules.exit_status_masked,
+    ids.NPROC_EXCEEDS_GPUS: script_rules.nproc_exceeds_gpus,
+    ids.GPU_COUNT_NOT_FROM_NODE: script_rules.gpu_count_not_from_node,
+    ids.LOCAL_RANK_ARGPARSE: script_rules.local_rank_argparse,
 }
 
 
@@ -40,17 +40,17 @@ class LintDiagnosis(Diagnosis):
     """A Diagnosis whose findings are lint findings: FAILED on an error finding, else HEALTHY."""
 
     def summary(self) -> str:
-        if self.verdict == "HEALTHY":
-            warnings = sum(f.severity == "warning" for f in self.findings)
-            return f"HEALTHY {self.job}: lints clean" + (f", {warnings} warning(s)" if warnings else "")
+        if self.verdict == Verdict.HEALTHY:
+            warnings = sum(f.severity == Severity.WARNING for f in self.findings)
+            return f"{self.verdict} {self.job}: lints clean" + (f", {warnings} warning(s)" if warnings else "")
         root = self.root_cause
         more = len(self.findings) - 1
-        head = f"FAILED {self.job}: {root.rule}: {root.message}" if root else f"FAILED {self.job}"
+        head = f"{self.verdict} {self.job}: {root.rule}: {root.message}" if root else f"{self.verdict} {self.job}"
         return head + (f" (and {more} more finding(s))" if more > 0 else "")
 
 
 def lint_rules(catalogue: Catalogue) -> dict[str, Rule]:
-    return {r.id: r for r in catalogue.rules.values() if r.kind == LINT_KIND}
+    return {r.id: r for r in catalogue.rules.values() if r.kind == RuleKind.LINT}
 
 
 def _read(path: str) -> str:
@@ -81,11 +81,11 @@ def lint(inp: LintInput, catalogue: Catalogue, select: Sequence[str] = (),
             raise ConfigError(f"unknown lint rule id {rule_id!r} (see 'logscan rules')")
     findings = []
     for rule_id, rule in rules.items():
-        if (select and rule_id not in select) or rule_id in ignore or rule_id not in LINT_CHECKS:
+        if (select and rule_id not in select) or rule_id in ignore or rule_id not in SCRIPT_RULES:
             continue
-        findings += LINT_CHECKS[rule_id](inp, rule)
+        findings += SCRIPT_RULES[rule_id](inp, rule)
     findings.sort(key=lambda f: f.sort_key)
-    errors = [f for f in findings if f.severity == "error"]
+    errors = [f for f in findings if f.severity == Severity.ERROR]
     root = RootCause(errors[0].rule, None, None, errors[0].message) if errors else None
     names = [s.display for s in inp.shells] + [t.display for t in inp.train_scripts]
     lines = sum(len(s.lines) for s in inp.shells) + sum(len(t.lines) for t in inp.train_scripts)
@@ -93,7 +93,7 @@ def lint(inp: LintInput, catalogue: Catalogue, select: Sequence[str] = (),
     return LintDiagnosis(
         job="lint " + ", ".join(names), workers=(), processes=(), findings=tuple(findings),
         root_cause=root, first_failure=None, reached_first_batch=False, missing_node_ranks=(),
-        missing_ranks=(), verdict="FAILED" if errors else "HEALTHY",
+        missing_ranks=(), verdict=Verdict.FAILED if errors else Verdict.HEALTHY,
         verdict_reason=(f"{len(errors)} error finding(s)" if errors
                         else f"no error finding in {len(names)} file(s)"),
         files_scanned=len(names), lines_scanned=lines, bytes_scanned=data)

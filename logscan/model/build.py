@@ -9,7 +9,7 @@ from collections import Counter
 from logscan.catalogue import Catalogue
 from logscan.files.discovery import LogFile
 from logscan.model.failures import process_failures
-from logscan.model.job import Job, LaunchFacts, Worker
+from logscan.model.job import Job, LaunchShape, Worker
 from logscan.rule_ids import WORKER_GROUP_RESTART
 from logscan.scan.events import EventLists, FileScan
 
@@ -130,7 +130,7 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     _set_aside_recovered_attempts(workers)
     job = Job(name=name, workers=workers, scans=scans, catalogue=catalogue, **settings)
     job.launched = [w for w in workers if w.launch is not None]
-    job.launch_facts = [LaunchFacts.of(w) for w in job.launched]
+    job.launch_shapes = [LaunchShape.of(w) for w in job.launched]
     job.nnodes = _agreed_nnodes(job.launched)
     gpu_counts = {w.launch.gpus_per_node for w in job.launched}
     job.uniform_gpus = gpu_counts.pop() if len(gpu_counts) == 1 else None

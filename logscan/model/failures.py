@@ -1,4 +1,4 @@
-"""Per-process failure facts: who failed, how, when, and whether it was only a consequence.
+"""Per-process failures: who failed, how, when, and whether it was only a consequence.
 
 A failure is a cascade when a process suffered it because another one failed first: it lost a
 peer, waited on a collective or the store until a timeout, or was SIGTERMed by torchrun or the
@@ -16,6 +16,7 @@ from logscan.diagnosis import Where
 from logscan.exit_signals import signal_name, signal_of_exit
 from logscan.scan.events import PythonException
 from logscan.model.job import Job, Worker
+from logscan.vocabulary import JobStatus, RunStage
 
 SIGTERM = -15
 SIGKILL = -9
@@ -51,7 +52,7 @@ def exit_summary(exitcode: int) -> str:
     return f"exit code {exitcode}" if number is None else f"{signal_name(number)} (exit code {exitcode})"
 
 
-class _Facts:
+class _JobLookups:
     """What the failure pass looks up for every exception, worked out once per job: the
     catalogue's signal sets (each catalogue call walks every signal)."""
 
@@ -60,12 +61,12 @@ class _Facts:
         self.causes = catalogue.signals_with_cause()
         self.cause_order = catalogue.cause_order
         self.waiting = catalogue.cascade_signals
-        self.at_init = catalogue.signals_at("init")
-        self.at_training = catalogue.signals_at("training")
+        self.at_init = catalogue.signals_at(RunStage.INIT)
+        self.at_training = catalogue.signals_at(RunStage.TRAINING)
         self.progressed = job.progressed
         # The run reached its last step (`30/30`) and the platform does not say it failed: DDP
         # steps together, so a process that died before then would have stopped every rank.
-        self.run_finished = job.job_status != "failed" and any(
+        self.run_finished = job.job_status != JobStatus.FAILED and any(
             w.progress_fraction() == 1.0 for w in job.workers)
 
     def cause(self, signals, default: str | None = "other") -> str | None:
@@ -73,7 +74,7 @@ class _Facts:
         return next((c for c in self.cause_order if c in found), default)
 
 
-class _WorkerFacts:
+class _WorkerIndex:
     """One Worker's progress lines by file and its exits' times by rank, for lookups in O(1)."""
 
     def __init__(self, worker: Worker):
@@ -89,13 +90,13 @@ class _WorkerFacts:
                 self.exit_times[e.rank] = e.time
 
 
-def _loose_cause(facts: _Facts, worker: Worker) -> str:
+def _loose_cause(lookups: _JobLookups, worker: Worker) -> str:
     """The cause class of an exit no traceback tells: what the Worker's own lines say (argparse
     rejecting an argument prints no traceback)."""
-    return facts.cause(h.rule_id for h in worker.hits)
+    return lookups.cause(h.rule_id for h in worker.hits)
 
 
-def _merge(facts: _Facts, failure: Failure, further: list[PythonException]) -> Failure:
+def _merge(lookups: _JobLookups, failure: Failure, further: list[PythonException]) -> Failure:
     """Fold the further exception lines of the same process into its failure, all at once.
 
     The last line names what finally killed the process; causes seen anywhere count.
@@ -107,25 +108,25 @@ def _merge(facts: _Facts, failure: Failure, further: list[PythonException]) -> F
         signals += (*exc.line_signals, *exc.traceback_signals)
     last = further[-1]
     summary = f"{last.exc_type}: {last.detail}" if last.detail else last.exc_type
-    return replace(failure, summary=summary, cause=facts.cause(signals, failure.cause),
+    return replace(failure, summary=summary, cause=lookups.cause(signals, failure.cause),
                    more=(*failure.more, *(exc.where for exc in further)),
                    signals=tuple(dict.fromkeys(signals)))
 
 
-def _progress_after(seen: _WorkerFacts, where: Where) -> bool:
+def _progress_after(seen: _WorkerIndex, where: Where) -> bool:
     return seen.last_progress.get(where.file, -1) > where.line
 
 
-def _after_last_progress(seen: _WorkerFacts, where: Where) -> bool:
+def _after_last_progress(seen: _WorkerIndex, where: Where) -> bool:
     """The line comes after its file's last progress line: after the run's end, not during it."""
     return seen.last_progress.get(where.file, where.line) < where.line
 
 
-def _after_progress(facts: _Facts, seen: _WorkerFacts, where: Where, signals=()) -> bool:
+def _after_progress(lookups: _JobLookups, seen: _WorkerIndex, where: Where, signals=()) -> bool:
     """Did this line come after training had started?"""
-    if facts.at_init & set(signals):
+    if lookups.at_init & set(signals):
         return False  # raised while joining the process group or building DDP
-    if facts.at_training & set(signals):
+    if lookups.at_training & set(signals):
         return True  # raised in the backward pass or an optimizer step
     first = seen.first_progress.get(where.file)
     # torchrun --tee (`[default1]:` prefixes) copies each process's stdout and stderr by
@@ -134,7 +135,7 @@ def _after_progress(facts: _Facts, seen: _WorkerFacts, where: Where, signals=())
         return first < where.line
     # DDP synchronises every step: once any rank logged progress, every process had passed
     # its first batch; a later failure elsewhere is a failure during training.
-    return facts.progressed
+    return lookups.progressed
 
 
 def _exit_rank(worker: Worker, exit_) -> int | None:
@@ -161,10 +162,10 @@ def _first_observed(worker: Worker):
 
 def process_failures(job: Job) -> list[Failure]:
     """Computed once, by build_job (`Job.failures`); rules read that."""
-    facts = _Facts(job)
+    lookups = _JobLookups(job)
     out: list[Failure] = []
     for worker in job.workers:
-        out += _worker_failures(facts, worker)
+        out += _worker_failures(lookups, worker)
     return out
 
 
@@ -175,13 +176,13 @@ def earlier_attempt_failures(job: Job, worker: Worker) -> list[Failure]:
     earlier = copy.copy(worker)
     for kind in ("hits", "exceptions", "exits"):
         setattr(earlier, kind, getattr(worker.earlier_attempts, kind))
-    return _worker_failures(_Facts(job), earlier)
+    return _worker_failures(_JobLookups(job), earlier)
 
 
-def _worker_failures(facts: _Facts, worker: Worker) -> list[Failure]:
+def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     """One Worker's failures: every cost here is linear in its events."""
-    waiting = facts.waiting
-    seen_lines = _WorkerFacts(worker)
+    waiting = lookups.waiting
+    seen_lines = _WorkerIndex(worker)
     out: list[Failure] = []
     # torchrun's "first observed failure" on this node: unprefixed tracebacks carry no rank,
     # and the first one printed is the likeliest to be that process's.
@@ -197,7 +198,7 @@ def _worker_failures(facts: _Facts, worker: Worker) -> list[Failure]:
         prefixed = exc.where.rank is not None or exc.where.local_rank is not None
         if not prefixed and not exited_badly and (
                 _progress_after(seen_lines, exc.where)
-                or facts.run_finished and not _after_last_progress(seen_lines, exc.where)):
+                or lookups.run_finished and not _after_last_progress(seen_lines, exc.where)):
             continue  # logged and survived: training went on after it
         rank = worker.global_rank(exc.where)
         signals = (*exc.line_signals, *(exc.traceback_signals if prefixed else ()))
@@ -217,12 +218,12 @@ def _worker_failures(facts: _Facts, worker: Worker) -> list[Failure]:
         index_of.setdefault(rank, len(out))
         out.append(Failure(
             worker, rank, exc.where, f"{exc.exc_type}: {exc.detail}" if exc.detail else exc.exc_type,
-            cascade, None if cascade else facts.cause((*exc.line_signals, *exc.traceback_signals)),
+            cascade, None if cascade else lookups.cause((*exc.line_signals, *exc.traceback_signals)),
             None, exc.where.time or seen_lines.exit_times.get(rank),
-            _after_progress(facts, seen_lines, exc.where, exc.traceback_signals),
+            _after_progress(lookups, seen_lines, exc.where, exc.traceback_signals),
             tuple(dict.fromkeys(signals))))
     for index, excs in further.items():
-        out[index] = _merge(facts, out[index], excs)
+        out[index] = _merge(lookups, out[index], excs)
     explained = {f.rank for f in out if f.rank is not None}
     unranked = [i for i, f in enumerate(out) if f.rank is None]
     failed_exits = list(dict.fromkeys(
@@ -254,9 +255,9 @@ def _worker_failures(facts: _Facts, worker: Worker) -> list[Failure]:
         out.append(Failure(
             worker, rank, exit_.where, exit_summary(exit_.exitcode),
             exit_.exitcode == SIGTERM or rank in waited,
-            None if exit_.exitcode < 0 else _loose_cause(facts, worker),
+            None if exit_.exitcode < 0 else _loose_cause(lookups, worker),
             exit_.exitcode,
-            exit_.time, _after_progress(facts, seen_lines, exit_.where)))
+            exit_.time, _after_progress(lookups, seen_lines, exit_.where)))
     return out
 
 
@@ -267,7 +268,7 @@ def is_stale(job: Job, worker: Worker) -> bool:
 
 def job_ended(job: Job, worker: Worker) -> bool:
     """Something says this Worker's run is over: a platform status or torchrun's summary."""
-    return job.job_status in ("succeeded", "failed") or bool(worker.exits)
+    return job.job_status in (JobStatus.SUCCEEDED, JobStatus.FAILED) or bool(worker.exits)
 
 
 def awaited_ranks(job: Job) -> set[int]:

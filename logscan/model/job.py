@@ -1,4 +1,4 @@
-"""events → per-Worker facts → the job model that rules read.
+"""events → Workers → the job model that rules read.
 
 A Worker is one launch command's log stream (rotated pieces joined), split further only when one
 file holds launch lines of several node_ranks (Workers that shared a log path).
@@ -15,6 +15,7 @@ from logscan.catalogue import Catalogue
 from logscan.scan.prefixes import clean
 from logscan.diagnosis import Where
 from logscan.scan.events import EnvPrint, EventLists, FileScan, LaunchLine, Progress
+from logscan.vocabulary import JobStatus, RunStage
 
 
 _N_OF_M = re.compile(r"(?<![\d/.:-])(\d+)\s*/\s*(\d+)(?![\d/.:-])")
@@ -152,7 +153,7 @@ class Worker(EventLists):
 
 
 @dataclass(frozen=True, slots=True)
-class LaunchFacts:
+class LaunchShape:
     """One launched Worker's node_rank and rank offset beside what its launch line says: the
     values rules compare Workers by (`Job.workers_by`)."""
 
@@ -166,7 +167,7 @@ class LaunchFacts:
     rank_offset: int | None
 
     @classmethod
-    def of(cls, worker: Worker) -> "LaunchFacts":
+    def of(cls, worker: Worker) -> "LaunchShape":
         launch = worker.launch
         return cls(worker, worker.node_rank, launch.nnodes, launch.gpus_per_node,
                    launch.total_procs, launch.master_addr, launch.master_port, worker.rank_offset)
@@ -178,11 +179,11 @@ class Job:
     workers: list[Worker]
     scans: list[FileScan]
     catalogue: Catalogue
-    job_status: str | None = None
+    job_status: JobStatus | None = None
     job_status_source: str | None = None
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     stall_after: timedelta = timedelta(minutes=30)
-    # Facts every rule may read, computed once by build_job.
+    # What every rule may read, computed once by build_job.
     launched: list[Worker] = field(default_factory=list)   # Workers that printed a launch line
     nnodes: int | None = None              # the node count most launch lines agree on
     uniform_gpus: int | None = None        # gpus_per_node, when every launch line says the same
@@ -194,21 +195,21 @@ class Job:
     every_rank_trained: bool = False
     failures: list = field(default_factory=list)  # per-process failures (logscan.model.failures)
     _failures_by_worker: dict = field(default_factory=dict, repr=False)
-    launch_facts: list[LaunchFacts] = field(default_factory=list)  # one per `launched` Worker
+    launch_shapes: list[LaunchShape] = field(default_factory=list)  # one per `launched` Worker
 
     def failures_of(self, worker: Worker) -> list:
         """The failures of one Worker's processes, in `failures` order."""
         return self._failures_by_worker.get(id(worker), [])
 
-    def stage_of(self, worker: Worker) -> str:
+    def stage_of(self, worker: Worker) -> RunStage:
         """Where a Worker stopped: launch → rendezvous → init (processes spawned) → training."""
         if not worker.ran_torchrun:
-            return "launch"
+            return RunStage.LAUNCH
         if not worker.started_processes:
-            return "rendezvous"
+            return RunStage.RENDEZVOUS
         if not self.reached_first_batch(worker):
-            return "init"
-        return "training"
+            return RunStage.INIT
+        return RunStage.TRAINING
 
     def reached_first_batch(self, worker: Worker) -> bool:
         # Ranks usually log progress on rank 0 only; DDP synchronises every step, so progress
@@ -216,15 +217,15 @@ class Job:
         return bool(worker.progress) or (self.progressed and worker.started_processes)
 
     def workers_by(self, *fields: str) -> dict:
-        """Launched Workers grouped by some LaunchFacts fields, in the order each value first
+        """Launched Workers grouped by some LaunchShape fields, in the order each value first
         appears (Workers lacking one of the values are left out): one field's value is the key,
         several fields' values make a tuple."""
         groups: dict = {}
-        for facts in self.launch_facts:
-            values = tuple(getattr(facts, name) for name in fields)
+        for shape in self.launch_shapes:
+            values = tuple(getattr(shape, name) for name in fields)
             if any(value is None for value in values):
                 continue
-            groups.setdefault(values if len(fields) > 1 else values[0], []).append(facts.worker)
+            groups.setdefault(values if len(fields) > 1 else values[0], []).append(shape.worker)
         return groups
 
     def home_node(self, env: EnvPrint) -> int | None:

@@ -12,9 +12,10 @@ from __future__ import annotations
 from logscan.diagnosis import Diagnosis, Finding, place_label
 from logscan.render.inert import inert, no_workflow_commands
 from logscan.render.order import is_root, location, ordered, verdict_fails
+from logscan.vocabulary import Severity, Verdict
 
 MAX_PER_LEVEL = 10
-COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
+COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
 def escape_data(text: str) -> str:
@@ -48,8 +49,8 @@ def _title(d: Diagnosis, f: Finding) -> str:
 def render_github(d: Diagnosis, **_) -> str:
     out, left = [], {"error": MAX_PER_LEVEL, "warning": MAX_PER_LEVEL, "notice": MAX_PER_LEVEL}
     hidden = 0
-    if d.verdict == "INCONCLUSIVE" or (verdict_fails(d) and not any(
-            f.severity == "error" for f in d.findings)):
+    if d.verdict == Verdict.INCONCLUSIVE or (verdict_fails(d) and not any(
+            f.severity == Severity.ERROR for f in d.findings)):
         out.append(command("error", d.summary(), title=f"logscan: {d.verdict}"))
         left["error"] -= 1
     for f in ordered(d):

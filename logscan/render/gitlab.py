@@ -9,14 +9,15 @@ import os
 from logscan.diagnosis import Diagnosis, place_label
 from logscan.diagnose.fingerprint import fingerprint
 from logscan.render.order import is_root, location, ordered, verdict_fails
+from logscan.vocabulary import Severity
 
 # Code Quality severities: info, minor, major, critical, blocker.
 def _severity(d: Diagnosis, f) -> str:
-    if f.severity == "error":
+    if f.severity == Severity.ERROR:
         if is_root(d, f):
             return "blocker"
         return "major" if (f.cascade or f.caused_by) else "critical"
-    return "minor" if f.severity == "warning" else "info"
+    return "minor" if f.severity == Severity.WARNING else "info"
 
 
 def _relative(path: str, project_dir: str | None) -> str:
@@ -32,7 +33,7 @@ def _relative(path: str, project_dir: str | None) -> str:
 
 def render_gitlab(d: Diagnosis, project_dir: str | None = None, **_) -> str:
     issues = []
-    if verdict_fails(d) and not any(f.severity == "error" for f in d.findings):
+    if verdict_fails(d) and not any(f.severity == Severity.ERROR for f in d.findings):
         path = d.workers[0].files[0] if d.workers and d.workers[0].files else d.job
         issues.append({
             "type": "issue", "check_name": "logscan-verdict", "description": d.summary(),

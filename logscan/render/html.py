@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from html import escape
 
-from logscan.diagnosis import STAGES, Diagnosis, Finding, number_ranges, place_label
+from logscan.diagnosis import Diagnosis, Finding, number_ranges, place_label
 from logscan.render.inert import inert
 from logscan.render.order import stuck_lines
-from logscan.render.timeline import LEGEND, SYMBOLS, Layout, Row, layout
+from logscan.render.timeline import LEGEND, SYMBOLS, TRAINED, Layout, Row, layout
+from logscan.vocabulary import TIMELINE, MarkStage, TimeAxis
 
 CSS = """
 :root { --bad: #b3261e; --good: #1b6e20; --warn: #8a5a00; --muted: #5f6368; --line: #dadce0; }
@@ -96,15 +97,15 @@ def _header(d: Diagnosis, ids: dict[str, str]) -> str:
     out = [f'<h1><span class="verdict {_e(d.verdict)}">{_e(d.verdict)}</span> {_e(d.job)}</h1>']
     if root is None:  # else the root cause's card below says it
         out.append(f'<p class="summary">{_e(d.summary())}</p>')
-    facts = [f"verdict: {d.verdict_reason}"] if d.verdict_reason else []
+    notes = [f"verdict: {d.verdict_reason}"] if d.verdict_reason else []
     if d.job_status:
-        facts.append(f"platform job status: {d.job_status}")
+        notes.append(f"platform job status: {d.job_status}")
     if d.config_file:
-        facts.append(f"settings from {d.config_file}")
+        notes.append(f"settings from {d.config_file}")
     if d.first_failure is not None:
-        facts.append("first failure:" + place_label(d.first_failure.node_rank, d.first_failure.rank))
-    if facts:
-        out.append(f'<p class="facts">{_e(" · ".join(facts))}</p>')
+        notes.append("first failure:" + place_label(d.first_failure.node_rank, d.first_failure.rank))
+    if notes:
+        out.append(f'<p class="facts">{_e(" · ".join(notes))}</p>')
     if root is not None:
         out.append('<section id="root-cause"><h2>Root cause</h2>')
         out.append(_card(root, d, ids, heading="root cause"))
@@ -141,7 +142,7 @@ def _marks(row: Row) -> str:
         return ""
     xs = sorted(p.x for p in row.marks)
     out = [f'<div class="span" style="left:{xs[0] * 100:.2f}%;width:{(xs[-1] - xs[0]) * 100:.2f}%"></div>']
-    trained = sorted(p.x for p in row.marks if p.mark.stage in ("first batch", "last progress"))
+    trained = sorted(p.x for p in row.marks if p.mark.stage in TRAINED)
     if trained:
         out.append(f'<div class="train" style="left:{trained[0] * 100:.2f}%;'
                    f'width:{max(0.5, (trained[-1] - trained[0]) * 100):.2f}%"></div>')
@@ -150,7 +151,7 @@ def _marks(row: Row) -> str:
         when = f" at {m.time}" if m.time else ""
         title = f"{m.stage}{when}: {m.file}:{m.line}\n{m.text.strip()}"
         stage = m.stage.replace(" ", "-")
-        symbol = "" if m.stage == "end" else SYMBOLS.get(m.stage, "?")
+        symbol = "" if m.stage == MarkStage.END else SYMBOLS.get(m.stage, "?")
         out.append(f'<span class="mark {stage}" style="left:{p.x * 100:.2f}%" title="{_e(title)}">'
                    f"{_e(symbol)}</span>")
     return "".join(out)
@@ -180,14 +181,14 @@ def _row(row: Row, ids: dict[str, str], d: Diagnosis, rank: bool = False) -> str
 
 
 def _axis(lay: Layout) -> str:
-    if lay.axis == "time":
+    if lay.axis == TimeAxis.TIME:
         ticks = (f'<span class="first" style="left:0%">{_e(lay.start[11:19])}</span>'
                  f'<span class="last" style="left:100%">{_e(lay.end[11:19])}</span>')
     else:
-        last = len(STAGES) - 1
+        last = len(TIMELINE) - 1
         ticks = "".join(
             f'<span class="{"first" if i == 0 else "last" if i == last else ""}" '
-            f'style="left:{i / last * 100:.2f}%">{_e(LEGEND[s])}</span>' for i, s in enumerate(STAGES))
+            f'style="left:{i / last * 100:.2f}%">{_e(LEGEND[s])}</span>' for i, s in enumerate(TIMELINE))
     return f'<div class="axis"><span>Worker</span><div class="ticks">{ticks}</div><span>where it stopped</span></div>'
 
 
@@ -215,8 +216,8 @@ def _timeline(d: Diagnosis, ids: dict[str, str]) -> str:
                 out.append('<div class="tl-row rank"><span class="label">no rank printed its env line</span></div>')
             out.append("</details>")
         i += 1
-    legend = "".join(f'<span class="mark {s.replace(" ", "-")}">{"" if s == "end" else _e(SYMBOLS[s])}</span>'
-                     f"{_e(s)}" for s in STAGES)
+    legend = "".join(f'<span class="mark {s.replace(" ", "-")}">{"" if s == MarkStage.END else _e(SYMBOLS[s])}'
+                     f"</span>{_e(s)}" for s in TIMELINE)
     out += ["</div>", f'<div class="legend">{legend}<span style="margin-left:10px">green bar: training</span></div>',
             "</section>"]
     return "\n".join(out)

@@ -21,8 +21,9 @@ from rich.text import Text
 from logscan.diagnosis import Diagnosis, Finding, Mark, number_ranges, place_label
 from logscan.render.inert import inert, no_workflow_commands
 from logscan.render.order import stuck_lines
+from logscan.vocabulary import Severity, Verdict
 
-SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 # A directory of 100,000 stray logs must not make a 100,000-row report: past these, the human
 # report says how many it left out (JSON keeps everything).
 MAX_TABLE_ROWS = 64
@@ -231,19 +232,19 @@ def render_human(d: Diagnosis, color: bool = False, width: int | None = None,
                       width=width if wrap else 10_000, highlight=False, emoji=False,
                       markup=False, soft_wrap=not wrap)
     r = _Report(console, wrap)
-    style = "bold green" if d.healthy else ("bold yellow" if d.verdict == "RUNNING" else "bold red")
+    style = "bold green" if d.healthy else ("bold yellow" if d.verdict == Verdict.RUNNING else "bold red")
     r.line(Text(inert(d.summary()), style=style))
-    facts = []
+    notes = []
     if d.job_status:
-        facts.append(f"platform job status: {inert(d.job_status)}")
+        notes.append(f"platform job status: {inert(d.job_status)}")
     if d.config_file:
-        facts.append(f"settings from {inert(d.config_file)}")
+        notes.append(f"settings from {inert(d.config_file)}")
     if d.first_failure is not None and (d.first_failure.node_rank is not None
                                         or d.first_failure.rank is not None):
-        facts.append("first failure:" + place_label(d.first_failure.node_rank,
+        notes.append("first failure:" + place_label(d.first_failure.node_rank,
                                                     d.first_failure.rank).strip(" ()").join(" ."))
-    if facts:
-        r.line(Text("; ".join(facts).rstrip(".")))
+    if notes:
+        r.line(Text("; ".join(notes).rstrip(".")))
 
     report = _Findings(r, d, verbose)
     root = next((f for f in d.findings if f.key == d.root_key), None)

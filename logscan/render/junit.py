@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 
 from logscan.diagnosis import Diagnosis, Finding
 from logscan.render.order import place_of, rules_of, verdict_fails
+from logscan.vocabulary import Severity
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -61,13 +62,13 @@ def render_junit(d: Diagnosis, catalogue=None, checked=None, **_) -> str:
                 ET.SubElement(case, "system-out").text = xml_text(d.summary())
             continue
         found = by_case.get((rule_id, place), [])
-        errors = [f for f in found if f.severity == "error"]
+        errors = [f for f in found if f.severity == Severity.ERROR]
         if errors:
             failures += 1
             failure = ET.SubElement(case, "failure", type=errors[0].severity,
                                     message=xml_text(errors[0].message))
             failure.text = xml_text("\n\n".join(_detail(f) for f in errors))
-        others = [f for f in found if f.severity != "error"]
+        others = [f for f in found if f.severity != Severity.ERROR]
         if others:
             ET.SubElement(case, "system-out").text = xml_text(
                 "\n\n".join(f"{f.severity}: {_detail(f)}" for f in others))

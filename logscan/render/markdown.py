@@ -12,6 +12,7 @@ import re
 from logscan.diagnosis import Diagnosis, Finding, number_ranges, place_label
 from logscan.render.inert import inert, no_workflow_commands
 from logscan.render.order import is_root, ordered
+from logscan.vocabulary import Severity, Verdict
 
 MAX_TABLE_ROWS = 64
 _MARKDOWN = re.compile(r"([\\`*_\[\]|~])")
@@ -30,7 +31,7 @@ def _fence(lines: list[str]) -> list[str]:
 
 
 def _finding(d: Diagnosis, f: Finding) -> list[str]:
-    icon = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}[f.severity]
+    icon = {Severity.ERROR: "❌", Severity.WARNING: "⚠️", Severity.INFO: "ℹ️"}[f.severity]
     lead = "**root cause** " if is_root(d, f) else ("↳ " if f.caused_by else "")
     head = (f"- {icon} {lead}`{f.rule}`{md_inline(place_label(f.node_rank, f.rank))}"
             + (f" \\[cause: {md_inline(f.cause)}\\]" if f.cause else "") + f": {md_inline(f.message)}")
@@ -43,7 +44,7 @@ def _finding(d: Diagnosis, f: Finding) -> list[str]:
 
 
 def render_markdown(d: Diagnosis, **_) -> str:
-    mark = {"HEALTHY": "✅", "RUNNING": "⏳"}.get(d.verdict, "❌")
+    mark = {Verdict.HEALTHY: "✅", Verdict.RUNNING: "⏳"}.get(d.verdict, "❌")
     out = [f"## {mark} logscan: {md_inline(d.summary())}", ""]
     if d.verdict_reason:
         out += [f"*why:* {md_inline(d.verdict_reason)}", ""]

@@ -5,9 +5,10 @@ Diagnosis and the catalogue only."""
 from __future__ import annotations
 
 from logscan.diagnosis import Diagnosis, Finding, Mark
+from logscan.vocabulary import Severity, Verdict
 
 # A finding's severity as a level name in CI formats (SARIF, GitHub): error, warning, note.
-LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
 def is_root(d: Diagnosis, f: Finding) -> bool:
@@ -22,9 +23,9 @@ def ordered(d: Diagnosis) -> list[Finding]:
     def rank(f: Finding):
         if is_root(d, f):
             return 0
-        if f.severity == "error":
+        if f.severity == Severity.ERROR:
             return 2 if (f.cascade or f.caused_by) else 1
-        return 3 if f.severity == "warning" else 4
+        return 3 if f.severity == Severity.WARNING else 4
     return sorted(d.findings, key=lambda f: (rank(f), f.sort_key))
 
 
@@ -72,7 +73,7 @@ def stuck_lines(d: Diagnosis) -> list[tuple[str, Mark, str | None]]:
 
 
 def verdict_fails(d: Diagnosis) -> bool:
-    return d.verdict in ("FAILED", "INCONCLUSIVE")
+    return d.verdict in (Verdict.FAILED, Verdict.INCONCLUSIVE)
 
 
 def rules_of(d: Diagnosis, catalogue, checked) -> list:

@@ -35,8 +35,8 @@ def _rule(rule_id: str, rule) -> dict:
         "help": {"text": f"{docs.get('fix', '')}\n\nHint: {rule.hint}".strip(),
                  "markdown": f"**Why it matters.** {docs.get('why', '')}\n\n"
                              f"**How to fix.** {docs.get('fix', '')}\n\n**Hint.** {rule.hint}"},
-        "defaultConfiguration": {"level": LEVELS.get(str(rule.severity), "warning")},
-        "properties": {"stage": str(rule.stage), "role": rule.role, "kind": rule.kind},
+        "defaultConfiguration": {"level": LEVELS[rule.severity]},
+        "properties": {"stage": rule.stage, "role": rule.role, "kind": rule.kind},
     })
     if rule.references:
         entry["helpUri"] = str(rule.references[0])

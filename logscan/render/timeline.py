@@ -2,7 +2,7 @@
 
 `layout()` places every stage mark of a Diagnosis on one axis from 0 to 1, shared by the terminal
 (`--timeline`, drawn with rich) and the HTML report. The axis is the clock when every Worker's
-lines carry times (`Diagnosis.time_axis == "time"`); otherwise the stages are drawn in their order
+lines carry times (`Diagnosis.time_axis` is TIME); otherwise the stages are drawn in their order
 (one column per stage), and Workers are not placed against each other in time.
 """
 
@@ -14,17 +14,22 @@ from datetime import datetime
 from rich.table import Table
 from rich.text import Text
 
-from logscan.diagnosis import STAGES, Diagnosis, Mark, ProcessSummary, WorkerSummary
+from logscan.diagnosis import Diagnosis, Mark, ProcessSummary, WorkerSummary
 from logscan.render.inert import inert
+from logscan.vocabulary import TIMELINE, MarkStage, RunStage, TimeAxis
 
-SYMBOLS = {"launched": "L", "torchrun started": "T", "env printed": "E", "first batch": "B",
-           "last progress": "P", "failure": "X", "end": "|"}
-LEGEND = {"launched": "launched", "torchrun started": "torchrun", "env printed": "env",
-          "first batch": "1st batch", "last progress": "last progress", "failure": "failure",
-          "end": "end"}
+SYMBOLS = {MarkStage.LAUNCHED: "L", MarkStage.TORCHRUN_STARTED: "T", MarkStage.ENV_PRINTED: "E",
+           MarkStage.FIRST_BATCH: "B", MarkStage.LAST_PROGRESS: "P", MarkStage.FAILURE: "X",
+           MarkStage.END: "|"}
+LEGEND = {MarkStage.LAUNCHED: "launched", MarkStage.TORCHRUN_STARTED: "torchrun",
+          MarkStage.ENV_PRINTED: "env", MarkStage.FIRST_BATCH: "1st batch",
+          MarkStage.LAST_PROGRESS: "last progress", MarkStage.FAILURE: "failure", MarkStage.END: "end"}
 # Drawn over each other, the more telling mark wins a shared cell.
-WEIGHT = {stage: i for i, stage in enumerate(("end", "launched", "torchrun started", "env printed",
-                                              "last progress", "first batch", "failure"))}
+WEIGHT = {stage: i for i, stage in enumerate((
+    MarkStage.END, MarkStage.LAUNCHED, MarkStage.TORCHRUN_STARTED, MarkStage.ENV_PRINTED,
+    MarkStage.LAST_PROGRESS, MarkStage.FIRST_BATCH, MarkStage.FAILURE))}
+# The marks a process trained between: the stretch drawn as training.
+TRAINED = (MarkStage.FIRST_BATCH, MarkStage.LAST_PROGRESS)
 
 
 @dataclass(frozen=True)
@@ -47,13 +52,13 @@ class Row:
 
 @dataclass(frozen=True)
 class Layout:
-    axis: str            # "time" or "order"
+    axis: TimeAxis
     start: str | None    # ISO times of the axis ends (time axis only)
     end: str | None
     rows: tuple[Row, ...]
 
     def describe(self) -> str:
-        if self.axis == "time":
+        if self.axis == TimeAxis.TIME:
             seconds = (_when(self.end) - _when(self.start)).total_seconds()
             return (f"on the clock: {_clock(self.start)} to {_clock(self.end)} "
                     f"({_duration(seconds)}), from the times the lines carry")
@@ -78,8 +83,8 @@ def _duration(seconds: float) -> str:
 
 
 def _placed_by_order(marks) -> tuple[Placed, ...]:
-    last = len(STAGES) - 1
-    return tuple(Placed(m, STAGES.index(m.stage) / last) for m in marks if m.stage in STAGES)
+    last = len(TIMELINE) - 1
+    return tuple(Placed(m, TIMELINE.index(m.stage) / last) for m in marks if m.stage in TIMELINE)
 
 
 def _placed_by_time(marks, start: datetime, span: float) -> tuple[Placed, ...]:
@@ -99,12 +104,12 @@ def layout(d: Diagnosis, ranks: bool = True) -> Layout:
     """Rows in Worker order, each Worker followed by its ranks (when `ranks`), and a row for
     every node_rank that has no log."""
     times = [_when(m.time) for w in d.workers for m in w.stages if m.time]
-    axis = d.time_axis if times else "order"
-    start = min(times) if axis == "time" else None
-    span = max(1e-9, (max(times) - start).total_seconds()) if axis == "time" else 1.0
+    axis = d.time_axis if times else TimeAxis.ORDER
+    start = min(times) if axis == TimeAxis.TIME else None
+    span = max(1e-9, (max(times) - start).total_seconds()) if axis == TimeAxis.TIME else 1.0
 
     def place(marks):
-        return _placed_by_time(marks, start, span) if axis == "time" else _placed_by_order(marks)
+        return _placed_by_time(marks, start, span) if axis == TimeAxis.TIME else _placed_by_order(marks)
 
     first = d.first_failure
     rows = []
@@ -121,7 +126,7 @@ def layout(d: Diagnosis, ranks: bool = True) -> Layout:
         # nothing of its own (it died before its env line).
         named = [place.rank for place, on in ((d.root_cause, root), (first, at_first))
                  if on and place is not None and place.rank is not None and place.rank not in seen]
-        here += [ProcessSummary(rank, w.node_rank, None, None, "init", None, False)
+        here += [ProcessSummary(rank, w.node_rank, None, None, RunStage.INIT, None, False)
                  for rank in dict.fromkeys(named)]
         for p in here:
             first_here = at_first and first.rank == p.rank
@@ -135,7 +140,7 @@ def layout(d: Diagnosis, ranks: bool = True) -> Layout:
         rows.append(Row(f"node {node}", node, (), root_cause=root,
                         status="no log" + (f", root cause: {d.root_cause.rule}" if root else "")))
     return Layout(axis, start.isoformat() if start else None,
-                  max(times).isoformat() if axis == "time" else None, tuple(rows))
+                  max(times).isoformat() if axis == TimeAxis.TIME else None, tuple(rows))
 
 
 def _status(d: Diagnosis, w: WorkerSummary, root: bool, first: bool) -> str:
@@ -164,7 +169,7 @@ def _bar(row: Row, width: int) -> Text:
     xs = sorted(row.marks, key=lambda p: p.x)
     if xs:
         lo, hi = round(xs[0].x * (width - 1)), round(xs[-1].x * (width - 1))
-        trained = [p for p in xs if p.mark.stage in ("first batch", "last progress")]
+        trained = [p for p in xs if p.mark.stage in TRAINED]
         t_lo = round(trained[0].x * (width - 1)) if trained else None
         t_hi = round(trained[-1].x * (width - 1)) if trained else None
         for i in range(lo, hi + 1):
@@ -177,7 +182,7 @@ def _bar(row: Row, width: int) -> Text:
         if weight >= weights[i]:
             weights[i] = weight
             cells[i] = SYMBOLS.get(p.mark.stage, "?")
-            styles[i] = "bold red" if p.mark.stage == "failure" else "bold"
+            styles[i] = "bold red" if p.mark.stage == MarkStage.FAILURE else "bold"
     text = Text()
     for cell, style in zip(cells, styles):
         text.append(cell, style=style or None)

@@ -34,7 +34,7 @@ class ScanPool:
         self.scanner = Scanner(catalogue, settings.progress_patterns)
         self.settings = settings
         # More processes than cores this process may use only compete for them.
-        self.workers = min(settings.jobs, usable_cores()) if settings.jobs else usable_cores()
+        self.workers = min(settings.processes, usable_cores()) if settings.processes else usable_cores()
         self._executor = None
 
     def submit(self, path: str, start: int, end: int | None):

@@ -9,7 +9,7 @@ import time
 import urllib.error
 import urllib.request
 
-from logscan.sweep.changes import FAILED_CHANGES
+from logscan.sweep.changes import FAILED_CHANGES, Change
 
 TIMEOUT = 5.0          # seconds for one request
 ATTEMPTS = 3
@@ -18,8 +18,8 @@ DEADLINE = 15.0        # seconds for every alert of one sweep together
 
 
 def alert_text(change: dict) -> str:
-    label = {"failed": "new failure", "hung": "job hung",
-             "root-cause-changed": "root cause changed"}.get(change["change"], change["change"])
+    label = {Change.FAILED: "new failure", Change.HUNG: "job hung",
+             Change.ROOT_CAUSE_CHANGED: "root cause changed"}.get(change["change"], change["change"])
     return f"logscan: {label}: {change['summary']}"
 
 

@@ -4,9 +4,24 @@ numbers moving; Finding.key (rule@place@file:line) does not."""
 
 from __future__ import annotations
 
-from logscan.diagnose.fingerprint import fingerprint
+from enum import StrEnum
 
-FAILED_CHANGES = ("failed", "hung", "root-cause-changed")
+from logscan.diagnose.fingerprint import fingerprint
+from logscan.vocabulary import Severity, Verdict
+
+
+class Change(StrEnum):
+    """What changed in a job since the last sweep, as the listing and the alerts say it."""
+
+    FAILED = "failed"
+    HUNG = "hung"
+    ROOT_CAUSE_CHANGED = "root-cause-changed"
+    RECOVERED = "recovered"
+    FINISHED = "finished"
+
+
+# The changes an alert is sent for.
+FAILED_CHANGES = (Change.FAILED, Change.HUNG, Change.ROOT_CAUSE_CHANGED)
 
 
 def root_finding(diagnosis):
@@ -17,29 +32,29 @@ def root_finding(diagnosis):
 
 
 def root_fingerprint(diagnosis) -> str | None:
-    if diagnosis.verdict != "FAILED":
+    if diagnosis.verdict != Verdict.FAILED:
         return None
     finding = root_finding(diagnosis)
     if finding is not None:
         return fingerprint(finding)
-    errors = [f for f in diagnosis.findings if f.severity == "error"]
+    errors = [f for f in diagnosis.findings if f.severity == Severity.ERROR]
     return fingerprint(errors[0]) if errors else "failed"
 
 
 def change_of(previous_verdict: str | None, previous_fingerprint: str | None, diagnosis,
-              alerted: bool) -> str | None:
-    """The change to report (one of FAILED_CHANGES, "recovered", "finished"), or None.
+              alerted: bool) -> Change | None:
+    """The change to report, or None.
     `alerted`: this failure's fingerprint was told before."""
     verdict = diagnosis.verdict
-    if verdict == "FAILED":
+    if verdict == Verdict.FAILED:
         if alerted:
             return None
-        if previous_verdict == "FAILED" and previous_fingerprint is not None:
-            return "root-cause-changed"
+        if previous_verdict == Verdict.FAILED and previous_fingerprint is not None:
+            return Change.ROOT_CAUSE_CHANGED
         root = diagnosis.root_cause
-        return "hung" if root is not None and root.rule.startswith("hang-") else "failed"
-    if previous_verdict == "FAILED" and verdict in ("HEALTHY", "RUNNING"):
-        return "recovered"
-    if verdict == "HEALTHY" and previous_verdict in ("RUNNING", "INCONCLUSIVE"):
-        return "finished"
+        return Change.HUNG if root is not None and root.rule.startswith("hang-") else Change.FAILED
+    if previous_verdict == Verdict.FAILED and verdict in (Verdict.HEALTHY, Verdict.RUNNING):
+        return Change.RECOVERED
+    if verdict == Verdict.HEALTHY and previous_verdict in (Verdict.RUNNING, Verdict.INCONCLUSIVE):
+        return Change.FINISHED
     return None

@@ -84,14 +84,14 @@ class Sweep:
         now = settings.now or datetime.now(timezone.utc)
         report = SweepReport(started=time.time())
         sweep_id = db.execute("INSERT INTO sweeps (started) VALUES (?)", (report.started,)).lastrowid
-        facts_code, diagnosis_code = st.code_fingerprint(
+        reading_code, diagnosis_code = st.code_fingerprint(
             [r.source for r in (*self.catalogue.rules.values(), *self.catalogue.signals.values())],
             extra=repr((settings.progress_patterns,)))
         diagnosis_code += ":" + _settings_key(settings)
-        if st.get_meta(db, "facts_code") != facts_code:
+        if st.get_meta(db, "reading_code") != reading_code:
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM files")  # surveys made by other code or rules: read again
-            st.set_meta(db, "facts_code", facts_code)
+            st.set_meta(db, "reading_code", reading_code)
             db.execute("COMMIT")
 
         jobs = find_jobs(self.dirs, self.shard)
@@ -148,14 +148,14 @@ class Sweep:
 
     def _old_records(self, key: str) -> dict[str, FileRecord]:
         rows = self.db.execute(
-            "SELECT path, job, dev, ino, size, mtime_ns, kind, compressed, committed, edge, facts "
+            "SELECT path, job, dev, ino, size, mtime_ns, kind, compressed, committed, edge, surveys "
             "FROM files WHERE job = ?", (key,))
         return {r[0]: FileRecord(*r[:7], bool(r[7]), *r[8:]) for r in rows}
 
     def _refresh(self, stale: list[JobDir], known_jobs, now):
         tasks = [(job, self._old_records(job.job), *(known_jobs[job.job][5:7] if job.job in known_jobs
                                                       else (None, None))) for job in stale]
-        workers = self.settings.jobs or _usable_cores()
+        workers = self.settings.processes or _usable_cores()
         if len(tasks) < FAN_OUT_MIN_JOBS or workers < 2:
             for job, old, sig, status in tasks:
                 reader = FileReader(self.pool.scanner if self.pool else _scanner(self.catalogue, self.settings),
@@ -172,9 +172,9 @@ class Sweep:
         db.execute("DELETE FROM files WHERE job = ?", (job.job,))
         db.executemany(
             "INSERT OR REPLACE INTO files (path, job, dev, ino, size, mtime_ns, kind, compressed, "
-            "committed, edge, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "committed, edge, surveys) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(r.path, r.job, r.dev, r.ino, r.size, r.mtime_ns, r.kind, int(r.compressed),
-              r.committed, r.edge, r.facts) for r in result.records])
+              r.committed, r.edge, r.surveys) for r in result.records])
         diagnosis = result.diagnosis
         if diagnosis is None:
             db.execute("DELETE FROM jobs WHERE job = ?", (job.job,))

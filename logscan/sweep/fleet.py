@@ -34,6 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from logscan.errors import InputError
+from logscan.vocabulary import Verdict
 
 COLUMNS = ("job_id", "job_path", "group", "verdict", "root_cause_rule", "root_cause_node_rank",
            "root_cause_rank", "root_cause_message", "summary", "workers", "findings", "rules",
@@ -119,7 +120,7 @@ def summarize(rows: list[dict]) -> dict:
         return {"jobs": 0, "by_verdict": {}, "by_root_cause": {}, "top_rules": {}, "by_day": {},
                 "by_group": {}}
     by_verdict = table["verdict"].value_counts().sort_index()
-    failed = table[table["verdict"] == "FAILED"]
+    failed = table[table["verdict"] == Verdict.FAILED]
     by_root = failed["root_cause_rule"].fillna("(none)").value_counts()
     rules = table["rules"].fillna("").str.split(",").explode()
     top_rules = rules[rules != ""].value_counts().head(10)

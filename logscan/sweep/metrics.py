@@ -8,7 +8,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from logscan.diagnose.verdict import VERDICTS
+from logscan.vocabulary import Verdict
 
 PREFIX = "logscan_sweep"
 
@@ -38,7 +38,7 @@ def render(jobs: list[dict], stats: dict, shard: str | None = None) -> str:
         for labels, value in samples:
             lines.append(f"{PREFIX}_{name}{_labels({**base, **labels})} {_number(value)}")
 
-    verdicts = {v: 0 for v in VERDICTS}
+    verdicts = {v: 0 for v in Verdict}
     rules: dict[str, int] = {}
     roots: dict[str, int] = {}
     for job in jobs:

@@ -27,6 +27,7 @@ from logscan.files.discovery import (SNIFF_BYTES, Discovery, LogFile, copy_local
 from logscan.files.reader import open_regular
 from logscan.scan.scanner import Survey
 from logscan.sweep.tree import FileStat, JobDir
+from logscan.vocabulary import JobStatus
 
 EDGE_BYTES = 64       # bytes before the read position kept to tell growth from a rewrite
 LOG, SKIP, EMPTY = "log", "skip", "empty"
@@ -46,7 +47,7 @@ class FileRecord:
     compressed: bool = False
     committed: int = 0            # bytes read, up to a line start
     edge: bytes | None = None
-    facts: bytes | None = None    # zlib(pickle((committed survey, surveys of the unfinished line)))
+    surveys: bytes | None = None  # zlib(pickle((committed survey, surveys of the unfinished line)))
 
     @property
     def identity(self) -> tuple[int, int, int, int]:
@@ -194,10 +195,10 @@ class FileReader:
         record = FileRecord(now.path, job, now.dev, now.ino, now.size, now.mtime_ns, SKIP)
         if old is not None and old.identity == now.identity:
             record.kind, record.compressed = old.kind, old.compressed
-            record.committed, record.edge, record.facts = old.committed, old.edge, old.facts
-            return record, _present(unpack(old.facts) if old.facts else ())
+            record.committed, record.edge, record.surveys = old.committed, old.edge, old.surveys
+            return record, _present(unpack(old.surveys) if old.surveys else ())
         committed, start, content = None, 0, None
-        resume = (old is not None and old.kind == LOG and not old.compressed and old.facts
+        resume = (old is not None and old.kind == LOG and not old.compressed and old.surveys
                   and (old.dev, old.ino) == (now.dev, now.ino) and now.size >= old.committed
                   and can_concat())
         if resume:
@@ -206,7 +207,7 @@ class FileReader:
             except OSError:
                 resume = False
         if resume:
-            committed, start = unpack(old.facts)[0], old.committed
+            committed, start = unpack(old.surveys)[0], old.committed
             record.kind = LOG
         else:
             try:
@@ -217,7 +218,7 @@ class FileReader:
                 return record, ()
             if record.compressed:  # a compressed stream cannot be resumed: read whole
                 found = self.survey(now.path)
-                record.committed, record.facts = now.size, pack((found, None))
+                record.committed, record.surveys = now.size, pack((found, None))
                 return record, (found,)
         mtime = now.mtime
         try:
@@ -240,7 +241,7 @@ class FileReader:
         if piece is not None:
             committed = piece if committed is None else concat(committed, piece)
         record.committed, record.edge = cut, edge
-        record.facts = pack((committed, tail))
+        record.surveys = pack((committed, tail))
         return record, _present((committed, tail))
 
 
@@ -308,7 +309,7 @@ def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalog
     status, source = platform, (job.status_files[0].path if platform else None)
     if status is None and now.timestamp() - newest <= settings.stall_after.total_seconds():
         # No word from the platform, and a log moved lately: the job is live.
-        status, source = "running", "a log written less than --stall-after ago"
+        status, source = JobStatus.RUNNING, "a log written less than --stall-after ago"
     from logscan.diagnose.pipeline import diagnose_scans  # the job model and rules: only when needed
 
     diagnosis = diagnose_scans(job.shown, found, scans, catalogue, settings, status, source, now)

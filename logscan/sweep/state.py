@@ -18,11 +18,16 @@ from pathlib import Path
 
 from logscan.errors import InputError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # schema version → the statements that bring a state of that version to the next one. Version 2
 # moved the reading code into packages: surveys pickled under version 1 name classes that no longer
 # exist there, so their files are read again; jobs, alerts already sent and the outbox are kept.
-MIGRATIONS = {1: "DELETE FROM files; DELETE FROM meta WHERE key = 'facts_code';"}
+# Version 3 names the files' surveys and the reading code's fingerprint for what they are.
+MIGRATIONS = {
+    1: "DELETE FROM files; DELETE FROM meta WHERE key = 'facts_code';",
+    2: "ALTER TABLE files RENAME COLUMN facts TO surveys; "
+       "UPDATE meta SET key = 'reading_code' WHERE key = 'facts_code';",
+}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -36,7 +41,7 @@ CREATE TABLE IF NOT EXISTS files (
     compressed INTEGER NOT NULL DEFAULT 0,
     committed INTEGER NOT NULL DEFAULT 0,
     edge BLOB,                        -- the bytes just before `committed`: grown, not rewritten
-    facts BLOB
+    surveys BLOB
 );
 CREATE INDEX IF NOT EXISTS files_job ON files (job);
 CREATE TABLE IF NOT EXISTS jobs (
@@ -168,25 +173,25 @@ def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
 
 
 def code_fingerprint(catalogue_sources: list[str], extra: str = "") -> tuple[str, str]:
-    """(facts, diagnosis) fingerprints. Stored surveys are kept only while the reading code and
-    the rules that choose lines are the same; stored diagnoses only while all of logscan, the
-    rules and the settings are."""
+    """(reading code, diagnosis) fingerprints. Stored surveys are kept only while the reading
+    code and the rules that choose lines are the same; stored diagnoses only while all of logscan,
+    the rules and the settings are."""
     package = Path(__file__).resolve().parent.parent
     # Everything that turns bytes into a Survey: the files and scan stages, and the catalogue.
-    reading = sorted([*(package / "files").glob("*.py"), *(package / "scan").glob("*.py"),
-                      package / "catalogue.py"])
-    facts = hashlib.sha256()
-    for path in reading:
-        facts.update(path.relative_to(package).as_posix().encode())
-        facts.update(_read(path))
+    reading_files = sorted([*(package / "files").glob("*.py"), *(package / "scan").glob("*.py"),
+                            package / "catalogue.py"])
+    reading = hashlib.sha256()
+    for path in reading_files:
+        reading.update(path.relative_to(package).as_posix().encode())
+        reading.update(_read(path))
     for source in sorted(catalogue_sources):
-        facts.update(source.encode("utf-8", "surrogateescape"))
-        facts.update(_read(Path(source)))
-    facts.update(extra.encode())
-    diagnosis = hashlib.sha256(facts.digest())
+        reading.update(source.encode("utf-8", "surrogateescape"))
+        reading.update(_read(Path(source)))
+    reading.update(extra.encode())
+    diagnosis = hashlib.sha256(reading.digest())
     for path in sorted(package.rglob("*.py")):
         diagnosis.update(_read(path))
-    return facts.hexdigest()[:32], diagnosis.hexdigest()[:32]
+    return reading.hexdigest()[:32], diagnosis.hexdigest()[:32]
 
 
 def _read(path: Path) -> bytes:

@@ -1,4 +1,4 @@
-"""What a sweep prints: a table on a terminal, one line per job otherwise (cron mails it), JSON or
+"""The sweep's listing, what it prints: a table on a terminal, one line per job otherwise (cron mails it), JSON or
 JSON Lines. Every row is a diagnosis record (JSON schema v1) plus `job_id` and `change`."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from logscan.render.inert import inert
+from logscan.vocabulary import Verdict
 
 SCHEMA_VERSION = 1
 
@@ -60,7 +61,8 @@ def render_table(rows: list[dict], stats: dict, color: bool, width: int | None =
     table = Table(box=None, pad_edge=False, header_style="bold" if color else "")
     for column in ("job", "verdict", "root cause", "Workers", "last activity", "change"):
         table.add_column(column, no_wrap=column not in ("job", "root cause"), overflow="fold")
-    styles = {"FAILED": "red", "HEALTHY": "green", "RUNNING": "cyan", "INCONCLUSIVE": "yellow"}
+    styles = {Verdict.FAILED: "red", Verdict.HEALTHY: "green", Verdict.RUNNING: "cyan",
+              Verdict.INCONCLUSIVE: "yellow"}
     for row in rows:
         verdict = row["verdict"]
         # Text, never markup: job names and rule ids come from the files.
