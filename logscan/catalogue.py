@@ -14,6 +14,7 @@ from functools import cached_property
 from pathlib import Path
 
 from logscan.errors import RuleFileError
+from logscan.limits import PATTERN_TIMEOUT
 
 # lint: a pre-flight rule on launch scripts and commands, implemented in logscan.lint.
 KINDS = ("signature", "code", "signal", "lint")
@@ -28,7 +29,6 @@ SEVERITIES = ("error", "warning", "info")
 STAGES = ("launch", "rendezvous", "init", "training", "exit")
 DOC_SECTIONS = ("what", "why", "example", "fix")
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
-PATTERN_TIMEOUT = 0.25  # seconds one pattern may take on one line before it is given up
 
 
 @dataclass(frozen=True)

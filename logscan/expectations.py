@@ -39,7 +39,6 @@ EXPECTATION_FLAGS = {
 }
 COUNTS = ("workers", "gpus_per_node", "world_size")   # at least 1
 SWITCHES = ("first_batch", "finished")
-MAX_COUNT = 1 << 20
 
 
 def format_duration(value: timedelta) -> str:

@@ -28,14 +28,13 @@ from pathlib import Path
 
 from logscan.config import display_path, parse_duration, parse_time
 from logscan.errors import ConfigError
-from logscan.expectations import COUNTS, EXPECTATION_FLAGS, MAX_COUNT, SWITCHES, Expectations
+from logscan.limits import MAX_COUNT, MAX_DURATION, MAX_JOBS, STALL_AFTER
+from logscan.expectations import COUNTS, EXPECTATION_FLAGS, SWITCHES, Expectations
 from logscan.vocabulary import Format
 
 FAIL_ON = ("error", "warning", "never")
 JOB_STATUSES = ("succeeded", "failed", "running")
 MATCHERS = ("python", "hyperscan", "auto")  # LOGSCAN_MATCHER, read by the scanner
-MAX_STALL_AFTER = timedelta(days=30)
-MAX_JOBS = 1024
 
 # Keys of a config file, and the Settings field each one sets.
 CONFIG_KEYS = {
@@ -81,7 +80,7 @@ class Settings:
     progress_patterns: tuple[str, ...] = ()
     job_status: str | None = None
     now: datetime | None = None
-    stall_after: timedelta = timedelta(minutes=30)
+    stall_after: timedelta = STALL_AFTER
     jobs: int = 0  # worker processes for scanning; 0 = one per core
     # What the command does with the diagnosis.
     format: str = "human"
@@ -240,8 +239,8 @@ def _duration(where: str, value: object, example: str) -> timedelta:
             raise ConfigError(f"{where}: {exc}") from None
     else:
         raise ConfigError(f"{where} must be a duration such as \"{example}\", not {_kind(value)}")
-    if not timedelta(0) < duration <= MAX_STALL_AFTER:
-        raise ConfigError(f"{where} must be more than 0 and at most {MAX_STALL_AFTER.days} days, "
+    if not timedelta(0) < duration <= MAX_DURATION:
+        raise ConfigError(f"{where} must be more than 0 and at most {MAX_DURATION.days} days, "
                           f"not {value!r}")
     return duration
 

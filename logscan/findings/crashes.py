@@ -104,7 +104,8 @@ def restart_loop(job: Job, rule):
         failures = job.failures_of(worker)
         if not failures and not worker.exits:
             continue
-        first = min(failures, key=lambda f: (f.where.file, f.where.line), default=None)
+        position = worker.reading_order()
+        first = min(failures, key=lambda f: position(f.where), default=None)
         message = (f"{worker.label}: torchrun restarted the worker group {restarts} "
                    f"time{'s' if restarts > 1 else ''} and it failed again")
         if first is not None:

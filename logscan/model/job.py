@@ -6,12 +6,14 @@ file holds launch lines of several node_ranks (Workers that shared a log path).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 import re
 
 from logscan.catalogue import Catalogue
+from logscan.limits import STALL_AFTER
 from logscan.scan.prefixes import clean
 from logscan.diagnosis import Where
 from logscan.scan.events import EnvPrint, EventLists, FileScan, LaunchLine, Progress
@@ -74,10 +76,17 @@ class Worker(EventLists):
             return self.envs
         return [e for e in self.envs if e.rank is None or e.rank in ranks]
 
+    def reading_order(self) -> Callable[[Where], tuple[int, int]]:
+        """A sort key placing this Worker's lines as they were written: its files in stream
+        order (a rotated `x.log.1` before the newer `x.log`; a file not its own after them), then
+        line by line."""
+        order = {name: i for i, name in enumerate(self.files)}
+        return lambda where: (order.get(where.file, len(order)), where.line)
+
     @property
     def last_progress(self) -> Progress | None:
-        order = {name: i for i, name in enumerate(self.files)}
-        return max(self.progress, key=lambda p: (order.get(p.where.file, 0), p.where.line), default=None)
+        position = self.reading_order()
+        return max(self.progress, key=lambda p: position(p.where), default=None)
 
     def progress_fraction(self) -> float | None:
         """How far the last progress line says training got, when it says `N/M` (tqdm, step N/M)."""
@@ -104,8 +113,7 @@ class Worker(EventLists):
         lines = [x.where for x in self.exceptions]
         lines += [e.where for e in self.exits if e.exitcode]
         lines += [h.where for h in self.hits if h.rule_id not in informational]
-        order = {name: i for i, name in enumerate(self.files)}
-        return sorted(dict.fromkeys(lines), key=lambda w: (order.get(w.file, 0), w.line))
+        return sorted(dict.fromkeys(lines), key=self.reading_order())
 
     @property
     def started_processes(self) -> bool:
@@ -173,7 +181,7 @@ class Job:
     job_status: str | None = None
     job_status_source: str | None = None
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
-    stall_after: timedelta = timedelta(minutes=30)
+    stall_after: timedelta = STALL_AFTER
     # Facts every rule may read, computed once by build_job.
     launched: list[Worker] = field(default_factory=list)   # Workers that printed a launch line
     nnodes: int | None = None              # the node count most launch lines agree on
