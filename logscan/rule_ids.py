@@ -34,6 +34,9 @@ EXPECT_FINISHED = "expect-finished"
 EXPECT_TIME_TO_FIRST_BATCH = "expect-time-to-first-batch"
 EXPECT_MAX_WARNINGS = "expect-max-warnings"
 
+# Signature rules whose lines code reads beyond the message (catalogue.GROUPS_READ).
+COLLECTIVE_MISMATCH = "collective-mismatch"
+
 # Signals that code rules read for what they mean in particular.
 COLLECTIVE_TIMEOUT_LINE = "collective-timeout-line"
 DEATH_SIGNAL_RECEIVED = "death-signal-received"

@@ -17,3 +17,4 @@ class Format(StrEnum):
     JUNIT = "junit"
     SARIF = "sarif"
     MARKDOWN = "markdown"
+    HTML = "html"

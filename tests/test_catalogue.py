@@ -147,3 +147,39 @@ def test_readme_rule_table_matches_the_catalogue():
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     rows = re.findall(r"^\| `([a-z0-9-]+)` \| (error|warning|info) \|", readme, re.M)
     assert sorted(rows) == sorted((r.id, r.severity) for r in CATALOGUE.rules.values())
+
+
+def test_a_misspelt_group_is_one_line_error_naming_the_file(run_cli, tmp_path):
+    misspelt = VALID_RULE.replace("(?P<name>\\w+)", "(?P<name>\\w+) on (?P<peer_rnak>\\d+)")
+    (tmp_path / "bad.toml").write_text(misspelt)
+    result = run_cli("rules", "--rules", tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "bad.toml" in result.output and "'peer_rnak'" in result.output and "'peer_rank'" in result.output
+    assert result.output.count("\n") == 1
+
+
+def test_a_message_naming_a_group_no_pattern_defines_is_refused(run_cli, tmp_path):
+    (tmp_path / "bad.toml").write_text(VALID_RULE.replace("dataset {name}", "dataset {nmae}"))
+    result = run_cli("rules", "--rules", tmp_path)
+    assert result.exit_code == 2 and "bad.toml" in result.output and "{nmae}" in result.output, result.output
+
+
+def test_a_rule_whose_patterns_lack_a_group_its_code_reads_is_refused(tmp_path):
+    from logscan.catalogue import builtin_rules_dir, load_rule_file
+    from logscan.errors import RuleFileError
+
+    source = (builtin_rules_dir() / "signals" / "worker-group-restart.toml").read_text()
+    assert "(?P<count>" in source
+    (tmp_path / "worker-group-restart.toml").write_text(source.replace("(?P<count>", "(?P<restarts>"))
+    with pytest.raises(RuleFileError) as caught:
+        load_rule_file(tmp_path / "worker-group-restart.toml")
+    assert "worker-group-restart.toml" in str(caught.value) and "'count'" in str(caught.value)
+
+
+def test_every_expectation_has_its_rule_and_its_check():
+    from logscan.expectations import EXPECTATIONS, Expectations
+    from logscan.findings.expectations import EXPECTATION
+
+    assert {e.rule for e in EXPECTATIONS} == {r.id for r in CATALOGUE.with_role(EXPECTATION)}
+    assert all(e.rule in CHECKS for e in EXPECTATIONS)
+    assert not Expectations().any

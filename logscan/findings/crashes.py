@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from logscan.catalogue import Group
 from logscan.exit_signals import SIGNALS
 from logscan.findings.base import finding, hits, plural
 from logscan.model.failures import SIGKILL, SIGTERM, Failure
@@ -93,8 +94,8 @@ def restart_loop(job: Job, rule):
         # One restart shows as an "N/M attempts left" line and, at LOGLEVEL=INFO, as the next
         # group's restart_count: count restarts, not the lines that tell of them.
         told = hits(worker, WORKER_GROUP_RESTART)
-        attempts_left = {h.group("left") for h in told if h.group("left") is not None}
-        counts = [int(h.group("count")) for h in told if h.group("count") is not None]
+        attempts_left = {h.group(Group.ATTEMPTS_LEFT) for h in told} - {None}
+        counts = [int(h.group(Group.RESTART_COUNT)) for h in told if h.group(Group.RESTART_COUNT) is not None]
         prints = defaultdict(int)
         for env in worker.envs:
             prints[(env.rank, env.local_rank)] += 1

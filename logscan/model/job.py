@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 import re
 
-from logscan.catalogue import Catalogue
+from logscan.catalogue import Catalogue, Group
 from logscan.limits import STALL_AFTER
 from logscan.scan.prefixes import clean
 from logscan.diagnosis import Where
@@ -139,11 +139,11 @@ class Worker(EventLists):
         if where.rank is not None:
             return where.rank
         groups = groups or {}
-        if groups.get("rank", "").lstrip("-").isdigit():
-            return int(groups["rank"])
+        if groups.get(Group.RANK, "").lstrip("-").isdigit():
+            return int(groups[Group.RANK])
         local = where.local_rank
-        if local is None and groups.get("local_rank", "").isdigit():
-            local = int(groups["local_rank"])
+        if local is None and groups.get(Group.LOCAL_RANK, "").isdigit():
+            local = int(groups[Group.LOCAL_RANK])
         if local is not None and self.rank_offset is not None:
             return self.rank_offset + local
         if self.gpus == 1 and self.rank_offset is not None:
