@@ -47,6 +47,7 @@ class Group(StrEnum):
     SEQ = "seq"                  # the collective's sequence number (NCCL's SeqNum)
     ATTEMPTS_LEFT = "left"       # the restarts torchrun has left
     RESTART_COUNT = "count"      # the worker group's restart_count
+    SIGNAL = "signal"            # the signal a process received, by name or number
 
 
 # The groups code reads from the lines of particular rules: a file for one of these rules whose
@@ -54,6 +55,7 @@ class Group(StrEnum):
 GROUPS_READ = {
     ids.COLLECTIVE_MISMATCH: (Group.RANK, Group.OP, Group.OTHER_RANK, Group.OTHER_OP),
     ids.COLLECTIVE_TIMEOUT_LINE: (Group.RANK, Group.SEQ),
+    ids.DEATH_SIGNAL_RECEIVED: (Group.SIGNAL,),
     ids.STORE_TIMEOUT: (Group.PEER_RANK,),
     ids.WORKER_GROUP_RESTART: (Group.ATTEMPTS_LEFT, Group.RESTART_COUNT),
 }

@@ -90,7 +90,8 @@ def lint(inp: LintInput, catalogue: Catalogue, select: Sequence[str] = (),
     data = sum(len(s.data) for s in inp.shells) + sum(len("\n".join(t.lines)) for t in inp.train_scripts)
     return LintDiagnosis(
         job="lint " + ", ".join(names), workers=(), processes=(), findings=tuple(findings),
-        root_cause=root, root_key=errors[0].key if errors else None, first_failure=None, reached_first_batch=False, missing_node_ranks=(),
+        root_cause=root, root_key=errors[0].key if errors else None, first_failure=None,
+        reached_first_batch=False, missing_node_ranks=(),
         missing_ranks=(), verdict="FAILED" if errors else "HEALTHY",
         verdict_reason=(f"{len(errors)} error finding(s)" if errors
                         else f"no error finding in {len(names)} file(s)"),
