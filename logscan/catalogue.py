@@ -8,19 +8,48 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 
-from logscan.errors import RuleFileError
+from logscan import rule_ids as ids
+from logscan.errors import ConfigError, RuleFileError
+from logscan.limits import PATTERN_TIMEOUT
 from logscan.vocabulary import Role, RuleKind, RunStage, Severity
 
 # A user's rule file that says neither: a failure, after the built-in signatures (precedence 10).
 DEFAULT_ROLE, DEFAULT_PRECEDENCE = Role.FAILURE, 50
 DOC_SECTIONS = ("what", "why", "example", "fix")
-PATTERN_TIMEOUT = 0.25  # seconds one pattern may take on one line before it is given up
+class Group(StrEnum):
+    """The named groups whose values code reads from a pattern's match. Each means the same in
+    every rule that defines it; any other group is there for its rule's message."""
+
+    RANK = "rank"                # the global rank the line is about
+    LOCAL_RANK = "local_rank"    # the local rank the line is about
+    NODE_RANK = "node_rank"      # a message's Worker: filled in by logscan, never matched
+    PEER_RANK = "peer_rank"      # the rank a waiting process waited for
+    OP = "op"                    # the collective the line's rank ran...
+    OTHER_RANK = "other_rank"    # ...and another rank, with the one it ran
+    OTHER_OP = "other_op"
+    SEQ = "seq"                  # the collective's sequence number (NCCL's SeqNum)
+    ATTEMPTS_LEFT = "left"       # the restarts torchrun has left
+    RESTART_COUNT = "count"      # the worker group's restart_count
+    SIGNAL = "signal"            # the signal a process received, by name or number
+
+
+# The groups code reads from the lines of particular rules: a file for one of these rules whose
+# patterns lack one of them is refused, since the code would read nothing there.
+GROUPS_READ = {
+    ids.COLLECTIVE_MISMATCH: (Group.RANK, Group.OP, Group.OTHER_RANK, Group.OTHER_OP),
+    ids.COLLECTIVE_TIMEOUT_LINE: (Group.RANK, Group.SEQ),
+    ids.DEATH_SIGNAL_RECEIVED: (Group.SIGNAL,),
+    ids.STORE_TIMEOUT: (Group.PEER_RANK,),
+    ids.WORKER_GROUP_RESTART: (Group.ATTEMPTS_LEFT, Group.RESTART_COUNT),
+}
+# Groups a signature's message may name without matching them: logscan fills them in.
+FILLED_GROUPS = (Group.RANK, Group.NODE_RANK)
 
 
 @dataclass(frozen=True)
@@ -146,6 +175,31 @@ def _compile(path: Path, key: str, pattern: str):
                                        f"{type(exc).__name__}") from None
 
 
+def _misspelt(name: str) -> Group | None:
+    """The group code reads that `name` is a misspelling of: the same letters in another case,
+    order or with other underscores (`peerRank`, `peer_rnak`)."""
+    letters = sorted(name.lower().replace("_", ""))
+    return next((g for g in Group if g != name and sorted(g.replace("_", "")) == letters), None)
+
+
+def _check_groups(path: Path, rule: Rule) -> Rule:
+    """The rule's patterns define every group its code reads and misspell none of them; its
+    message names only groups it has."""
+    defined = {name for pattern in rule.compiled for name in pattern.groupindex}
+    for name in sorted(defined):
+        if (meant := _misspelt(name)) is not None:
+            raise RuleFileError(path, "patterns", f"group {name!r} looks like a misspelling of "
+                                                  f"{meant.value!r}, which logscan reads")
+    for name in GROUPS_READ.get(rule.id, ()):
+        if name not in defined:
+            raise RuleFileError(path, "patterns", f"no pattern defines the group {name.value!r}, "
+                                                  f"which logscan reads from {rule.id} lines")
+    for name in _PLACEHOLDER.findall(rule.message):
+        if name not in defined and name not in FILLED_GROUPS:
+            raise RuleFileError(path, "message", f"names {{{name}}}, which no pattern defines")
+    return rule
+
+
 def _require_str(path: Path, data: dict, key: str) -> str:
     value = data.get(key)
     if not isinstance(value, str) or not value.strip():
@@ -254,7 +308,7 @@ def parse_rule(path: Path, data: dict) -> Rule:
         if not isinstance(tests, dict):
             raise RuleFileError(path, "tests", "must be a table with 'fire' and 'quiet' lists")
         fields["tests"] = {k: _str_list(path, tests, k) for k in ("fire", "quiet")}
-    return Rule(**fields)
+    return _check_groups(path, Rule(**fields))
 
 
 def load_rule_file(path: Path) -> Rule:
@@ -337,6 +391,19 @@ class Catalogue:
         """A rule's precedence: among findings of one role, the lower explains the higher."""
         rule = self.rules.get(rule_id)
         return rule.precedence if rule is not None else 1 << 30
+
+
+def selected(rule_id: str, select: Collection[str], ignore: Collection[str]) -> bool:
+    """--select (every rule when empty) and --ignore let this rule run."""
+    return (not select or rule_id in select) and rule_id not in ignore
+
+
+def check_selection(select: Iterable[str], ignore: Iterable[str], known: Collection[str],
+                    what: str = "rule id") -> None:
+    """Every id --select and --ignore name is one of `known` (ConfigError)."""
+    for rule_id in (*select, *ignore):
+        if rule_id not in known:
+            raise ConfigError(f"unknown {what} {rule_id!r} (see 'logscan rules')")
 
 
 def load_catalogue(extra_dirs: Iterable[str | Path] = ()) -> Catalogue:

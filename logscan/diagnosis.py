@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from logscan.vocabulary import (SEVERITY_ORDER, JobStatus, MarkStage, RunStage, Severity, TimeAxis,
                                 Verdict)
@@ -34,6 +34,10 @@ class Evidence:
         return cls(where.file, where.line, where.text)
 
 
+# The cause class of a crash no signal explains: it names no cause, so reports leave it out.
+OTHER_CAUSE = "other"
+
+
 @dataclass(frozen=True)
 class Finding:
     rule: str
@@ -59,6 +63,12 @@ class Finding:
         where = self.evidence[0] if self.evidence else None
         place = f"{where.file}:{where.line}" if where else ""
         return f"{self.rule}@{self.node_rank}/{self.rank}@{place}"
+
+    @property
+    def cause_label(self) -> str:
+        """` (cause: data-path)`, as reports say it after the finding's place; nothing when no
+        cause is known."""
+        return f" (cause: {self.cause})" if self.cause and self.cause != OTHER_CAUSE else ""
 
     @property
     def sort_key(self):
@@ -163,6 +173,14 @@ class Diagnosis:
     def healthy(self) -> bool:
         return self.verdict == Verdict.HEALTHY
 
+    @property
+    def root_finding(self) -> Finding | None:
+        """The finding named as the root cause, if one is."""
+        return next((f for f in self.findings if self.is_root(f)), None)
+
+    def is_root(self, f: Finding) -> bool:
+        return self.root_key is not None and f.key == self.root_key
+
     def summary(self) -> str:
         """The one-line verdict: what every renderer leads with."""
         if self.verdict == Verdict.RUNNING:
@@ -203,6 +221,17 @@ def range_pieces(items) -> list[tuple[str, int]]:
             pieces += [(f"{run[0]}-{run[-1]}", len(run))] if len(run) > 2 else [(str(n), 1) for n in run]
             start = i
     return pieces
+
+
+def format_duration(value: timedelta) -> str:
+    """A duration as reports and messages say it, to the second: `30 min`, `7 min 12 s`, `1 h`."""
+    seconds = round(value.total_seconds())
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+        if seconds >= size:
+            parts.append(f"{seconds // size} {unit}")
+            seconds %= size
+    return " ".join(parts) or "0 s"
 
 
 def place_label(node_rank: int | None, rank: int | None) -> str:

@@ -1,13 +1,42 @@
-"""The rule and signal ids that code names. Everything else about a rule (its role, precedence,
-cause class, whether its line means a cascade) is data in its catalogue file; a test checks that
-each id here is in the catalogue."""
+"""The rule and signal ids that code names, each declared once here. Everything else about a rule
+(its role, precedence, cause class, whether its line means a cascade) is data in its catalogue
+file; tests check that each id here is in the catalogue, and that every code rule there has its
+function in `logscan.findings.CODE_RULES`, keyed by these names."""
 
 from __future__ import annotations
 
-# Rules whose findings other code reads.
+# Code rules: the job model's shape.
 MISSING_WORKER = "missing-worker"
 MISSING_WORKER_LOG = "missing-worker-log"  # a collection gap: the Worker ran, its log is not here
+DUPLICATE_NODE_RANK = "duplicate-node-rank"
+LAUNCH_MISMATCH = "launch-mismatch"
+GPU_COUNT_MISMATCH = "gpu-count-mismatch"
+WORLD_SIZE_MISMATCH = "world-size-mismatch"
 MISSING_RANK = "missing-rank"
+LOG_COLLISION = "log-collision"
+# Code rules: what the processes did.
+HANG_IN_RENDEZVOUS = "hang-in-rendezvous"
+HANG_BEFORE_FIRST_BATCH = "hang-before-first-batch"
+COLLECTIVE_TIMEOUT = "collective-timeout"
+CRASH_BEFORE_FIRST_BATCH = "crash-before-first-batch"
+CRASH_DURING_TRAINING = "crash-during-training"
+RESTART_LOOP = "restart-loop"
+RESTART_RECOVERED = "restart-recovered"
+MASKED_EXIT_CODE = "masked-exit-code"
+UNEXPLAINED_FAILURE = "unexplained-failure"
+WORKER_VANISHED = "worker-vanished"
+STOPPED_FROM_OUTSIDE = "stopped-from-outside"
+# Code rules of role "expectation": what a gate asked for (logscan.expectations.EXPECTATIONS).
+EXPECT_WORKERS = "expect-workers"
+EXPECT_GPUS_PER_NODE = "expect-gpus-per-node"
+EXPECT_WORLD_SIZE = "expect-world-size"
+EXPECT_FIRST_BATCH = "expect-first-batch"
+EXPECT_FINISHED = "expect-finished"
+EXPECT_TIME_TO_FIRST_BATCH = "expect-time-to-first-batch"
+EXPECT_MAX_WARNINGS = "expect-max-warnings"
+
+# Signature rules whose lines code reads beyond the message (catalogue.GROUPS_READ).
+COLLECTIVE_MISMATCH = "collective-mismatch"
 
 # Signals that code rules read for what they mean in particular.
 COLLECTIVE_TIMEOUT_LINE = "collective-timeout-line"
@@ -18,12 +47,11 @@ CONNECT_FAILED = "connect-failed"
 PEER_LOST = "peer-lost"
 WORKER_GROUP_RESTART = "worker-group-restart"
 ERROR_LINE = "error-line"
+# torchrun's start-up banner: a Worker's "torchrun started" timeline mark.
+TORCHRUN_STARTED = "torchrun-started"
 
 # What a process waiting on others reports: evidence that it was waiting, not failing.
 WAITING_EVIDENCE = (COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, STORE_TIMEOUT, CONNECT_FAILED, PEER_LOST)
 
 # Findings that leave processes or Workers waiting: the report shows where each one stopped.
-HANG_IN_RENDEZVOUS = "hang-in-rendezvous"
-HANG_RULES = (HANG_IN_RENDEZVOUS, "hang-before-first-batch", "collective-timeout")
-# torchrun's start-up banner: a Worker's "torchrun started" timeline mark.
-TORCHRUN_STARTED = "torchrun-started"
+HANG_RULES = (HANG_IN_RENDEZVOUS, HANG_BEFORE_FIRST_BATCH, COLLECTIVE_TIMEOUT)

@@ -27,14 +27,14 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 
+from logscan.catalogue import selected
 from logscan.config import display_path, parse_duration, parse_time
 from logscan.errors import ConfigError
-from logscan.expectations import COUNTS, EXPECTATION_FLAGS, MAX_COUNT, SWITCHES, Expectations
+from logscan.expectations import EXPECTATIONS, Expectations, Kind
+from logscan.limits import MAX_COUNT, MAX_DURATION, MAX_PROCESSES, STALL_AFTER
 from logscan.vocabulary import FailOn, Format, JobStatus
 
 MATCHERS = ("python", "hyperscan", "auto")  # LOGSCAN_MATCHER, read by the scanner
-MAX_STALL_AFTER = timedelta(days=30)
-MAX_PROCESSES = 1024
 
 # Keys of a config file, and the Settings field each one sets.
 CONFIG_KEYS = {
@@ -62,10 +62,10 @@ FLAG_NAMES = {
     "output": "--output",
     "reports": "--FORMAT-output",  # (format, file) pairs: extra reports from the same run
     "default_format": "--format",  # the format when neither flag nor file names one
-    **{f"expect_{name}": flag for name, flag in EXPECTATION_FLAGS.items()},
+    **{f"expect_{e.field}": e.flag for e in EXPECTATIONS},
 }
-# Keys of the [tool.logscan.check] table, and the Expectations field each one sets.
-CHECK_KEYS = {flag[2:]: name for name, flag in EXPECTATION_FLAGS.items()}
+# Keys of the [tool.logscan.check] table, and the expectation each one sets.
+CHECK_KEYS = {e.key: e for e in EXPECTATIONS}
 # Leading global inline flags, such as `(?i)`, which Python allows only at the very start of a
 # whole expression: the scanner joins the patterns into one, so they are made scoped groups.
 _GLOBAL_FLAGS = re.compile(r"\A(?:\(\?[aiLmsux]+\))+")
@@ -80,7 +80,7 @@ class Settings:
     progress_patterns: tuple[str, ...] = ()
     job_status: JobStatus | None = None
     now: datetime | None = None
-    stall_after: timedelta = timedelta(minutes=30)
+    stall_after: timedelta = STALL_AFTER
     processes: int = 0  # processes scanning (a sweep: diagnosing jobs) in parallel; 0 = one per core
     # What the command does with the diagnosis.
     format: Format = Format.HUMAN
@@ -91,8 +91,7 @@ class Settings:
     config_path: Path | None = None  # the config file these settings came from, if any
 
     def selects(self, rule_id: str) -> bool:
-        """--select (all when empty) and --ignore let this rule run."""
-        return (not self.select or rule_id in self.select) and rule_id not in self.ignore
+        return selected(rule_id, self.select, self.ignore)
 
     @classmethod
     def resolve(cls, flags: Mapping[str, object], config: Mapping[str, object] | None = None,
@@ -207,25 +206,27 @@ def _expectations(flags: Mapping[str, object], from_file, given) -> Expectations
         raise ConfigError(f"{table_where}: unknown expectation {unknown[0]!r}; "
                           f"known: {', '.join(sorted(CHECK_KEYS))}")
     picked = {CHECK_KEYS[key]: (f"{table_where[:-1]}.{key}'", value) for key, value in table.items()}
-    for name in EXPECTATION_FLAGS:
-        value = given(f"expect_{name}")
+    for expectation in EXPECTATIONS:
+        value = given(f"expect_{expectation.field}")
         if value is not None:
-            picked[name] = (EXPECTATION_FLAGS[name], value)
-    values: dict[str, object] = {}
-    for name, (where, value) in picked.items():
-        if name in SWITCHES:
-            if not isinstance(value, bool):
-                raise ConfigError(f"{where} must be true or false, not {_kind(value)}")
-        elif name == "max_time_to_first_batch":
-            value = _duration(where, value, example="10m")
-        else:
-            least = 1 if name in COUNTS else 0
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"{where} must be a whole number, not {_kind(value)}")
-            if not least <= value <= MAX_COUNT:
-                raise ConfigError(f"{where} must be between {least} and {MAX_COUNT}, not {value}")
-        values[name] = value
-    return Expectations(**values)
+            picked[expectation] = (expectation.flag, value)
+    return Expectations(**{expectation.field: _expected(expectation.kind, where, value)
+                           for expectation, (where, value) in picked.items()})
+
+
+def _expected(kind: Kind, where: str, value: object):
+    """One expectation's value, checked for its kind."""
+    if kind is Kind.SWITCH:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false, not {_kind(value)}")
+        return value
+    if kind is Kind.DURATION:
+        return _duration(where, value, example="10m")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{where} must be a whole number, not {_kind(value)}")
+    if not kind.least <= value <= MAX_COUNT:
+        raise ConfigError(f"{where} must be between {kind.least} and {MAX_COUNT}, not {value}")
+    return value
 
 
 def _duration(where: str, value: object, example: str) -> timedelta:
@@ -240,8 +241,8 @@ def _duration(where: str, value: object, example: str) -> timedelta:
             raise ConfigError(f"{where}: {exc}") from None
     else:
         raise ConfigError(f"{where} must be a duration such as \"{example}\", not {_kind(value)}")
-    if not timedelta(0) < duration <= MAX_STALL_AFTER:
-        raise ConfigError(f"{where} must be more than 0 and at most {MAX_STALL_AFTER.days} days, "
+    if not timedelta(0) < duration <= MAX_DURATION:
+        raise ConfigError(f"{where} must be more than 0 and at most {MAX_DURATION.days} days, "
                           f"not {value!r}")
     return duration
 

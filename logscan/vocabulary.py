@@ -17,6 +17,7 @@ class Format(StrEnum):
     JUNIT = "junit"
     SARIF = "sarif"
     MARKDOWN = "markdown"
+    HTML = "html"
 
 
 class Verdict(StrEnum):

@@ -14,8 +14,13 @@ MATCHERS = [r for r in CATALOGUE.matchers]
 
 
 def test_code_rules_and_checks_agree():
+    """Every code rule's file has its function registered, and every registered function its file,
+    under an id declared in logscan.rule_ids."""
     code_ids = {r.id for r in CATALOGUE.rules.values() if r.kind == "code"}
-    assert code_ids == set(CODE_RULES)
+    assert not code_ids - set(CODE_RULES), f"code rules with no function in CODE_RULES: {sorted(code_ids - set(CODE_RULES))}"
+    assert not set(CODE_RULES) - code_ids, f"CODE_RULES entries with no rule file: {sorted(set(CODE_RULES) - code_ids)}"
+    declared = {value for name, value in vars(rule_ids).items() if name.isupper() and isinstance(value, str)}
+    assert set(CODE_RULES) <= declared, sorted(set(CODE_RULES) - declared)
 
 
 def test_ids_the_code_names_exist():
@@ -26,14 +31,14 @@ def test_ids_the_code_names_exist():
 
 
 def test_no_rule_id_literal_outside_the_ids_module():
-    """Rule knowledge is data: code names an id only through logscan.rule_ids (or CODE_RULES)."""
+    """Rule knowledge is data: code names an id only through logscan.rule_ids."""
     import re
     from pathlib import Path
 
     package = Path(rule_ids.__file__).parent
     ids = set(CATALOGUE.rules) | set(CATALOGUE.signals)
     for path in package.rglob("*.py"):
-        if path.name == "rule_ids.py" or path.parent.name == "findings" and path.name == "__init__.py":
+        if path.name == "rule_ids.py":
             continue
         for literal in re.findall(r'"([a-z0-9-]+)"', path.read_text()):
             assert literal not in ids, f"{path.name} names {literal!r}: use logscan.rule_ids"
@@ -41,7 +46,6 @@ def test_no_rule_id_literal_outside_the_ids_module():
 
 def test_every_builtin_rule_declares_its_role_and_precedence():
     import tomllib
-    from pathlib import Path
 
     from logscan.catalogue import builtin_rules_dir
 
@@ -142,3 +146,39 @@ def test_readme_rule_table_matches_the_catalogue():
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     rows = re.findall(r"^\| `([a-z0-9-]+)` \| (error|warning|info) \|", readme, re.M)
     assert sorted(rows) == sorted((r.id, r.severity) for r in CATALOGUE.rules.values())
+
+
+def test_a_misspelt_group_is_one_line_error_naming_the_file(run_cli, tmp_path):
+    misspelt = VALID_RULE.replace("(?P<name>\\w+)", "(?P<name>\\w+) on (?P<peer_rnak>\\d+)")
+    (tmp_path / "bad.toml").write_text(misspelt)
+    result = run_cli("rules", "--rules", tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "bad.toml" in result.output and "'peer_rnak'" in result.output and "'peer_rank'" in result.output
+    assert result.output.count("\n") == 1
+
+
+def test_a_message_naming_a_group_no_pattern_defines_is_refused(run_cli, tmp_path):
+    (tmp_path / "bad.toml").write_text(VALID_RULE.replace("dataset {name}", "dataset {nmae}"))
+    result = run_cli("rules", "--rules", tmp_path)
+    assert result.exit_code == 2 and "bad.toml" in result.output and "{nmae}" in result.output, result.output
+
+
+def test_a_rule_whose_patterns_lack_a_group_its_code_reads_is_refused(tmp_path):
+    from logscan.catalogue import builtin_rules_dir, load_rule_file
+    from logscan.errors import RuleFileError
+
+    source = (builtin_rules_dir() / "signals" / "worker-group-restart.toml").read_text()
+    assert "(?P<count>" in source
+    (tmp_path / "worker-group-restart.toml").write_text(source.replace("(?P<count>", "(?P<restarts>"))
+    with pytest.raises(RuleFileError) as caught:
+        load_rule_file(tmp_path / "worker-group-restart.toml")
+    assert "worker-group-restart.toml" in str(caught.value) and "'count'" in str(caught.value)
+
+
+def test_every_expectation_has_its_rule_and_its_check():
+    from logscan.expectations import EXPECTATIONS, Expectations
+    from logscan.vocabulary import Role
+
+    assert {e.rule for e in EXPECTATIONS} == {r.id for r in CATALOGUE.with_role(Role.EXPECTATION)}
+    assert all(e.rule in CODE_RULES for e in EXPECTATIONS)
+    assert not Expectations().any

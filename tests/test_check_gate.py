@@ -125,3 +125,32 @@ def test_paths_are_as_typed_and_fingerprints_do_not_depend_on_it(run_cli, tmp_pa
     values = list(runs.values())
     assert all(v == values[0] for v in values), runs
     assert len(set(values[0])) == len(values[0]) and all(len(f) == 32 for f in values[0])
+
+
+def test_no_warnings_allowed_is_an_expectation_of_its_own(run_cli):
+    # `--max-warnings 0` alone: zero is a limit asked for, not "not asked".
+    result = check(run_cli, SAMPLES / "log-collision", "--max-warnings", "0", "--format", "concise")
+    assert result.exit_code == 1 and "expect-max-warnings" in result.stdout, result.output
+
+
+def test_every_expectation_and_every_format_is_an_option_of_check(run_cli):
+    from logscan.expectations import EXPECTATIONS
+    from logscan.vocabulary import Format
+
+    shown = run_cli("check", "--help").output
+    for expectation in EXPECTATIONS:
+        assert expectation.flag in shown
+    for fmt in Format:
+        assert f"--{fmt.value}-output" in shown
+
+
+def test_each_format_output_file_gets_its_own_format(run_cli, tmp_path):
+    from logscan.vocabulary import Format
+
+    files = {fmt: tmp_path / f"report.{fmt.value}" for fmt in Format}
+    args = [arg for fmt, file in files.items() for arg in (f"--{fmt.value}-output", file)]
+    check(run_cli, SAMPLES / "self-sigkill", *args, "--format", "concise")
+    assert json.loads(files[Format.JSON].read_text())["verdict"] == "FAILED"
+    assert files[Format.HTML].read_text().startswith("<!DOCTYPE html>")
+    assert files[Format.JUNIT].read_text().startswith("<?xml")
+    assert "$schema" in json.loads(files[Format.SARIF].read_text())

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import POST_MORTEM_NOW, sample_dirs
+from conftest import sample_dirs
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 

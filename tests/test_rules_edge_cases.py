@@ -123,3 +123,19 @@ def test_a_traceback_that_lost_its_header_is_still_read(tmp_path):
     got = diagnose_paths([str(paste)], Settings())
     stages = {f.rule for f in got.findings}
     assert "crash-during-training" in stages and "crash-before-first-batch" not in stages
+
+
+def test_restart_loop_names_the_first_failure_of_a_rotated_log(tmp_path):
+    # restart-loop worker-0 cut after its first restart into a rotated pair: the older piece
+    # `launch_ddp.log.1` holds the first attempt's failure, the live `launch_ddp.log` the later
+    # attempts. By name the live file sorts first; by age the first failure is in `.log.1`.
+    lines = _lines("restart-loop", "worker-0")
+    cut = next(i for i, l in enumerate(lines) if b"attempts left" in l) + 1
+    older = _write(tmp_path, "worker-0/launch_ddp.log.1", b"".join(lines[:cut]))
+    _write(tmp_path, "worker-0/launch_ddp.log", b"".join(lines[cut:]))
+    _write(tmp_path, "worker-1/launch_ddp.log", b"".join(_lines("restart-loop", "worker-1")))
+    d = diagnose_paths([str(tmp_path)], Settings())
+    loop = next(f for f in d.findings if f.rule == "restart-loop" and f.node_rank == 0)
+    first = next(i for i, l in enumerate(lines) if b"RuntimeError: rank 0" in l) + 1
+    assert (loop.evidence[0].file, loop.evidence[0].line) == (str(older), first)
+    assert "first failure: RuntimeError: rank 0: could not open metrics writer" in loop.message

@@ -14,11 +14,11 @@ import typer
 from logscan.cli.exit_codes import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 from logscan.cli.common import (Color, ConfigFile, FailOnOption, Ignore, Isolated, Jobs,
                                 JobStatusOption, Now, Output, ProgressPatterns, RuleDirs, Select,
-                                StallAfter, diagnose_or_fail, exit_status, load_settings, say,
-                                use_color)
-from logscan.cli.outputs import (ConciseOutput, FormatOption, GithubOutput, GitlabOutput,
-                                HumanOutput, JsonOutput, JunitOutput, MarkdownOutput, SarifOutput,
-                                report_files, under_github_actions, write_reports)
+                                StallAfter, diagnose_or_fail, exit_status, load_settings, option,
+                                say, use_color, with_options)
+from logscan.cli.outputs import (REPORT_OPTIONS, FormatOption, report_files, under_github_actions,
+                                 write_reports)
+from logscan.expectations import EXPECTATIONS, Kind
 from logscan.vocabulary import Verdict
 
 CHECK_EXIT_HELP = f"""\b
@@ -40,33 +40,22 @@ def register(app: typer.Typer) -> None:
     app.command("check", epilog=CHECK_EXIT_HELP)(check)
 
 
+# What each kind of expectation is on the command line (a duration is text such as 10m until
+# Settings.resolve reads it); every one unset by default, so the config file can set it.
+_GIVEN_AS = {Kind.COUNT: Optional[int], Kind.LIMIT: Optional[int], Kind.SWITCH: Optional[bool],
+             Kind.DURATION: Optional[str]}
+# One option per expectation, each named as Settings.resolve takes it.
+EXPECTATION_OPTIONS = tuple(
+    option(f"expect_{e.field}", Annotated[_GIVEN_AS[e.kind], typer.Option(
+        e.flag, metavar=e.metavar, help=e.help)]) for e in EXPECTATIONS)
+
+
+@with_options(after="output", options=REPORT_OPTIONS)
+@with_options(after="paths", options=EXPECTATION_OPTIONS)
 def check(
     paths: Annotated[list[str], typer.Argument(help="Log files or directories of ONE job.")],
-    expect_workers: Annotated[Optional[int], typer.Option(
-        "--expect-workers", metavar="N", help="The logs show N Workers (launch lines, nnodes=N).")] = None,
-    expect_gpus_per_node: Annotated[Optional[int], typer.Option(
-        "--expect-gpus-per-node", metavar="G", help="Every launch line says gpus_per_node=G.")] = None,
-    expect_world_size: Annotated[Optional[int], typer.Option(
-        "--expect-world-size", metavar="W", help="W processes in all, each printed WORLD_SIZE=W.")] = None,
-    expect_first_batch: Annotated[Optional[bool], typer.Option(
-        "--expect-first-batch", help="Every Worker (so every rank) got past its first batch.")] = None,
-    expect_finished: Annotated[Optional[bool], typer.Option(
-        "--expect-finished", help="The run ended normally: progress at its total, or an end line.")] = None,
-    max_time_to_first_batch: Annotated[Optional[str], typer.Option(
-        "--max-time-to-first-batch", metavar="DURATION",
-        help="Each Worker's first batch within DURATION of its launch line (needs timestamps).")] = None,
-    max_warnings: Annotated[Optional[int], typer.Option(
-        "--max-warnings", metavar="N", help="At most N warning findings.")] = None,
     format: FormatOption = None,
     output: Output = None,
-    human_output: HumanOutput = None,
-    json_output: JsonOutput = None,
-    concise_output: ConciseOutput = None,
-    github_output: GithubOutput = None,
-    gitlab_output: GitlabOutput = None,
-    junit_output: JunitOutput = None,
-    sarif_output: SarifOutput = None,
-    markdown_output: MarkdownOutput = None,
     fail_on: FailOnOption = None,
     rules: RuleDirs = [],
     select: Select = [],
@@ -79,6 +68,7 @@ def check(
     color: Color = None,
     config: ConfigFile = None,
     isolated: Isolated = False,
+    **given,
 ) -> None:
     """Gate a CI pipeline on a smoke run's logs: scan them and hold them to expectations."""
     settings = load_settings(dict(
@@ -86,13 +76,9 @@ def check(
         job_status=job_status, now=now, stall_after=stall_after, processes=jobs, format=format,
         default_format="github" if under_github_actions() else None,
         fail_on=fail_on, output=output,
-        reports=report_files(human=human_output, json=json_output, concise=concise_output,
-                             github=github_output, gitlab=gitlab_output, junit=junit_output,
-                             sarif=sarif_output, markdown=markdown_output),
-        expect_workers=expect_workers, expect_gpus_per_node=expect_gpus_per_node,
-        expect_world_size=expect_world_size, expect_first_batch=expect_first_batch,
-        expect_finished=expect_finished, expect_max_time_to_first_batch=max_time_to_first_batch,
-        expect_max_warnings=max_warnings), config, isolated)
+        reports=report_files(given),
+        **{expectation.name: given[expectation.name] for expectation in EXPECTATION_OPTIONS}),
+        config, isolated)
     diagnosis, catalogue = diagnose_or_fail(paths, settings)
     write_reports(diagnosis, settings, catalogue, list(paths), color=use_color(color, settings))
     status = exit_status(diagnosis, settings.fail_on)

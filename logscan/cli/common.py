@@ -3,8 +3,10 @@ and writing to standard output or a file without a traceback."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, NoReturn, Optional
 
@@ -52,6 +54,28 @@ FailOnOption = Annotated[Optional[FailOn], typer.Option(
     help="Exit 1 on findings at or above this severity.")]
 Output = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to FILE.")]
 Color = Annotated[Optional[bool], typer.Option("--color/--no-color", help="Colour the human report.")]
+
+
+
+def option(name: str, annotation, default=None) -> inspect.Parameter:
+    """A command parameter made from a table rather than written out: `annotation` is an
+    `Annotated[type, typer.Option(...)]` as a written parameter would have."""
+    return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default,
+                             annotation=annotation)
+
+
+def with_options(after: str, options: Sequence[inspect.Parameter]):
+    """The command also takes `options`, listed in its help after its parameter `after`, their
+    values passed in its `**given`: typer reads a command's options from its signature, so options
+    declared in a table join the signature rather than being written one parameter each."""
+    def decorate(command):
+        signature = inspect.signature(command, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        at = next(i for i, p in enumerate(own) if p.name == after) + 1
+        command.__signature__ = signature.replace(parameters=[*own[:at], *options, *own[at:]])
+        return command
+    return decorate
+
 
 # Standard output failed (disk full, closed) and that was reported: don't flush it again.
 _stdout_failed = False
@@ -163,13 +187,10 @@ def load_settings(flags: dict, config_file: Path | None, isolated: bool):
 
 def checked_catalogue(settings):
     """The rule catalogue, every --select/--ignore id checked against it (ConfigError)."""
-    from logscan.catalogue import load_catalogue
-    from logscan.errors import ConfigError
+    from logscan.catalogue import check_selection, load_catalogue
 
     catalogue = load_catalogue(settings.rule_dirs)
-    for rule_id in (*settings.select, *settings.ignore):
-        if rule_id not in catalogue.rules:
-            raise ConfigError(f"unknown rule id {rule_id!r} (see 'logscan rules')")
+    check_selection(settings.select, settings.ignore, catalogue.rules)
     return catalogue
 
 

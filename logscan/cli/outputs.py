@@ -11,28 +11,28 @@ from typing import Annotated, Optional
 
 import typer
 
-from logscan.cli.common import fail, write_report
+from logscan.cli.common import fail, option, write_report
 from logscan.render import RENDERERS
 from logscan.vocabulary import Format, Role
-
-FORMATS = tuple(fmt.value for fmt in Format)
 
 FormatOption = Annotated[Optional[Format], typer.Option(
     "--format", "-f", help="Report format on standard output (or -o FILE).")]
 
 
-def _report_option(name: str):
-    return Annotated[Optional[Path], typer.Option(
-        f"--{name}-output", metavar="FILE", help=f"Also write the {name} report to FILE.")]
+def _report_parameter(fmt: Format) -> str:
+    return f"{fmt.value}_output"
 
 
-HumanOutput, JsonOutput, ConciseOutput, GithubOutput, GitlabOutput, JunitOutput, SarifOutput, \
-    MarkdownOutput = (_report_option(name) for name in FORMATS)
+# `--FORMAT-output FILE` for every format a renderer is registered for (logscan.render).
+REPORT_OPTIONS = tuple(option(_report_parameter(fmt), Annotated[Optional[Path], typer.Option(
+    f"--{fmt.value}-output", metavar="FILE", help=f"Also write the {fmt.value} report to FILE.")])
+    for fmt in RENDERERS)
 
 
-def report_files(**by_format) -> list[tuple[str, Path]]:
-    """(format, FILE) of every --FORMAT-output given, in FORMATS order."""
-    return [(name, by_format[name]) for name in FORMATS if by_format.get(name) is not None]
+def report_files(given: dict) -> list[tuple[str, Path]]:
+    """(format, FILE) of every --FORMAT-output given, in the renderers' order."""
+    return [(fmt.value, given[_report_parameter(fmt)]) for fmt in RENDERERS
+            if given.get(_report_parameter(fmt)) is not None]
 
 
 def under_github_actions() -> bool:

@@ -12,28 +12,19 @@ from logscan.cli.exit_codes import EXIT_STATUS_HELP
 from logscan.cli.common import (Color, ConfigFile, FailOnOption, Ignore, Isolated, Jobs,
                                 JobStatusOption, Now, Output, ProgressPatterns, RuleDirs, Select,
                                 StallAfter, diagnose_or_fail, exit_status, load_settings,
-                                to_terminal, use_color)
-from logscan.cli.outputs import (ConciseOutput, FormatOption, GithubOutput, GitlabOutput,
-                                HumanOutput, JsonOutput, JunitOutput, MarkdownOutput, SarifOutput,
-                                report_files, write_reports)
+                                to_terminal, use_color, with_options)
+from logscan.cli.outputs import REPORT_OPTIONS, FormatOption, report_files, write_reports
 
 
 def register(app: typer.Typer) -> None:
     app.command("scan", epilog=EXIT_STATUS_HELP)(scan)
 
 
+@with_options(after="output", options=REPORT_OPTIONS)
 def scan(
     paths: Annotated[list[str], typer.Argument(help="Log files or directories of ONE job.")],
     format: FormatOption = None,
     output: Output = None,
-    human_output: HumanOutput = None,
-    json_output: JsonOutput = None,
-    concise_output: ConciseOutput = None,
-    github_output: GithubOutput = None,
-    gitlab_output: GitlabOutput = None,
-    junit_output: JunitOutput = None,
-    sarif_output: SarifOutput = None,
-    markdown_output: MarkdownOutput = None,
     fail_on: FailOnOption = None,
     rules: RuleDirs = [],
     select: Select = [],
@@ -48,15 +39,14 @@ def scan(
     timeline: Annotated[bool, typer.Option("--timeline", help="Human report: draw each Worker's stage timeline.")] = False,
     config: ConfigFile = None,
     isolated: Isolated = False,
+    **given,
 ) -> None:
     """Diagnose one DDP job from its launch logs."""
     settings = load_settings(dict(
         rule_dirs=rules, select=select, ignore=ignore, progress_patterns=progress_pattern,
         job_status=job_status, now=now, stall_after=stall_after, processes=jobs, format=format,
         fail_on=fail_on, output=output,
-        reports=report_files(human=human_output, json=json_output, concise=concise_output,
-                             github=github_output, gitlab=gitlab_output, junit=junit_output,
-                             sarif=sarif_output, markdown=markdown_output)), config, isolated)
+        reports=report_files(given)), config, isolated)
     diagnosis, catalogue = diagnose_or_fail(paths, settings)
     terminal = to_terminal(settings)
     # On a terminal the human report wraps to its width; in a pipe or a file no line is cut.

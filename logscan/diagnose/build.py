@@ -9,7 +9,7 @@ from logscan.scan.events import format_master
 from logscan.findings.signatures import signature_findings
 from logscan.findings.expectations import expectation_findings
 from logscan.diagnosis import Diagnosis, InputNote, ProcessSummary, WorkerSummary
-from logscan.scan.interpret import MAX_RULE_TIMEOUTS
+from logscan.limits import MAX_RULE_TIMEOUTS
 from logscan.model.job import Job
 from logscan.diagnose.root_cause import choose_root_cause
 from logscan.rule_ids import MISSING_RANK, MISSING_WORKER, MISSING_WORKER_LOG

@@ -20,15 +20,9 @@ def mark(stage: MarkStage, where) -> Mark | None:
                 where.time.isoformat() if where.time else None)
 
 
-def _file_order(worker):
-    """A sort key placing a Worker's lines in reading order: its files in order, then lines."""
-    order = {name: i for i, name in enumerate(worker.files)}
-    return lambda where: (order.get(where.file, len(order)), where.line)
-
-
 def worker_stages(job: Job, w) -> tuple[Mark, ...]:
     """One mark per stage the Worker reached, each on the first line that shows it."""
-    position = _file_order(w)
+    position = w.position
     by_line = lambda items: sorted(items, key=position)  # noqa: E731
     own_envs = [e.where for e in w.own_envs]
     progress = by_line(p.where for p in w.progress)
@@ -54,7 +48,7 @@ class RankLines:
     others (torchrun's report about it is torchrun's, not the rank's)."""
 
     def __init__(self, w):
-        self.position = _file_order(w)
+        self.position = w.position
         self.progress: dict[int, list] = defaultdict(list)
         self.own: dict[int, list] = defaultdict(list)
         for env in w.envs:

@@ -1,4 +1,4 @@
-"""Rules implemented in code, registered under their catalogue ids.
+"""Rules implemented in code, registered under their catalogue ids (logscan.rule_ids).
 
 Each takes the job model and its own catalogue entry and returns findings. The catalogue
 entry (rules/<id>.toml, kind = "code") holds the severity, hint and docs.
@@ -6,6 +6,7 @@ entry (rules/<id>.toml, kind = "code") holds the severity, hint and docs.
 
 from __future__ import annotations
 
+from logscan import rule_ids as ids
 from logscan.findings.collision import log_collision
 from logscan.findings.launch import (duplicate_node_rank, gpu_count_mismatch, launch_mismatch, missing_worker,
                                    missing_worker_log)
@@ -20,32 +21,32 @@ from logscan.findings.expectations import (
     expect_time_to_first_batch, expect_workers, expect_world_size)
 
 CODE_RULES = {
-    "missing-worker": missing_worker,
-    "missing-worker-log": missing_worker_log,
-    "duplicate-node-rank": duplicate_node_rank,
-    "launch-mismatch": launch_mismatch,
-    "gpu-count-mismatch": gpu_count_mismatch,
-    "world-size-mismatch": world_size_mismatch,
-    "missing-rank": missing_rank,
-    "log-collision": log_collision,
-    "hang-in-rendezvous": hang_in_rendezvous,
-    "hang-before-first-batch": hang_before_first_batch,
-    "collective-timeout": collective_timeout,
-    "crash-before-first-batch": crash_before_first_batch,
-    "crash-during-training": crash_during_training,
-    "restart-loop": restart_loop,
-    "restart-recovered": restart_recovered,
-    "masked-exit-code": masked_exit_code,
-    "unexplained-failure": unexplained_failure,
-    "worker-vanished": worker_vanished,
-    "stopped-from-outside": stopped_from_outside,
+    ids.MISSING_WORKER: missing_worker,
+    ids.MISSING_WORKER_LOG: missing_worker_log,
+    ids.DUPLICATE_NODE_RANK: duplicate_node_rank,
+    ids.LAUNCH_MISMATCH: launch_mismatch,
+    ids.GPU_COUNT_MISMATCH: gpu_count_mismatch,
+    ids.WORLD_SIZE_MISMATCH: world_size_mismatch,
+    ids.MISSING_RANK: missing_rank,
+    ids.LOG_COLLISION: log_collision,
+    ids.HANG_IN_RENDEZVOUS: hang_in_rendezvous,
+    ids.HANG_BEFORE_FIRST_BATCH: hang_before_first_batch,
+    ids.COLLECTIVE_TIMEOUT: collective_timeout,
+    ids.CRASH_BEFORE_FIRST_BATCH: crash_before_first_batch,
+    ids.CRASH_DURING_TRAINING: crash_during_training,
+    ids.RESTART_LOOP: restart_loop,
+    ids.RESTART_RECOVERED: restart_recovered,
+    ids.MASKED_EXIT_CODE: masked_exit_code,
+    ids.UNEXPLAINED_FAILURE: unexplained_failure,
+    ids.WORKER_VANISHED: worker_vanished,
+    ids.STOPPED_FROM_OUTSIDE: stopped_from_outside,
     # Expectations (Role.EXPECTATION): called with the run's Expectations and the other
     # findings, by logscan.findings.expectations.expectation_findings, not with the rules above.
-    "expect-workers": expect_workers,
-    "expect-gpus-per-node": expect_gpus_per_node,
-    "expect-world-size": expect_world_size,
-    "expect-first-batch": expect_first_batch,
-    "expect-finished": expect_finished,
-    "expect-time-to-first-batch": expect_time_to_first_batch,
-    "expect-max-warnings": expect_max_warnings,
+    ids.EXPECT_WORKERS: expect_workers,
+    ids.EXPECT_GPUS_PER_NODE: expect_gpus_per_node,
+    ids.EXPECT_WORLD_SIZE: expect_world_size,
+    ids.EXPECT_FIRST_BATCH: expect_first_batch,
+    ids.EXPECT_FINISHED: expect_finished,
+    ids.EXPECT_TIME_TO_FIRST_BATCH: expect_time_to_first_batch,
+    ids.EXPECT_MAX_WARNINGS: expect_max_warnings,
 }

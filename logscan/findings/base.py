@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from logscan.catalogue import Rule
 from logscan.scan.events import SignalHit
 from logscan.diagnosis import Evidence, Finding, Where, range_pieces
-from logscan.model.job import Job, Worker
+from logscan.model.job import Worker
 
 # Evidence lines a finding keeps: enough to show the failure and where it was seen again.
 EVIDENCE_PER_FINDING = 4
@@ -47,7 +47,3 @@ def hits(worker: Worker, *rule_ids: str) -> list[SignalHit]:
     return [h for h in worker.hits if h.rule_id in wanted]
 
 
-def duration(job: Job) -> str:
-    """The stall threshold as a message says it."""
-    minutes = int(job.stall_after.total_seconds() // 60)
-    return f"{minutes} min" if minutes else f"{int(job.stall_after.total_seconds())} s"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from logscan.catalogue import Group
 from logscan.exit_signals import SIGNALS
 from logscan.findings.base import finding, hits, plural
 from logscan.model.failures import SIGKILL, SIGTERM, Failure, earlier_attempt_failures
@@ -95,8 +96,8 @@ def _restarts(worker) -> int:
     told = hits(worker, WORKER_GROUP_RESTART)
     if worker.earlier_attempts is not None:
         told += [h for h in worker.earlier_attempts.hits if h.rule_id == WORKER_GROUP_RESTART]
-    attempts_left = {h.group("left") for h in told if h.group("left") is not None}
-    counts = [int(h.group("count")) for h in told if h.group("count") is not None]
+    attempts_left = {h.group(Group.ATTEMPTS_LEFT) for h in told} - {None}
+    counts = [int(h.group(Group.RESTART_COUNT)) for h in told if h.group(Group.RESTART_COUNT) is not None]
     prints = defaultdict(int)
     for env in worker.envs:
         prints[(env.rank, env.local_rank)] += 1

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from datetime import timedelta
 
 from logscan.findings.base import finding, plural
-from logscan.expectations import Expectations, format_duration
+from logscan.diagnosis import format_duration
+from logscan.expectations import Expectations, asked_for
 from logscan.model.job import Job, Worker
 from logscan.vocabulary import Role, Severity
 
@@ -162,7 +162,7 @@ def expect_time_to_first_batch(job: Job, rule, expect: Expectations, findings) -
                             "has a timestamped launch line and a timestamped progress line")
     if not slow:
         return []
-    said = ", ".join(f"{w.label} took {format_duration(timedelta(seconds=int(t.total_seconds())))}"
+    said = ", ".join(f"{w.label} took {format_duration(t)}"
                      for w, t, _, _ in slow)
     nodes = tuple(w.node_rank for w, *_ in slow if w.node_rank is not None)
     return _unmet(rule, f"expected the first batch within {format_duration(limit)}: {said}",
@@ -197,19 +197,7 @@ def expectation_findings(job: Job, settings, findings: list, code_rules) -> list
     return out
 
 
-# Each expectation's Expectations field: which expectations a run asked for (reports list those).
-FIELD = {
-    expect_workers: "workers",
-    expect_gpus_per_node: "gpus_per_node",
-    expect_world_size: "world_size",
-    expect_first_batch: "first_batch",
-    expect_finished: "finished",
-    expect_time_to_first_batch: "max_time_to_first_batch",
-    expect_max_warnings: "max_warnings",
-}
-
-
 def asked(catalogue, expect: Expectations, code_rules) -> list[str]:
-    """The ids of the expectation rules this run asked for."""
-    return [rule.id for rule in catalogue.with_role(Role.EXPECTATION) if rule.id in code_rules
-            and getattr(expect, FIELD[code_rules[rule.id]], None) not in (None, False)]
+    """The ids of the expectation rules this run asked for, in catalogue order."""
+    wanted = {e.rule for e in asked_for(expect)}
+    return [rule.id for rule in catalogue.with_role(Role.EXPECTATION) if rule.id in code_rules and rule.id in wanted]

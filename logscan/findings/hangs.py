@@ -3,7 +3,9 @@ collective that timed out once training had started. Each names the straggler wh
 
 from __future__ import annotations
 
-from logscan.findings.base import duration, finding, hits, plural
+from logscan.catalogue import Group
+from logscan.diagnosis import format_duration
+from logscan.findings.base import finding, hits, plural
 from logscan.model.failures import SIGTERM, Failure, awaited_ranks, is_stale, job_ended
 from logscan.model.job import Job
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, SIBLING_TERMINATED, DEATH_SIGNAL_RECEIVED,
@@ -37,7 +39,7 @@ def hang_in_rendezvous(job: Job, rule):
             reason = "it was terminated while waiting in rendezvous"
             evidence = [h.where for h in terminated]
         elif is_stale(job, worker) and (job.job_status == JobStatus.RUNNING or not job_ended(job, worker)):
-            reason = f"its log has been quiet for more than {duration(job)} before any process started"
+            reason = f"its log has been quiet for more than {format_duration(job.stall_after)} before any process started"
             evidence = [worker.last_line]
         elif job.job_status in (JobStatus.FAILED, JobStatus.SUCCEEDED) and worker.launch is not None \
                 and not worker.error_lines(job.catalogue):
@@ -58,7 +60,7 @@ def _straggler(job: Job, failures: list[Failure]) -> tuple[int | None, int | Non
     awaited = awaited_ranks(job)
     if len(awaited) == 1:
         rank = awaited.pop()
-        evidence = [h.where for w in job.workers for h in w.hits if h.group("peer_rank") == str(rank)]
+        evidence = [h.where for w in job.workers for h in w.hits if h.group(Group.PEER_RANK) == str(rank)]
         return job.node_of_rank(rank), rank, evidence[:2]
     behind = _behind_in_sequence(job)
     if behind is not None:
@@ -75,7 +77,7 @@ def _behind_in_sequence(job: Job) -> tuple[int | None, int, list] | None:
     at: dict[int, tuple[int, object]] = {}
     for worker in job.workers:
         for hit in hits(worker, COLLECTIVE_TIMEOUT_LINE):
-            seq = hit.group("seq")
+            seq = hit.group(Group.SEQ)
             rank = worker.global_rank(hit.where, dict(hit.groups))
             if seq is not None and seq.isdigit() and rank is not None:
                 at.setdefault(rank, (int(seq), hit.where))
@@ -148,7 +150,7 @@ def hang_before_first_batch(job: Job, rule):
         evidence = [f.where for f in waited[:3]] + [h.where for h in hits[:2]]
     else:
         message = (f"processes started but none reached the first batch; the logs have been "
-                   f"quiet for more than {duration(job)}")
+                   f"quiet for more than {format_duration(job.stall_after)}")
         evidence = [w.last_line for w in stale]
     return [finding(rule, message, evidence)]
 

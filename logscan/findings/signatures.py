@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
+from logscan.catalogue import Group
 from logscan.findings.base import few, finding
 from logscan.model.job import Job
 
@@ -22,7 +23,7 @@ USUAL_COLLECTIVES = ("ALLREDUCE",)
 def _odd_ones_out(reports: list[dict]) -> set[int]:
     did: dict[int, str] = {}
     for groups in reports:
-        for rank_key, op_key in (("rank", "op"), ("other_rank", "other_op")):
+        for rank_key, op_key in ((Group.RANK, Group.OP), (Group.OTHER_RANK, Group.OTHER_OP)):
             rank, op = groups.get(rank_key), groups.get(op_key)
             if rank and rank.isdigit() and op:
                 did.setdefault(int(rank), op)
@@ -61,14 +62,14 @@ def signature_findings(job: Job, rule):
         # Every process hit it: one finding for the job, not one per rank.
         worker, _, groups, _ = next(iter(by_key.values()))
         nodes = sorted({w.node_rank for w, _, _, _ in by_key.values() if w.node_rank is not None})
-        groups = {**groups, "rank": few(ranks), "node_rank": few(nodes)}
+        groups = {**groups, Group.RANK: few(ranks), Group.NODE_RANK: few(nodes)}
         wheres = [w for _, _, _, ws in by_key.values() for w in ws]
         return [finding(rule, rule.render_message(groups), wheres, ranks=tuple(ranks),
                         node_ranks=tuple(nodes))]
     out = []
     for worker, rank, groups, wheres in by_key.values():
-        groups.setdefault("node_rank", "?" if worker.node_rank is None else str(worker.node_rank))
-        groups.setdefault("rank", "?" if rank is None else str(rank))
+        groups.setdefault(Group.NODE_RANK, "?" if worker.node_rank is None else str(worker.node_rank))
+        groups.setdefault(Group.RANK, "?" if rank is None else str(rank))
         found = finding(rule, rule.render_message(groups), wheres, node_rank=worker.node_rank,
                         rank=rank, worker=worker.label)
         if odd and rank not in odd:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from logscan.catalogue import Group
 from logscan.exit_signals import SIGNALS, parse_signal, signal_name
 from logscan.findings.base import finding, hits, plural
 from logscan.model.job import Job
@@ -16,7 +17,7 @@ def stopped_from_outside(job: Job, rule):
     stops = []  # (worker, signal, the line that says so), the first of each Worker
     for worker in job.workers:
         for hit in hits(worker, DEATH_SIGNAL_RECEIVED):
-            if (number := parse_signal(hit.group("signal"))) is not None:
+            if (number := parse_signal(hit.group(Group.SIGNAL))) is not None:
                 stops.append((worker, number, hit.where))
                 break
     if not stops:

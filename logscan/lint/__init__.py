@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from logscan.catalogue import Catalogue, Rule
+from logscan.catalogue import Catalogue, Rule, check_selection, selected
 from logscan.diagnosis import Diagnosis, RootCause
-from logscan.errors import ConfigError, InputError
+from logscan.errors import InputError
 from logscan.lint import rule_ids as ids
 from logscan.lint import script_rules
 from logscan.lint.script_rules import LintInput
@@ -76,12 +76,10 @@ def read_input(scripts: Sequence[str], command: str | None, train_scripts: Seque
 def lint(inp: LintInput, catalogue: Catalogue, select: Sequence[str] = (),
          ignore: Sequence[str] = ()) -> LintDiagnosis:
     rules = lint_rules(catalogue)
-    for rule_id in (*select, *ignore):
-        if rule_id not in rules:
-            raise ConfigError(f"unknown lint rule id {rule_id!r} (see 'logscan rules')")
+    check_selection(select, ignore, rules, what="lint rule id")
     findings = []
     for rule_id, rule in rules.items():
-        if (select and rule_id not in select) or rule_id in ignore or rule_id not in SCRIPT_RULES:
+        if not selected(rule_id, select, ignore) or rule_id not in SCRIPT_RULES:
             continue
         findings += SCRIPT_RULES[rule_id](inp, rule)
     findings.sort(key=lambda f: f.sort_key)
@@ -92,7 +90,8 @@ def lint(inp: LintInput, catalogue: Catalogue, select: Sequence[str] = (),
     data = sum(len(s.data) for s in inp.shells) + sum(len("\n".join(t.lines)) for t in inp.train_scripts)
     return LintDiagnosis(
         job="lint " + ", ".join(names), workers=(), processes=(), findings=tuple(findings),
-        root_cause=root, first_failure=None, reached_first_batch=False, missing_node_ranks=(),
+        root_cause=root, root_key=errors[0].key if errors else None, first_failure=None,
+        reached_first_batch=False, missing_node_ranks=(),
         missing_ranks=(), verdict=Verdict.FAILED if errors else Verdict.HEALTHY,
         verdict_reason=(f"{len(errors)} error finding(s)" if errors
                         else f"no error finding in {len(names)} file(s)"),

@@ -12,7 +12,8 @@ import copy
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from logscan.diagnosis import Where
+from logscan.catalogue import Group
+from logscan.diagnosis import OTHER_CAUSE, Where
 from logscan.exit_signals import signal_name, signal_of_exit
 from logscan.scan.events import PythonException
 from logscan.model.job import Job, Worker
@@ -69,7 +70,7 @@ class _JobLookups:
         self.run_finished = job.job_status != JobStatus.FAILED and any(
             w.progress_fraction() == 1.0 for w in job.workers)
 
-    def cause(self, signals, default: str | None = "other") -> str | None:
+    def cause(self, signals, default: str | None = OTHER_CAUSE) -> str | None:
         found = {self.causes[s] for s in signals if s in self.causes}
         return next((c for c in self.cause_order if c in found), default)
 
@@ -276,7 +277,7 @@ def awaited_ranks(job: Job) -> set[int]:
     ranks = set()
     for worker in job.workers:
         for hit in worker.hits:
-            peer = hit.group("peer_rank")
+            peer = hit.group(Group.PEER_RANK)
             if peer is not None and peer.isdigit():
                 ranks.add(int(peer))
     return ranks

@@ -11,7 +11,8 @@ from datetime import datetime, timedelta, timezone
 
 import re
 
-from logscan.catalogue import Catalogue
+from logscan.catalogue import Catalogue, Group
+from logscan.limits import STALL_AFTER
 from logscan.scan.prefixes import clean
 from logscan.diagnosis import Where
 from logscan.scan.events import EnvPrint, EventLists, FileScan, LaunchLine, Progress
@@ -79,11 +80,13 @@ class Worker(EventLists):
         return [e for e in self.envs if e.rank is None or e.rank in ranks]
 
     def position(self, where: Where) -> tuple[int, int]:
-        """Where a line of this Worker comes in its stream: its file's place, then its line."""
+        """A sort key placing this Worker's lines as they were written: its files in stream
+        order (a rotated `x.log.1` before the newer `x.log`; a file not its own after them), then
+        line by line."""
         order = self.__dict__.get("_file_order")
         if order is None:
             order = self.__dict__["_file_order"] = {name: i for i, name in enumerate(self.files)}
-        return order.get(where.file, 0), where.line
+        return order.get(where.file, len(order)), where.line
 
     @property
     def last_progress(self) -> Progress | None:
@@ -140,11 +143,11 @@ class Worker(EventLists):
         if where.rank is not None:
             return where.rank
         groups = groups or {}
-        if groups.get("rank", "").lstrip("-").isdigit():
-            return int(groups["rank"])
+        if groups.get(Group.RANK, "").lstrip("-").isdigit():
+            return int(groups[Group.RANK])
         local = where.local_rank
-        if local is None and groups.get("local_rank", "").isdigit():
-            local = int(groups["local_rank"])
+        if local is None and groups.get(Group.LOCAL_RANK, "").isdigit():
+            local = int(groups[Group.LOCAL_RANK])
         if local is not None and self.rank_offset is not None:
             return self.rank_offset + local
         if self.gpus == 1 and self.rank_offset is not None:
@@ -182,7 +185,7 @@ class Job:
     job_status: JobStatus | None = None
     job_status_source: str | None = None
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
-    stall_after: timedelta = timedelta(minutes=30)
+    stall_after: timedelta = STALL_AFTER
     # What every rule may read, computed once by build_job.
     launched: list[Worker] = field(default_factory=list)   # Workers that printed a launch line
     nnodes: int | None = None              # the node count most launch lines agree on

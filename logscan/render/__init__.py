@@ -23,4 +23,5 @@ def _renderer(fmt: str, module: str):
     return render
 
 
-RENDERERS = {fmt.value: _renderer(fmt.value, module) for fmt, module in MODULES.items()}
+# Each format's renderer, keyed by the Format (which equals its name).
+RENDERERS = {fmt: _renderer(fmt.value, module) for fmt, module in MODULES.items()}

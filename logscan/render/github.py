@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from logscan.diagnosis import Diagnosis, Finding, place_label
 from logscan.render.inert import inert, no_workflow_commands
-from logscan.render.order import is_root, location, ordered, verdict_fails
+from logscan.render.order import location, ordered, verdict_fails
 from logscan.vocabulary import Severity, Verdict
 
 MAX_PER_LEVEL = 10
@@ -42,7 +42,7 @@ def _body(f: Finding) -> str:
 
 
 def _title(d: Diagnosis, f: Finding) -> str:
-    lead = "root cause: " if is_root(d, f) else ""
+    lead = "root cause: " if d.is_root(f) else ""
     return f"logscan {lead}{f.rule}{place_label(f.node_rank, f.rank)}"
 
 

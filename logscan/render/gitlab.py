@@ -8,13 +8,13 @@ import os
 
 from logscan.diagnosis import Diagnosis, place_label
 from logscan.diagnose.fingerprint import fingerprint
-from logscan.render.order import is_root, location, ordered, verdict_fails
+from logscan.render.order import location, ordered, verdict_fails
 from logscan.vocabulary import Severity
 
 # Code Quality severities: info, minor, major, critical, blocker.
 def _severity(d: Diagnosis, f) -> str:
     if f.severity == Severity.ERROR:
-        if is_root(d, f):
+        if d.is_root(f):
             return "blocker"
         return "major" if (f.cascade or f.caused_by) else "critical"
     return "minor" if f.severity == Severity.WARNING else "info"

@@ -93,7 +93,7 @@ def _evidence(f: Finding, limit: int | None = None) -> str:
 
 
 def _header(d: Diagnosis, ids: dict[str, str]) -> str:
-    root = next((f for f in d.findings if f.key == d.root_key), None)
+    root = d.root_finding
     out = [f'<h1><span class="verdict {_e(d.verdict)}">{_e(d.verdict)}</span> {_e(d.job)}</h1>']
     if root is None:  # else the root cause's card below says it
         out.append(f'<p class="summary">{_e(d.summary())}</p>')
@@ -115,10 +115,9 @@ def _header(d: Diagnosis, ids: dict[str, str]) -> str:
 
 def _card(f: Finding, d: Diagnosis, ids: dict[str, str], heading: str | None = None) -> str:
     kind = "cascade" if f.caused_by else f.severity
-    cause = f" (cause: {f.cause})" if f.cause and f.cause != "other" else ""
     out = [f'<div class="card {kind}" id="{ids[f.key]}{"-top" if heading else ""}">',
            f'<div><span class="sev {_e(f.severity)}">{_e(heading or f.severity)}</span>'
-           f'<strong>{_e(f.rule)}</strong>{_e(place_label(f.node_rank, f.rank) + cause)}: '
+           f'<strong>{_e(f.rule)}</strong>{_e(place_label(f.node_rank, f.rank) + f.cause_label)}: '
            f'{_e(f.message)}</div>']
     if f.caused_by:
         target = ids.get(f.caused_by)

@@ -133,9 +133,7 @@ def _head(f: Finding, label: str | None = None) -> Text:
     head = Text()
     head.append(label or f"{f.severity.upper():7} ", style=SEVERITY_STYLE[f.severity])
     head.append(f.rule, style="bold")
-    head.append(inert(place_label(f.node_rank, f.rank)))
-    if f.cause and f.cause != "other":
-        head.append(f" (cause: {inert(f.cause)})")
+    head.append(inert(place_label(f.node_rank, f.rank) + f.cause_label))
     return head
 
 
@@ -247,7 +245,7 @@ def render_human(d: Diagnosis, color: bool = False, width: int | None = None,
         r.line(Text("; ".join(notes).rstrip(".")))
 
     report = _Findings(r, d, verbose)
-    root = next((f for f in d.findings if f.key == d.root_key), None)
+    root = d.root_finding
     if root is not None:
         r.line()
         report.block(root, label="root cause: ", message=False)

@@ -11,7 +11,7 @@ import re
 
 from logscan.diagnosis import Diagnosis, Finding, number_ranges, place_label
 from logscan.render.inert import inert, no_workflow_commands
-from logscan.render.order import is_root, ordered
+from logscan.render.order import ordered
 from logscan.vocabulary import Severity, Verdict
 
 MAX_TABLE_ROWS = 64
@@ -32,7 +32,7 @@ def _fence(lines: list[str]) -> list[str]:
 
 def _finding(d: Diagnosis, f: Finding) -> list[str]:
     icon = {Severity.ERROR: "❌", Severity.WARNING: "⚠️", Severity.INFO: "ℹ️"}[f.severity]
-    lead = "**root cause** " if is_root(d, f) else ("↳ " if f.caused_by else "")
+    lead = "**root cause** " if d.is_root(f) else ("↳ " if f.caused_by else "")
     head = (f"- {icon} {lead}`{f.rule}`{md_inline(place_label(f.node_rank, f.rank))}"
             + (f" \\[cause: {md_inline(f.cause)}\\]" if f.cause else "") + f": {md_inline(f.message)}")
     out = [head]

@@ -11,17 +11,11 @@ from logscan.vocabulary import Severity, Verdict
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
-def is_root(d: Diagnosis, f: Finding) -> bool:
-    root = d.root_cause
-    return (root is not None and f.caused_by is None and f.rule == root.rule
-            and f.node_rank == root.node_rank and f.rank == root.rank and f.message == root.message)
-
-
 def ordered(d: Diagnosis) -> list[Finding]:
     """Root cause first, then the other errors that stand alone, their cascades, warnings, info:
     what a reader who sees only the first few should see."""
     def rank(f: Finding):
-        if is_root(d, f):
+        if d.is_root(f):
             return 0
         if f.severity == Severity.ERROR:
             return 2 if (f.cascade or f.caused_by) else 1

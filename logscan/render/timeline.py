@@ -14,7 +14,7 @@ from datetime import datetime
 from rich.table import Table
 from rich.text import Text
 
-from logscan.diagnosis import Diagnosis, Mark, ProcessSummary, WorkerSummary
+from logscan.diagnosis import Diagnosis, Mark, ProcessSummary, WorkerSummary, format_duration
 from logscan.render.inert import inert
 from logscan.vocabulary import TIMELINE, MarkStage, RunStage, TimeAxis
 
@@ -59,9 +59,9 @@ class Layout:
 
     def describe(self) -> str:
         if self.axis == TimeAxis.TIME:
-            seconds = (_when(self.end) - _when(self.start)).total_seconds()
+            span = format_duration(_when(self.end) - _when(self.start))
             return (f"on the clock: {_clock(self.start)} to {_clock(self.end)} "
-                    f"({_duration(seconds)}), from the times the lines carry")
+                    f"({span}), from the times the lines carry")
         return ("in stage order: the lines carry no full times, so each column is a stage, "
                 "not a time, and Workers are not placed against one clock")
 
@@ -72,14 +72,6 @@ def _when(iso: str) -> datetime:
 
 def _clock(iso: str | None) -> str:
     return _when(iso).strftime("%Y-%m-%d %H:%M:%S") if iso else "?"
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def _placed_by_order(marks) -> tuple[Placed, ...]:

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field, replace
 
 from logscan.scan import lineparse
 from logscan.catalogue import Rule
+from logscan.limits import MAX_RULE_TIMEOUTS
 from logscan.scan.events import (EnvPrint, FileScan, LaunchLine, Progress, ProcessExit,
                             PythonException, SignalHit, Where)
 from logscan.scan.prefixes import strip_prefixes
 
 MAX_EVIDENCE = 2000  # characters of a line kept as evidence
 MAX_RAW = MAX_EVIDENCE * 4  # bytes of a line that are ever looked at: enough for MAX_EVIDENCE
-MAX_RULE_TIMEOUTS = 3  # a rule that ran away this often in one scan is not tried again in it
 
 
 @dataclass

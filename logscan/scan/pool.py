@@ -27,6 +27,19 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def forked_pool(workers: int, initializer=None, initargs=()):
+    """A pool of processes forked from this one, so each inherits what this process has loaded
+    (the scanner, the catalogue, imported modules) instead of loading it again; None where
+    processes cannot be forked."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                               initializer=initializer, initargs=initargs)
+
+
 class ScanPool:
     """The scanner of a run and its worker processes, started on first use."""
 
@@ -43,19 +56,13 @@ class ScanPool:
         return self._executor.submit(_survey_in_worker, path, start, end)
 
     def _start(self):
-        import multiprocessing
+        forked = forked_pool(self.workers, _adopt_scanner, (self.scanner,))
+        if forked is not None:
+            return forked
         from concurrent.futures import ProcessPoolExecutor
 
-        if "fork" in multiprocessing.get_all_start_methods():
-            # The workers inherit this process's scanner: no catalogue to load again.
-            context = multiprocessing.get_context("fork")
-            initializer, initargs = _adopt_scanner, (self.scanner,)
-        else:
-            context = None
-            initializer = _init_worker
-            initargs = (self.settings.rule_dirs, self.settings.progress_patterns)
-        return ProcessPoolExecutor(self.workers, mp_context=context, initializer=initializer,
-                                   initargs=initargs)
+        return ProcessPoolExecutor(self.workers, initializer=_init_worker,
+                                   initargs=(self.settings.rule_dirs, self.settings.progress_patterns))
 
     def close(self) -> None:
         if self._executor is not None:

@@ -18,7 +18,8 @@ from logscan.scan import lineparse
 from logscan.catalogue import Catalogue
 from logscan.scan.events import FileScan
 from logscan.scan.finders import ProgressFinder, make_line_finder
-from logscan.scan.interpret import MAX_RAW, MAX_RULE_TIMEOUTS, FileInterpreter
+from logscan.limits import BLOCK_PATTERN_TIMEOUT, MAX_RULE_TIMEOUTS
+from logscan.scan.interpret import MAX_RAW, FileInterpreter
 from logscan.scan.lineparse import Candidates
 from logscan.scan.prefixes import strip_prefixes
 from logscan.files.reader import CHUNK_SIZE, ReadState, line_blocks
@@ -103,7 +104,7 @@ class Scanner:
         self.finder = make_line_finder(wanted, matcher)
         self.progress = ProgressFinder(tuple(progress_patterns))
         # rule id → times its pattern ran away, over every file this scanner reads (see
-        # interpret.MAX_RULE_TIMEOUTS)
+        # limits.MAX_RULE_TIMEOUTS)
         self.rule_timeouts: dict[str, int] = {}
 
     def scan_file(self, path: str, display: str, chunk_size: int = CHUNK_SIZE,
@@ -179,7 +180,7 @@ class Scanner:
             try:
                 for pattern in rule.compiled:
                     counted = lines = 0  # newlines before `counted`: matches come in order
-                    for match in pattern.finditer(text, timeout=0.25 * 4):
+                    for match in pattern.finditer(text, timeout=BLOCK_PATTERN_TIMEOUT):
                         lines += text.count("\n", counted, match.start())
                         counted = match.start()
                         index = found.newlines + lines

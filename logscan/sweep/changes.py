@@ -24,17 +24,10 @@ class Change(StrEnum):
 FAILED_CHANGES = (Change.FAILED, Change.HUNG, Change.ROOT_CAUSE_CHANGED)
 
 
-def root_finding(diagnosis):
-    """The finding named as the root cause (Diagnosis.root_key), as the reports find it."""
-    if diagnosis.root_key is None:
-        return None
-    return next((f for f in diagnosis.findings if f.key == diagnosis.root_key), None)
-
-
 def root_fingerprint(diagnosis) -> str | None:
     if diagnosis.verdict != Verdict.FAILED:
         return None
-    finding = root_finding(diagnosis)
+    finding = diagnosis.root_finding
     if finding is not None:
         return fingerprint(finding)
     errors = [f for f in diagnosis.findings if f.severity == Severity.ERROR]

@@ -285,18 +285,16 @@ def _refresh_task(task) -> JobResult:
 def _fan_out(tasks, catalogue, settings, now, workers, scanner):
     """Jobs refreshed in forked processes, which inherit the scanner, catalogue and settings
     (and the job model and rules, imported first so each child does not import them again)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     import logscan.diagnose.build  # noqa: F401  (loaded once, before the fork)
     import logscan.model.build  # noqa: F401
+    from logscan.scan.pool import forked_pool
 
     _worker.update(scanner=scanner or _scanner(catalogue, settings), catalogue=catalogue,
                    settings=settings, now=now)
-    if "fork" not in multiprocessing.get_all_start_methods():
+    executor = forked_pool(min(workers, len(tasks)))
+    if executor is None:
         for task in tasks:
             yield _refresh_task(task)
         return
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=context) as executor:
+    with executor:
         yield from executor.map(_refresh_task, tasks, chunksize=max(1, min(16, len(tasks) // (4 * workers))))

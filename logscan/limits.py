@@ -1,0 +1,23 @@
+"""The defaults and limits logscan runs with, each stated once: what a setting is when nobody
+sets it, and how far a value or an input may go before it is refused or given up on."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+# A log quiet for this long counts as stalled (--stall-after, stall-after).
+STALL_AFTER = timedelta(minutes=30)
+# No duration a user gives (--stall-after, --max-time-to-first-batch) may be longer.
+MAX_DURATION = timedelta(days=30)
+# Scanning processes (--jobs); 0 means one per core.
+MAX_PROCESSES = 1024
+# A count an expectation names (--expect-workers N, --max-warnings N).
+MAX_COUNT = 1 << 20
+
+# Seconds one pattern may take on one line before it is given up.
+PATTERN_TIMEOUT = 0.25
+# Seconds a pattern that needs no keyword may take over one block of lines: a block holds many
+# lines, but a pattern that runs away on it is given up all the same.
+BLOCK_PATTERN_TIMEOUT = 4 * PATTERN_TIMEOUT
+# A rule that ran away this often in one scan is not tried again in it.
+MAX_RULE_TIMEOUTS = 3
