@@ -11,6 +11,9 @@ STALL_AFTER = timedelta(minutes=30)
 MAX_DURATION = timedelta(days=30)
 # Scanning processes (--jobs); 0 means one per core.
 MAX_PROCESSES = 1024
+# A collective numbered past this (NCCL's SeqNum) ran in training: start-up, which broadcasts
+# a model's parameters in 250 MB buckets, numbers fewer even for the largest models.
+COLLECTIVES_AT_STARTUP = 1000
 # A count an expectation names (--expect-workers N, --max-warnings N).
 MAX_COUNT = 1 << 20
 

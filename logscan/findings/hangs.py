@@ -129,7 +129,7 @@ def _waiting_evidence(job: Job, failures: list[Failure]):
 
 def hang_before_first_batch(job: Job, rule):
     started = [w for w in job.workers if w.started_processes]
-    if not started or job.progressed:
+    if not started or job.training_started:
         return []
     failures = job.failures
     if any(not f.cascade for f in failures):
@@ -156,7 +156,7 @@ def hang_before_first_batch(job: Job, rule):
 
 
 def collective_timeout(job: Job, rule):
-    if not job.progressed:
+    if not job.training_started:
         return []
     failures = [f for f in job.failures if f.after_progress]
     timed_out = [f for f in failures if COLLECTIVE_TIMEOUT_LINE in f.signals]

@@ -17,10 +17,12 @@ from logscan.diagnosis import OTHER_CAUSE, Where
 from logscan.exit_signals import signal_name, signal_of_exit
 from logscan.scan.events import PythonException
 from logscan.model.job import Job, Worker
+from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE
 from logscan.vocabulary import JobStatus, RunStage
 
 SIGTERM = -15
 SIGKILL = -9
+SIGABRT = -6  # NCCL's watchdog takes a process down this way after a collective timed out
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ class _JobLookups:
         self.waiting = catalogue.cascade_signals
         self.at_init = catalogue.signals_at(RunStage.INIT)
         self.at_training = catalogue.signals_at(RunStage.TRAINING)
-        self.progressed = job.progressed
+        self.training_started = job.training_started
         # The run reached its last step (`30/30`) and the platform does not say it failed: DDP
         # steps together, so a process that died before then would have stopped every rank.
         self.run_finished = job.job_status != JobStatus.FAILED and any(
@@ -136,7 +138,7 @@ def _after_progress(lookups: _JobLookups, seen: _WorkerIndex, where: Where, sign
         return first < where.line
     # DDP synchronises every step: once any rank logged progress, every process had passed
     # its first batch; a later failure elsewhere is a failure during training.
-    return lookups.progressed
+    return lookups.training_started
 
 
 def _exit_rank(worker: Worker, exit_) -> int | None:
@@ -246,6 +248,9 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     # peer): the abort that ends them (-6 after NCCL's watchdog) is a consequence too.
     waited = {worker.global_rank(h.where, dict(h.groups)) for h in worker.hits
               if h.rule_id in waiting} - {None}
+    # A rank-less abort on a Worker where a collective timed out: the watchdog's abort, whose rank
+    # the logs do not tie to it (a pasted excerpt has no launch line to count ranks from).
+    watchdog_fired = any(h.rule_id == COLLECTIVE_TIMEOUT_LINE for h in worker.hits)
     for exit_ in worker.exits:
         rank = _exit_rank(worker, exit_)
         if exit_.exitcode in (None, 0) or rank in explained:
@@ -255,7 +260,8 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
         explained.add(rank)
         out.append(Failure(
             worker, rank, exit_.where, exit_summary(exit_.exitcode),
-            exit_.exitcode == SIGTERM or rank in waited,
+            exit_.exitcode == SIGTERM or rank in waited
+            or (exit_.exitcode == SIGABRT and rank is None and watchdog_fired),
             None if exit_.exitcode < 0 else _loose_cause(lookups, worker),
             exit_.exitcode,
             exit_.time, _after_progress(lookups, seen_lines, exit_.where)))

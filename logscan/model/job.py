@@ -192,6 +192,9 @@ class Job:
     uniform_gpus: int | None = None        # gpus_per_node, when every launch line says the same
     expected_processes: int | None = None  # the training processes the launch lines add up to
     progressed: bool = False               # some Worker logged progress
+    # progress, or a collective numbered past start-up: positive evidence that training had
+    # started somewhere (DDP steps together)
+    training_started: bool = False
     prints_env: bool = False               # some process printed its torchrun env
     # The env prints name every rank the launch lines add up to, and training went on: a log
     # several Workers wrote may keep one launch line but every process's own print.
