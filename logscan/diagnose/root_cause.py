@@ -34,6 +34,15 @@ def _time(f: Finding) -> datetime | None:
 
 
 def _pick_leader(job: Job, candidates: list[Finding]) -> Finding:
+    # Specific beats generic: a line that is both a known signature and a raised exception is
+    # the signature's finding, the raise its context.
+    told: dict[tuple[str, int], int] = {}
+    for f in candidates:
+        for e in f.evidence[:1]:
+            key = (e.file, e.line)
+            told[key] = min(told.get(key, _precedence(job, f)), _precedence(job, f))
+    candidates = [f for f in candidates if not f.evidence or
+                  told[(f.evidence[0].file, f.evidence[0].line)] == _precedence(job, f)]
     timed = [f for f in candidates if _time(f) is not None]
     if len(timed) == len(candidates) and len(timed) > 1:
         # Every candidate carries a time: the earliest wins, specificity breaks ties.

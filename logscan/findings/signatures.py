@@ -67,12 +67,18 @@ def signature_findings(job: Job, rule):
         return [finding(rule, rule.render_message(groups), wheres, ranks=tuple(ranks),
                         node_ranks=tuple(nodes))]
     out = []
+    reported = {rank for _, rank, _, _ in by_key.values()}
     for worker, rank, groups, wheres in by_key.values():
         groups.setdefault(Group.NODE_RANK, "?" if worker.node_rank is None else str(worker.node_rank))
         groups.setdefault(Group.RANK, "?" if rank is None else str(rank))
         found = finding(rule, rule.render_message(groups), wheres, node_rank=worker.node_rank,
                         rank=rank, worker=worker.label)
         if odd and rank not in odd:
-            found = replace(found, cascade=True)
+            if odd & reported:
+                found = replace(found, cascade=True)  # the odd one's own report leads
+            elif len(odd) == 1:
+                # The rank that diverged reported nothing itself: this report is about it.
+                (odd_rank,) = odd
+                found = replace(found, rank=odd_rank, node_rank=job.node_of_rank(odd_rank))
         out.append(found)
     return out

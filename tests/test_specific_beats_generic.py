@@ -1,0 +1,43 @@
+"""Specific beats generic: when one line is both a known signature and a raised exception, the
+finding is the signature and the raise its context, never a generic crash as root with the
+specific finding folded under it.
+
+Synthetic jobs: the real crash-mid-training run with rank 1's exception line replaced by one built
+from a message torch raises (c10d's collective fingerprint check, CUDACachingAllocator's out of
+memory); a GPU is needed for the real thing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import POST_MORTEM_NOW, SAMPLES
+
+ORIGINAL = "[rank1]: RuntimeError: non-finite loss encountered at step 10 (loss=nan); stopping"
+RAISED = {
+    "collective-mismatch": (
+        "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running "
+        "collective: CollectiveFingerPrint(SequenceNumber=10, OpType=ALLREDUCE, TensorShape=[4], "
+        "TensorDtypes=Float), but Rank 0 is running collective: CollectiveFingerPrint("
+        "SequenceNumber=10, OpType=BROADCAST, TensorShape=[4], TensorDtypes=Float)."),
+    "cuda-out-of-memory": (
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has "
+        "a total capacity of 79.15 GiB of which 1.20 GiB is free."),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(RAISED))
+def test_the_signature_is_the_root_and_the_crash_its_context(run_cli, tmp_path, rule):
+    job = tmp_path / "job"
+    shutil.copytree(SAMPLES / "crash-mid-training", job)
+    log = job / "worker-0" / "launch_ddp.log"
+    text = log.read_text()
+    assert ORIGINAL in text
+    log.write_text(text.replace(ORIGINAL, RAISED[rule]))
+    report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert report["root_cause"]["rule"] == rule
+    crashes = [f for f in report["findings"] if f["rule"] == "crash-during-training"]
+    assert crashes and all(f["cascade"] for f in crashes)
