@@ -47,6 +47,7 @@ CONNECT_FAILED = "connect-failed"
 PEER_LOST = "peer-lost"
 WORKER_GROUP_RESTART = "worker-group-restart"
 ERROR_LINE = "error-line"
+WORKER_GROUP_SUCCEEDED = "worker-group-succeeded"
 # torchrun's start-up banner: a Worker's "torchrun started" timeline mark.
 TORCHRUN_STARTED = "torchrun-started"
 

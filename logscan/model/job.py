@@ -13,6 +13,7 @@ import re
 
 from logscan.catalogue import Catalogue, Group
 from logscan.limits import STALL_AFTER
+from logscan.rule_ids import WORKER_GROUP_SUCCEEDED
 from logscan.scan.prefixes import clean
 from logscan.diagnosis import Where
 from logscan.scan.events import EnvPrint, EventLists, FileScan, LaunchLine, Progress
@@ -103,6 +104,11 @@ class Worker(EventLists):
         return min(fractions) if fractions else None
 
     @property
+    def group_succeeded(self) -> bool:
+        """torchrun's agent says every process of this Worker exited 0."""
+        return any(h.rule_id == WORKER_GROUP_SUCCEEDED for h in self.hits)
+
+    @property
     def ran_torchrun(self) -> bool:
         """The launch line was printed, or torchrun itself left traces (its own logs, a traceback
         of its own, rendezvous messages): other launch scripts print no launch line."""
@@ -122,7 +128,8 @@ class Worker(EventLists):
     @property
     def started_processes(self) -> bool:
         """torchrun got past rendezvous and spawned training processes."""
-        return bool(self.envs or self.progress or any(e.exitcode is not None for e in self.exits)
+        return bool(self.envs or self.progress or self.group_succeeded
+                    or any(e.exitcode is not None for e in self.exits)
                     or any(x.where.rank is not None for x in self.exceptions)
                     or any(h.where.rank is not None for h in self.hits))
 
@@ -220,7 +227,8 @@ class Job:
     def reached_first_batch(self, worker: Worker) -> bool:
         # Ranks usually log progress on rank 0 only; DDP synchronises every step, so progress
         # anywhere means every process that had started passed its first batch.
-        return bool(worker.progress) or (self.progressed and worker.started_processes)
+        return (bool(worker.progress) or worker.group_succeeded
+                or (self.progressed and worker.started_processes))
 
     def workers_by(self, *fields: str) -> dict:
         """Launched Workers grouped by some LaunchShape fields, in the order each value first
