@@ -37,6 +37,7 @@ class Group(StrEnum):
     ATTEMPTS_LEFT = "left"       # the restarts torchrun has left
     RESTART_COUNT = "count"      # the worker group's restart_count
     SIGNAL = "signal"            # the signal a process received, by name or number
+    PID = "pid"                  # the process the line is about
 
 
 # The groups code reads from the lines of particular rules: a file for one of these rules whose

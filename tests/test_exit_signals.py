@@ -40,3 +40,24 @@ def test_every_signal_a_platform_sends_has_a_meaning_and_a_hint():
     named = {s.name: s for s in SIGNALS.values()}
     assert wanted <= set(named)
     assert all(named[n].meaning and named[n].hint.endswith(".") for n in wanted)
+
+
+@pytest.mark.parametrize("escalation", [
+    # torch 2.x (agent's multiprocessing/api.py `_close`), and 1.13's spelling
+    "W1129 18:47:52.045000 4351 torch/distributed/elastic/multiprocessing/api.py:1040] Unable to "
+    "shutdown process 77777 via Signals.SIGTERM, forcefully exiting via Signals.SIGKILL",
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Unable to shutdown process 77777 via 15, "
+    "forcefully exitting via 9",
+])
+def test_a_sibling_torchrun_had_to_sigkill_is_not_the_oom_killers(run_cli, tmp_path, escalation):
+    """Synthetic: the real crash-mid-training run (rank 1 raised) with torchrun's escalation of a
+    sibling that ignored SIGTERM appended to node 0's log, built from the agent's format strings."""
+    import shutil
+
+    job = tmp_path / "job"
+    shutil.copytree(SAMPLES / "crash-mid-training", job)
+    log = job / "worker-0" / "launch_ddp.log"
+    log.write_text(log.read_text() + escalation + "\n  exitcode  : -9 (pid: 77777)  (SIGKILL)\n")
+    report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert report["root_cause"]["rule"] == "crash-during-training"
+    assert "worker-killed" not in {f["rule"] for f in report["findings"]}

@@ -14,6 +14,7 @@ from dataclasses import replace
 from logscan.catalogue import Group
 from logscan.findings.base import few, finding
 from logscan.model.job import Job
+from logscan.rule_ids import SIBLING_TERMINATED
 
 # What a training loop runs every step (DDP's gradient reduction): in a two-rank disagreement, the
 # rank running something else is the one that left the loop's usual path.
@@ -41,13 +42,25 @@ def _odd_ones_out(reports: list[dict]) -> set[int]:
     return {rank for rank, op in did.items() if op == minority}
 
 
+def _stopped_on_purpose(worker) -> set[str]:
+    """The pids torchrun itself signalled to stop (a failed sibling's group being torn down):
+    whatever their exit, it is a consequence."""
+    return {pid for h in worker.hits if h.rule_id == SIBLING_TERMINATED
+            and (pid := h.group(Group.PID)) is not None}
+
+
 def signature_findings(job: Job, rule):
     by_key: dict = {}
     for worker in job.workers:
+        stopped = None
         for hit in worker.hits:
             if hit.rule_id != rule.id:
                 continue
             groups = dict(hit.groups)
+            if Group.PID in groups:
+                stopped = _stopped_on_purpose(worker) if stopped is None else stopped
+                if groups[Group.PID] in stopped:
+                    continue  # torchrun's own SIGTERM or SIGKILL of a sibling, not this rule's cause
             rank = worker.global_rank(hit.where, groups)
             key = (worker.label, rank)
             if key not in by_key:
