@@ -7,8 +7,10 @@ Runs logscan's own Scanner survey over the log (the matcher logscan would use, H
 default), so the lines counted are exactly those `logscan scan` hands to the line interpreter:
 the confirmed candidates. Each is then attributed to the candidate patterns it matches: a
 catalogue keyword (named with the rules and signals that carry it) or a native parser's
-declaration (logscan.lineparse). With --time, the confirmed lines are fed through a
-FileInterpreter as the merge does, and the time per line is given.
+declaration (logscan.lineparse). With --time: the time per line of confirming them (the
+scanner's `re` alternation of every candidate pattern, run on each line Hyperscan reports), of
+the rules their keywords select (Rule.match, the three costliest), and of feeding them through
+a FileInterpreter as the merge does (prefix stripping, parsers and rules together).
 
 Only reads logscan; nothing in it is changed.
 """
@@ -62,6 +64,28 @@ def main() -> None:
         for name, n in counts.most_common(args.top):
             print(f"  {n:>10,}  {name}")
         if args.time and found.candidates:
+            confirm = scanner.candidates.search
+            start = time.perf_counter()
+            for _, raw in found.candidates:
+                confirm(raw)
+            spent = time.perf_counter() - start
+            print(f"  confirming them (the scanner's one `re` of every candidate pattern): "
+                  f"{spent:.2f} s, {1e6 * spent / len(found.candidates):.0f} µs a line")
+            from logscan.prefixes import strip_prefixes
+
+            per_rule: Counter = Counter()
+            tried: Counter = Counter()
+            for _, raw in found.candidates:
+                body = strip_prefixes(raw.decode("utf-8", "replace")).body
+                for rule in scanner.matchers:
+                    if any(kw in body for kw in rule.keywords):
+                        start = time.perf_counter()
+                        rule.match(body)
+                        per_rule[rule.id] += time.perf_counter() - start
+                        tried[rule.id] += 1
+            for rule_id, spent in per_rule.most_common(3):
+                print(f"  rule {rule_id}: tried on {tried[rule_id]:,} lines, {spent:.2f} s, "
+                      f"{1e6 * spent / tried[rule_id]:.0f} µs a line")
             interpreter = FileInterpreter(scanner.matchers, log, log, {}, None)
             start = time.perf_counter()
             for index, raw in found.candidates:
