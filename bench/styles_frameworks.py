@@ -327,7 +327,8 @@ def accelerate(rng: random.Random, node_rank: int):
 # %(levelname)s - %(message)s"), torchtitan/components/metrics.py MetricsProcessor.log (`step:
 # loss: grad_norm: memory: tps: tflops: mfu:` between the Color codes of
 # torchtitan/tools/utils.py), run_train.sh's `torchrun --local-ranks-filter 0 --role rank --tee 3`
-# (the `[rank0]:` prefix), torchtitan/components/checkpoint.py CheckpointManager.save.
+# (the `[rank0]:` prefix), torchtitan/components/checkpoint.py CheckpointManager.save. Colour is on
+# unless --metrics.disable_color_printing (its default is False).
 
 def torchtitan(rng: random.Random, node_rank: int):
     losses = [f"{rng.gauss(3.1, 0.2):8.5f}" for _ in range(997)]
