@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE))
 from make_log import Sources, generate as generate_bench, parse_size  # noqa: E402
 from styles_frameworks import FRAMEWORK_STYLES, crlf  # noqa: E402
 
-GENERATOR_VERSION = 3  # bump when the content changes, so cached logs are rebuilt
+GENERATOR_VERSION = 4  # bump when the content changes, so cached logs are rebuilt
 BATCH = 2000  # steps per batch of lines
 
 

@@ -404,7 +404,7 @@ def mmengine(rng: random.Random, node_rank: int):
         for s in range(step + interval, step + BATCH + 1, interval):
             epoch, it = s // per_epoch + 1, s % per_epoch or per_epoch
             loss = losses[s % 997]
-            lines.append(mm(s, f"Epoch(train) {f'[{epoch}]'.rjust(len(str(max_epochs)) + 3)}"
+            lines.append(mm(s, f"Epoch(train){f'[{epoch}]'.rjust(len(str(max_epochs)) + 3)}"
                                f"[{it:>4d}/{per_epoch}]  base_lr: 4.0000e-03 lr: "
                                f"{4.0 - s * 1e-6:.4f}e-03  eta: {_eta((per_epoch * max_epochs - s) * 4 // 10)}"
                                f"  time: 0.4{s % 97:03d}  data_time: 0.0{s % 89:03d}  memory: "
