@@ -780,7 +780,7 @@ FRAMEWORK_STYLES = {
     "json-logging": (json_logging, None),
     "rank-warnings": (rank_warnings, None),
     "handled-tracebacks": (handled_tracebacks, None),
-    "crlf": (handled_tracebacks, crlf),
+    # crlf (the pylogging style with CRLF line ends) is registered in styles.py
     "cri": (hf_tqdm_mixed, cri),
     "docker-json": (hf_tqdm_mixed, docker_json),
 }
