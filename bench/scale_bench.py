@@ -68,7 +68,7 @@ def measure(path: Path, profile: bool = False) -> dict:
 
     from logscan.catalogue import load_catalogue
     from logscan.diagnose.pipeline import diagnose_paths
-    from logscan.render import render_human, render_json
+    from logscan.render import RENDERERS
     from logscan.settings import Settings
 
     catalogue = load_catalogue()
@@ -90,9 +90,9 @@ def measure(path: Path, profile: bool = False) -> dict:
     settings = Settings(now=datetime.fromisoformat(NOW))
     start = time.perf_counter()
     diagnosis = diagnose_paths([str(path)], settings, catalogue, on_phase=lap)
-    render_json(diagnosis)
+    RENDERERS["json"](diagnosis)
     lap("json report")
-    render_human(diagnosis)
+    RENDERERS["human"](diagnosis)
     lap("human report")
     if profiler is not None:
         profiler.disable()

@@ -15,7 +15,14 @@ torchrun's own, its failure summary). The training output is written as those to
   prints under them) before every step line;
 - megatron: Megatron-LM's `iteration N/ M | consumed samples: ... | lm loss: ...` lines;
 - kubectl-rank: `kubectl logs --timestamps` over python logging with a `[rank 0]` field and
-  English step text (`step time`, `data time`) on every line.
+  English step text (`step time`, `data time`) on every line;
+- the frameworks' styles of styles_frameworks.py (DeepSpeed, Lightning's tqdm and rich bars,
+  Hugging Face Trainer, Accelerate, torchtitan, mmengine, NeMo, fairseq, detectron2, JSON
+  logging, rank-prefixed warnings, handled tracebacks, the CRI and Docker json-file wrappers),
+  each written from the source that prints it;
+- crlf: the pylogging style with CRLF line ends;
+- adversarial (adversarial.py): ordinary lines holding every keyword of the catalogue, read from
+  it at bench time, that match no pattern.
 
 Usage: python bench/styles.py STYLE SIZE OUT
 """
@@ -32,8 +39,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from make_log import Sources, generate as generate_bench, parse_size  # noqa: E402
+from styles_frameworks import FRAMEWORK_STYLES, crlf  # noqa: E402
 
-GENERATOR_VERSION = 2  # bump when the content changes, so cached logs are rebuilt
+GENERATOR_VERSION = 4  # bump when the content changes, so cached logs are rebuilt
 BATCH = 2000  # steps per batch of lines
 
 
@@ -234,8 +242,20 @@ def kubectl_rank(rng: random.Random, node_rank: int):
         yield lines
 
 
-STYLES = {"pylogging": pylogging, "nccl-tqdm": nccl_tqdm, "warnings": warnings,
-          "megatron": megatron, "kubectl-rank": kubectl_rank}
+def adversarial(rng: random.Random, node_rank: int):
+    from adversarial import adversarial as lines  # reads the catalogue: only when asked for
+
+    return lines(rng, node_rank)
+
+
+# style name → (training output, wrapper: lines → text, or None for "\n" line ends)
+STYLES = {"pylogging": (pylogging, None), "nccl-tqdm": (nccl_tqdm, None),
+          "warnings": (warnings, None), "megatron": (megatron, None),
+          "kubectl-rank": (kubectl_rank, None),
+          **FRAMEWORK_STYLES,
+          # python logging (the pylogging style) with CRLF line ends
+          "crlf": (pylogging, crlf),
+          "adversarial": (adversarial, None)}
 ALL = ("bench", *STYLES)
 
 
@@ -248,15 +268,17 @@ def generate(style: str, size: int, out: Path, node_rank: int = 0, seed: int = 1
     tmp = out.with_name(out.name + ".part")
     written = 0
     crash_at = int(size * 0.999)
+    output, wrap = STYLES[style]
+    state: dict = {}
     with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
         def put(lines):
             nonlocal written
-            text = "\n".join(lines) + "\n"
+            text = wrap(lines, state) if wrap else "\n".join(lines) + "\n"
             fh.write(text)
             written += len(text) if text.isascii() else len(text.encode("utf-8"))
 
         put(src.header)
-        for lines in STYLES[style](rng, node_rank):
+        for lines in output(rng, node_rank):
             put(lines)
             if written >= crash_at:
                 break
@@ -272,7 +294,14 @@ def cached_log(style: str, size: int, directory: Path, node_rank: int = 0) -> Pa
 
         return cached_bench(size, directory, node_rank)
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{style}-worker-{node_rank}-{size >> 20}M-v{GENERATOR_VERSION}.log"
+    tag = ""
+    if style == "adversarial":  # the catalogue's words of today: a changed rule builds it again
+        import hashlib
+
+        from adversarial import quiet_lines
+
+        tag = "-" + hashlib.sha256("\n".join(quiet_lines()[0]).encode()).hexdigest()[:10]
+    path = directory / f"{style}-worker-{node_rank}-{size >> 20}M-v{GENERATOR_VERSION}{tag}.log"
     if not path.exists():
         print(f"building {path} ...", file=sys.stderr, flush=True)
         generate(style, size, path, node_rank)
