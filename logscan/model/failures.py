@@ -182,19 +182,40 @@ def earlier_attempt_failures(job: Job, worker: Worker) -> list[Failure]:
     return _worker_failures(_JobLookups(job), earlier)
 
 
+def _distinct_exits(worker: Worker):
+    """The Worker's process exits, each process once: torchrun's `failed (exitcode: N)
+    local_rank: L` line and its summary's row for the same process are one exit, told by the
+    line that came first with the global rank the row names."""
+    ranked = {}
+    for e in worker.exits:
+        if e.rank is not None:
+            ranked.setdefault((e.local_rank, e.exitcode), e)
+    out, merged = [], set()
+    for e in worker.exits:
+        row = ranked.get((e.local_rank, e.exitcode))
+        if e.rank is None and row is not None:
+            out.append(replace(e, rank=row.rank, host=e.host or row.host, time=e.time or row.time,
+                               root_cause=e.root_cause or row.root_cause))
+            merged.add(id(row))
+        elif id(e) not in merged:
+            out.append(e)
+    return [e for e in out if id(e) not in merged]
+
+
 def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     """One Worker's failures: every cost here is linear in its events."""
+    exits = _distinct_exits(worker)
     waiting = lookups.waiting
     seen_lines = _WorkerIndex(worker)
     out: list[Failure] = []
     # torchrun's "first observed failure" on this node: unprefixed tracebacks carry no rank,
     # and the first one printed is the likeliest to be that process's.
     root_exit = _first_observed(worker)
-    crashed = {_exit_rank(worker, e) for e in worker.exits if (e.exitcode or 0) > 0}
+    crashed = {_exit_rank(worker, e) for e in exits if (e.exitcode or 0) > 0}
     unranked_claimed = False
     index_of: dict[int | None, int] = {}     # rank → its failure's index in `out`
     further: dict[int, list[PythonException]] = {}  # index → later lines of the same failure
-    exited_badly = any((e.exitcode or 0) > 0 for e in worker.exits)
+    exited_badly = any((e.exitcode or 0) > 0 for e in exits)
     for exc in worker.exceptions:
         if exc.agent:
             continue
@@ -230,7 +251,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     explained = {f.rank for f in out if f.rank is not None}
     unranked = [i for i, f in enumerate(out) if f.rank is None]
     failed_exits = list(dict.fromkeys(
-        _exit_rank(worker, e) for e in worker.exits if (e.exitcode or 0) > 0))
+        _exit_rank(worker, e) for e in exits if (e.exitcode or 0) > 0))
     failed_exits = [r for r in failed_exits if r not in explained]
     if len(unranked) == 1 and len(failed_exits) == 1 and failed_exits[0] is not None:
         # One traceback without a rank, one process that exited with an error: the same.
@@ -251,7 +272,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     # A rank-less abort on a Worker where a collective timed out: the watchdog's abort, whose rank
     # the logs do not tie to it (a pasted excerpt has no launch line to count ranks from).
     watchdog_fired = any(h.rule_id == COLLECTIVE_TIMEOUT_LINE for h in worker.hits)
-    for exit_ in worker.exits:
+    for exit_ in exits:
         rank = _exit_rank(worker, exit_)
         if exit_.exitcode in (None, 0) or rank in explained:
             continue

@@ -1,0 +1,50 @@
+"""torchrun's failure report, as each release prints it: one failed process is one failure, however
+many of its lines tell of it.
+
+The lines are built from torch's format strings (elastic/multiprocessing/api.py's `failed
+(exitcode: N) local_rank: L (pid: P) of binary: B`, errors/__init__.py's summary table, as
+tests/torch_source/formats.toml records them per release).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import POST_MORTEM_NOW
+
+
+def report(code: int, pid_suffix: str) -> list[str]:
+    return [
+        "E1129 18:47:52.096000 4351 torch/distributed/elastic/multiprocessing/api.py:1002] failed "
+        f"(exitcode: {code}) local_rank: 1 (pid: 4356) of binary: /usr/bin/python3",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "============================================================",
+        "train.py FAILED",
+        "------------------------------------------------------------",
+        "Failures:",
+        "  <NO_OTHER_FAILURES>",
+        "------------------------------------------------------------",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2026-11-29_17:58:31",
+        "  host      : job-7f3a-worker-1",
+        "  rank      : 3 (local_rank: 1)",
+        f"  exitcode  : {code} (pid: 4356){pid_suffix}",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+        "============================================================",
+    ]
+
+
+@pytest.mark.parametrize("code, pid_suffix", [(1, " "), (-11, "  (SIGSEGV)")])
+def test_the_failed_line_and_the_summary_row_are_one_process(run_cli, tmp_path, code, pid_suffix):
+    """torch 2.12+ prints `(pid: P) ` (a trailing space) for a positive code and `(pid: P)  (SIGX)`
+    for a signal; both lines name local rank 1, the row also its global rank 3."""
+    log = tmp_path / "excerpt.log"
+    log.write_text("\n".join(report(code, pid_suffix)) + "\n")
+    result = run_cli("scan", log, "--format", "json", "--now", POST_MORTEM_NOW)
+    root = json.loads(result.stdout)["root_cause"]
+    assert root["rank"] == 3
+    assert "rank 3 " in root["message"] and "2 processes" not in root["message"]
