@@ -48,3 +48,24 @@ def test_the_failed_line_and_the_summary_row_are_one_process(run_cli, tmp_path, 
     root = json.loads(result.stdout)["root_cause"]
     assert root["rank"] == 3
     assert "rank 3 " in root["message"] and "2 processes" not in root["message"]
+
+
+def _quoted_traceback_summaries() -> list[tuple[str, str]]:
+    import tomllib
+    from pathlib import Path
+
+    table = tomllib.loads((Path(__file__).parent / "torch_source" / "formats.toml").read_text())
+    return [(entry["id"], text) for entry in table["entry"] for text in entry["examples"]
+            if "traceback : Traceback" in text]
+
+
+@pytest.mark.parametrize("era, summary", _quoted_traceback_summaries())
+def test_the_exception_an_error_file_quotes_in_the_summary_is_read(run_cli, tmp_path, era, summary):
+    """When the process's own stderr is not in the log, the summary's quoted traceback (indented
+    two spaces more than Python prints it) still names the exception and the rank."""
+    log = tmp_path / "excerpt.log"
+    log.write_text(summary + "\n")
+    report = json.loads(run_cli("scan", log, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    root = report["root_cause"]
+    assert "RuntimeError: CUDA error: an illegal memory access" in root["message"], root
+    assert root["rank"] is not None

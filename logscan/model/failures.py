@@ -216,7 +216,8 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     index_of: dict[int | None, int] = {}     # rank → its failure's index in `out`
     further: dict[int, list[PythonException]] = {}  # index → later lines of the same failure
     exited_badly = any((e.exitcode or 0) > 0 for e in exits)
-    for exc in worker.exceptions:
+    # A process's own traceback tells its failure; the summary's quote of it only adds to it.
+    for exc in sorted(worker.exceptions, key=lambda x: x.quoted):
         if exc.agent:
             continue
         prefixed = exc.where.rank is not None or exc.where.local_rank is not None

@@ -72,6 +72,9 @@ class PythonException:
     line_signals: tuple[str, ...] = ()
     # Raised by torchrun itself (its own frames in the traceback), not by a training process.
     agent: bool = False
+    # Quoted by torchrun's failure summary from the process's error file: a copy of a traceback
+    # the process may also have printed itself.
+    quoted: bool = False
 
 
 @dataclass(frozen=True, slots=True)

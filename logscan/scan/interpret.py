@@ -34,6 +34,7 @@ class _FileContext:
     chained: dict = field(default_factory=dict)
     in_root_cause: bool = False
     summary_entry: dict = field(default_factory=dict)
+    quoting_traceback: bool = False  # inside the traceback a summary entry quotes
 
 
 class FileInterpreter:
@@ -54,7 +55,6 @@ class FileInterpreter:
         scan, context = self.scan, self.context
         where = _where(scan, raw, lineno)
         body = strip_prefixes(where.text).body
-        key = (where.rank, where.local_rank)
 
         if "DDP launch:" in body and (fields := lineparse.parse_launch(body)):
             scan.launches.append(LaunchLine(where=where, **fields))
@@ -68,6 +68,7 @@ class FileInterpreter:
             return
 
         where = self._summary(body, where)
+        key = (where.rank, where.local_rank)
 
         if lineparse.is_traceback_start(body):
             context.headerless.discard(key)
@@ -111,15 +112,18 @@ class FileInterpreter:
                 del context.traceback_signals[key]
             scan.exceptions.append(PythonException(
                 where, exc[0], exc[1], signals, tuple(line_signals),
-                agent=context.agent_traceback.get(key, False)))
+                agent=context.agent_traceback.get(key, False), quoted=context.quoting_traceback))
 
     def _summary(self, body: str, where: Where) -> Where:
         """torchrun's failure summary: a block of `key : value` lines per failed process. Returns
         where, with the rank of the entry the line belongs to."""
         parsed = lineparse.parse_summary_line(body)
-        if parsed is None:
-            return where
         context, entry = self.context, self.context.summary_entry
+        if parsed is None:
+            if context.quoting_traceback and body.startswith(lineparse.SUMMARY_INDENT) and "rank" in entry:
+                return replace(where, rank=entry["rank"], local_rank=entry.get("local_rank"))
+            return where
+        context.quoting_traceback = parsed.kind == "traceback" and lineparse.is_traceback_start(body)
         kind, value = parsed.kind, parsed.value
         if kind in ("root", "failures"):
             context.in_root_cause = kind == "root"

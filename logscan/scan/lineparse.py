@@ -198,9 +198,16 @@ def _glued_starts(body: str):
         yield pos
 
 
+# torchrun's summary quotes a process's error file: `  traceback : Traceback (most recent call
+# last):`, then its frames and exception line indented two spaces more than Python prints them.
+_SUMMARY_TRACEBACK = re.compile(r"\s*traceback\s*:\s*" + re.escape(TRACEBACK_START))
+SUMMARY_INDENT = "  "
+
+
 @needs(_literal(b"Traceback (most recent"))
 def is_traceback_start(body: str) -> bool:
-    return any(body.startswith(TRACEBACK_START, start) for start in _glued_starts(body))
+    return (any(body.startswith(TRACEBACK_START, start) for start in _glued_starts(body))
+            or _SUMMARY_TRACEBACK.match(body) is not None)
 
 
 def is_frame_line(body: str) -> bool:
@@ -225,6 +232,8 @@ def is_agent_frame(body: str) -> bool:
 def parse_exception(body: str) -> tuple[str, str] | None:
     """The last line of a traceback, `ExcType: detail`: (type, detail), also after glued tags."""
     text = body.rstrip()
+    if text.startswith(SUMMARY_INDENT) and text[len(SUMMARY_INDENT):][:1] not in (" ", "\t", ""):
+        text = text[len(SUMMARY_INDENT):]  # the exception line of a traceback the summary quotes
     for start in _glued_starts(text):
         if (found := EXCEPTION.fullmatch(text, start)) is not None:
             return found["exc"], (found["detail"] or "").strip()
