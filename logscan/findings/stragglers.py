@@ -26,6 +26,9 @@ _NAMES_RANK = re.compile(r"\brank\s*[:=#]?\s*(\d+)\b", re.IGNORECASE)
 
 # Evidence a message quotes of a line: enough to recognise it.
 QUOTED = 100
+# The C++ source location torch's native errors start with (`[.../gloo/transport/tcp/pair.cc:553] `):
+# left out of a quote, which has room only for the words.
+_SOURCE_LOCATION = re.compile(r"\[[^\]\s]+:\d+\]\s*")
 
 # The ranks of a DDP job log within a step of each other; a last line older than the others' by
 # far more than a step, yet less than the default process-group timeout (30 min) during which
@@ -84,8 +87,12 @@ def _rank_of_line(worker: Worker, line: Where) -> int | None:
 
 
 def _quote(line: Where) -> str:
-    text = strip_prefixes(line.text).body.strip()
-    return text if len(text) <= QUOTED else text[:QUOTED - 3] + "..."
+    return _quote_text(strip_prefixes(line.text).body)
+
+
+def _quote_text(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= QUOTED else text[:QUOTED - 3].rstrip() + "..."
 
 
 def hang_ended_from_outside(job: Job, rule):
@@ -159,10 +166,10 @@ def rank_left_early(job: Job, rule):
     others = sorted({f.rank for f in failures})
     report = next((e.where for e in worker.exits if e.root_cause), worker.exits[0].where)
     env = next((e.where for e in worker.envs if e.rank == rank), None)
-    return [finding(rule, f"rank {rank} left training early: {worker.label}'s torchrun reports its other "
-                          f"processes' failures but not rank {rank}'s, and stopped none of them, so it "
-                          f"exited 0 {when}; then {plural(others, 'rank', 'ranks')}, every other one, lost "
-                          f"{'its peer' if len(others) == 1 else 'their peers'} in the next collective "
-                          f"({lost.summary[:QUOTED]})",
+    return [finding(rule, f"rank {rank} left training early: {worker.label}'s torchrun reports the failures "
+                          f"of its other processes but not rank {rank}'s, and stopped no process it leaves "
+                          f"out, so rank {rank} exited 0 {when}; then {plural(others, 'rank', 'ranks')}, "
+                          f"every other one, lost {'its peer' if len(others) == 1 else 'their peers'} in "
+                          f"the next collective ({_quote_text(_SOURCE_LOCATION.sub('', lost.summary))})",
                     [report, lost.where, last_step, env], node_rank=node_rank, rank=rank,
-                    worker=worker.label, ranks=tuple(others))]
+                    worker=worker.label)]
