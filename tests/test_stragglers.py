@@ -41,6 +41,8 @@ def copy_job(tmp_path, *workers):
 @pytest.mark.parametrize("sample, node_rank, rank, last_words", [
     ("platform-walltime-stall", 0, 1, "reloading shard list"),
     ("file-lock-wait", 1, 3, "waiting for lock"),
+    # every torchrun got SIGTERM and tore its processes down: the sign of life is before that
+    ("walltime-stall-torchrun-signalled", 0, 1, "reloading shard list"),
 ])
 def test_the_rank_whose_last_line_differs_is_the_straggler(sample, node_rank, rank, last_words):
     got = diagnose(SAMPLES / sample)
@@ -57,6 +59,14 @@ def test_a_log_that_stops_on_an_ordinary_step_names_no_straggler():
     got = diagnose(SAMPLES / "killed-silently")
     assert "hang-ended-from-outside" not in rules_of(got)
     assert (got.root_cause.rule, got.root_cause.rank) == ("unexplained-failure", None)
+
+
+def test_every_torchrun_stopped_while_training_went_on_is_a_stop_not_a_straggler():
+    """sigterm-every-torchrun: each Worker's last line before its teardown is the loop's
+    `step 10/60` or its start-up lines."""
+    got = diagnose(SAMPLES / "sigterm-every-torchrun")
+    assert "hang-ended-from-outside" not in rules_of(got)
+    assert (got.root_cause.rule, got.root_cause.node_rank) == ("stopped-from-outside", 0)
 
 
 def test_when_every_worker_ends_on_a_line_of_its_own_none_stands_out(tmp_path):
@@ -145,3 +155,20 @@ def test_a_closing_signal_to_a_process_left_unreported_keeps_the_rank_from_leavi
                      "Sending process 27377 closing signal SIGTERM\n")
     log.write_text("".join(lines))
     assert "rank-left-early" not in rules_of(diagnose(job))
+
+
+@pytest.mark.parametrize("ending", ["\n", "", "\n\n\n"])
+@pytest.mark.parametrize("chunk_size", [1 << 19, 64, 4096])
+def test_the_scan_keeps_a_files_last_lines_numbered_as_in_the_file(tmp_path, chunk_size, ending):
+    """What a Worker's processes printed last, before torchrun's teardown, is read from these:
+    numbered as the file is, whatever the reader's blocks, blank lines left out."""
+    from logscan.catalogue import load_catalogue
+    from logscan.scan.scanner import TAIL_LINES, Scanner
+
+    log = tmp_path / "launch_ddp.log"
+    log.write_text("\n".join(f"line {n}" if n % 7 else "" for n in range(1, 501)) + ending)
+    scan = Scanner(load_catalogue()).scan_file(str(log), "launch_ddp.log", chunk_size=chunk_size)
+    assert scan.tail_lines[-1].text == "line 500"
+    assert all(where.text == f"line {where.line}" for where in scan.tail_lines)
+    physical = 500 + max(ending.count("\n") - 1, 0)  # blank lines after line 500 count too
+    assert len(scan.tail_lines) == len([n for n in range(physical - TAIL_LINES + 1, 501) if n % 7])

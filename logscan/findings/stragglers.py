@@ -11,13 +11,14 @@ its peers.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import timedelta
 
 from logscan.diagnosis import Where
 from logscan.findings.base import finding, hits, plural
 from logscan.findings.hangs import rank_by_elimination
 from logscan.model.job import Job, Worker
-from logscan.rule_ids import SIBLING_TERMINATED
+from logscan.rule_ids import DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED
 from logscan.scan.prefixes import strip_prefixes
 
 # A script's own line naming its rank: `rank 3: waiting for lock`, `[Rank 3] ...`, `rank=3`.
@@ -49,15 +50,37 @@ def _rhythm_end(worker: Worker) -> tuple[int, int] | None:
     return max((_position(worker, where) for where in lines), default=None)
 
 
+def _stop(worker: Worker) -> Where | None:
+    """The line where the Worker's torchrun says it was signalled from outside, if it was."""
+    return next((h.where for h in hits(worker, DEATH_SIGNAL_RECEIVED)), None)
+
+
+def _last_line_before(worker: Worker, stop: Where | None) -> Where | None:
+    """The Worker's last line, or, of a torchrun stopped from outside, its last line before the
+    stop: what follows is torchrun's teardown, not its processes' doing."""
+    if stop is None:
+        return worker.last_line
+    before = [w for w in worker.tail_lines if w.file == stop.file and w.line < stop.line]
+    return before[-1] if before else None
+
+
 def _last_sign_of_life(job: Job, worker: Worker) -> Where | None:
-    """The Worker's last line when it is a line of its own: after the last progress and start-up
-    line, and not an error (errors have rules of their own)."""
-    last, end = worker.last_line, _rhythm_end(worker)
+    """The Worker's last line (before any stop from outside) when it is a line of its own: after
+    the last progress and start-up line, and not an error (errors have rules of their own)."""
+    last, end = _last_line_before(worker, _stop(worker)), _rhythm_end(worker)
     if last is None or end is None or _position(worker, last) <= end:
         return None
     if (last.file, last.line) in {(w.file, w.line) for w in worker.error_lines(job.catalogue)}:
         return None
     return last
+
+
+def _ended_from_outside(job: Job, started: list[Worker]) -> bool:
+    """The platform ended every Worker: each log just stops (no failure, no torchrun report),
+    or its torchrun says it was signalled, and whatever failed there was its teardown."""
+    if job.job_status != "failed" or not started or any(not f.cascade for f in job.failures):
+        return False
+    return all(_stop(w) is not None or not (job.failures_of(w) or w.exits) for w in started)
 
 
 def _far_older(odd: list[tuple[Worker, Where]]) -> tuple[Worker, Where] | None:
@@ -96,10 +119,9 @@ def _quote_text(text: str) -> str:
 
 
 def hang_ended_from_outside(job: Job, rule):
-    # Every log just stops: no process failed, no torchrun reported one.
-    if job.job_status != "failed" or job.failures or any(w.exits for w in job.workers):
-        return []
     started = [w for w in job.workers if w.started_processes]
+    if not _ended_from_outside(job, started):
+        return []
     odd = [(w, line) for w in started if (line := _last_sign_of_life(job, w)) is not None]
     if len(odd) == 1:
         worker, line = odd[0]
@@ -119,10 +141,15 @@ def hang_ended_from_outside(job: Job, rule):
         node_rank = worker.node_rank
     who = f"rank {rank}" if rank is not None else f"a process on {worker.label}"
     when = "after training had started" if job.progressed else "before the first batch"
-    others = [w.last_line for w in started if w is not worker and w.last_line is not None]
-    return [finding(rule, f"{who} stalled {when} and the platform ended the job before any timeout: "
-                          f"{how}",
-                    [line, *others], node_rank=node_rank, rank=rank, worker=worker.label)]
+    others = [_last_line_before(w, _stop(w)) for w in started if w is not worker]
+    stops = [stop for w in started if (stop := _stop(w)) is not None]
+    told = " (its torchruns report the signal that ended them)" if stops else ""
+    found = finding(rule, f"{who} stalled {when} and the platform ended the job before any "
+                          f"timeout{told}: {how}",
+                    [line, *others, *stops], node_rank=node_rank, rank=rank, worker=worker.label)
+    # The stall came first, the stop only ended the wait: the finding is as old as the
+    # straggler's own line, not as the stop lines cited after it.
+    return [replace(found, time=line.time.isoformat() if line.time else None)]
 
 
 def _terminated_unreported(worker: Worker) -> bool:

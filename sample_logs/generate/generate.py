@@ -830,6 +830,34 @@ scenario(
                "follows on either Worker (both launch commands 143)."),
 )
 scenario(
+    name="walltime-stall-torchrun-signalled", short="wtsig", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "stall-io", "FAIL_RANKS": "1", "FAIL_STEP": "8", "STEP_SLEEP": "0.1",
+         "TRAIN_STEPS": "60", "PG_TIMEOUT_S": "300"},
+    send_signal=("SIGTERM", "reloading shard list", 15, "torchrun", None), limit=120,
+    check=_has("reloading shard list", "death signal"),
+    description="As platform-walltime-stall (rank 1 prints that it reloads the shard list at step 8 and hangs; the "
+    "others wait in the allreduce with a 300 s collective timeout), but 15 s after rank 1's line the platform sends "
+    "SIGTERM to every Worker's torchrun process only, as a container runtime signals a pod's main process: each "
+    "torchrun shuts its processes down and reports it, and tee goes on writing.",
+    expect=exp(["hang-ended-from-outside"], root="hang-ended-from-outside", node_rank=0, rank=1,
+               note="every torchrun received SIGTERM (`Received 15 death signal`) while training had stalled; the "
+               "straggler is rank 1, whose `rank 1: reloading shard list ...` line is node 0's last line before the "
+               "teardown."),
+)
+scenario(
+    name="sigterm-every-torchrun", short="stet", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "60", "STEP_SLEEP": "0.1"},
+    send_signal=("SIGTERM", "step 10/", 0, "torchrun", None),
+    check=_has("step 10/", "death signal"),
+    description="Training goes on normally; once step 10 shows, the platform sends SIGTERM to every Worker's torchrun "
+    "process (Worker 0's first), as a cancel does: each torchrun shuts its processes down.",
+    expect=exp(["stopped-from-outside"], root="stopped-from-outside", node_rank=0,
+               note="every torchrun received SIGTERM while training went on (each Worker's last line before the "
+               "teardown is the loop's progress or its start-up lines): the job was stopped, no rank was stalled."),
+)
+scenario(
     name="uneven-data", short="ud", layout="worker-N/launch_ddp.log",
     workers=workers(2),
     env={"LOOP_STYLE": "plain", "FAIL_KIND": "uneven", "FAIL_RANKS": "2", "FAIL_STEP": "12", "STEP_SLEEP": "0.1"},
@@ -1384,6 +1412,14 @@ OBSERVED.update({_k: COMMON + _v for _k, _v in {
     "SIGTERM` but its report lists only rank 1 (exit 1) and `Failures: <NO_OTHER_FAILURES>`: this release leaves the "
     "processes it stopped out of the report. Node 1's report: rank 3 exit 1, `<NO_OTHER_FAILURES>`, and no closing "
     "signal: rank 2 had exited 0 before.",
+    "walltime-stall-torchrun-signalled": "Worker 0's log: `step 7/60 loss 1.4941`, then `rank 1: reloading shard list "
+    "from /mnt/public/project-a/data/train`; Worker 1's ends its start-up with the env prints. 15 s later each log "
+    "shows its torchrun's teardown: `Received 15 death signal, shutting down workers`, `Sending process N closing "
+    "signal SIGTERM` for both its processes and torchrun's own traceback ending `SignalException: Process N got "
+    "signal: 15`; no failure report, no traceback of a training process. Both launch commands exit 1.",
+    "sigterm-every-torchrun": "Worker 0's log: progress to `step 10/60`, then its torchrun's teardown (`Received 15 "
+    "death signal, shutting down workers`, two `closing signal SIGTERM` lines, `SignalException: Process N got signal: "
+    "15`); Worker 1's: its env prints, then the same teardown, a few ms after Worker 0's. Both launch commands exit 1.",
     "file-lock-wait": "Worker 0's log ends at `step 7/60 loss 1.4941`; Worker 1's last line is `rank 3: waiting for "
     "lock /tmp/.../worker-1/output/data-cache.lock`. No error, no timeout (300 s), no torchrun summary: the whole job "
     "was SIGKILLed (both launch statuses 137). The decisive line is rank 3's `waiting for lock`.",
