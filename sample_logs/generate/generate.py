@@ -871,6 +871,18 @@ scenario(
                "terminated no process), and every other rank then failed in step 12 with gloo `Connection closed by "
                "peer`."),
 )
+scenario(
+    name="uneven-data-rank1", short="ud1", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "uneven", "FAIL_RANKS": "1", "FAIL_STEP": "6", "STEP_SLEEP": "0.1"},
+    check=_has("step 5/30"),
+    description="As uneven-data, but the short sampler is rank 1's (Worker 0, beside rank 0, which prints progress): "
+    "after step 5 rank 1 leaves the loop, destroys its process group and exits 0 while the other ranks are in step "
+    "6's gradient allreduce.",
+    expect=exp(["rank-left-early"], root="rank-left-early", node_rank=0, rank=1,
+               note="rank 1 is in none of node 0's failure entries and node 0's torchrun stopped no process: it exited "
+               "0 after step 5; every other rank then lost its peer in step 6."),
+)
 for _sig, _short in (("SIGHUP", "shu"), ("SIGINT", "sin")):
     scenario(
         name=f"{_sig.lower()}-from-outside", short=_short, layout="worker-N/launch_ddp.log",
@@ -1420,6 +1432,11 @@ OBSERVED.update({_k: COMMON + _v for _k, _v in {
     "sigterm-every-torchrun": "Worker 0's log: progress to `step 10/60`, then its torchrun's teardown (`Received 15 "
     "death signal, shutting down workers`, two `closing signal SIGTERM` lines, `SignalException: Process N got signal: "
     "15`); Worker 1's: its env prints, then the same teardown, a few ms after Worker 0's. Both launch commands exit 1.",
+    "uneven-data-rank1": "Rank 0's last progress line is `step 5/30 loss 1.4855`. Rank 1 prints nothing and exits 0. "
+    "Ranks 0, 2 and 3: `[rankN]: RuntimeError: [.../gloo/transport/tcp/pair.cc:553] Connection closed by peer "
+    "[...]:<port>` from loss.backward(). Node 0's report: root cause rank 0 exit 1, `Failures: <NO_OTHER_FAILURES>`, no "
+    "closing signal sent; node 1's: root cause rank 2 exit 1 and rank 3 SIGTERM (-15), the pid its `Sending process N "
+    "closing signal SIGTERM` line names.",
     "file-lock-wait": "Worker 0's log ends at `step 7/60 loss 1.4941`; Worker 1's last line is `rank 3: waiting for "
     "lock /tmp/.../worker-1/output/data-cache.lock`. No error, no timeout (300 s), no torchrun summary: the whole job "
     "was SIGKILLed (both launch statuses 137). The decisive line is rank 3's `waiting for lock`.",
