@@ -14,12 +14,14 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 
+from logscan.catalogue import Group
 from logscan.diagnosis import Where
 from logscan.findings.base import finding, hits, plural
 from logscan.findings.hangs import rank_by_elimination
 from logscan.model.job import Job, Worker
 from logscan.rule_ids import DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED
 from logscan.scan.prefixes import strip_prefixes
+from logscan.vocabulary import JobStatus
 
 # A script's own line naming its rank: `rank 3: waiting for lock`, `[Rank 3] ...`, `rank=3`.
 # `local_rank 1` is not a global rank (no word boundary after the underscore).
@@ -37,17 +39,12 @@ _SOURCE_LOCATION = re.compile(r"\[[^\]\s]+:\d+\]\s*")
 FAR_OLDER = timedelta(minutes=5)
 
 
-def _position(worker: Worker, where: Where) -> tuple[int, int]:
-    order = {name: i for i, name in enumerate(worker.files)}
-    return order.get(where.file, 0), where.line
-
-
 def _rhythm_end(worker: Worker) -> tuple[int, int] | None:
     """Where the lines the processes print over and over (progress) or once each at start-up
     (the launch line, env prints) last appear in the Worker's log."""
     lines = ([p.where for p in worker.progress] + [e.where for e in worker.envs]
              + [launch.where for launch in worker.launches])
-    return max((_position(worker, where) for where in lines), default=None)
+    return max((worker.position(where) for where in lines), default=None)
 
 
 def _stop(worker: Worker) -> Where | None:
@@ -68,7 +65,7 @@ def _last_sign_of_life(job: Job, worker: Worker) -> Where | None:
     """The Worker's last line (before any stop from outside) when it is a line of its own: after
     the last progress and start-up line, and not an error (errors have rules of their own)."""
     last, end = _last_line_before(worker, _stop(worker)), _rhythm_end(worker)
-    if last is None or end is None or _position(worker, last) <= end:
+    if last is None or end is None or worker.position(last) <= end:
         return None
     if (last.file, last.line) in {(w.file, w.line) for w in worker.error_lines(job.catalogue)}:
         return None
@@ -78,7 +75,7 @@ def _last_sign_of_life(job: Job, worker: Worker) -> Where | None:
 def _ended_from_outside(job: Job, started: list[Worker]) -> bool:
     """The platform ended every Worker: each log just stops (no failure, no torchrun report),
     or its torchrun says it was signalled, and whatever failed there was its teardown."""
-    if job.job_status != "failed" or not started or any(not f.cascade for f in job.failures):
+    if job.job_status != JobStatus.FAILED or not started or any(not f.cascade for f in job.failures):
         return False
     return all(_stop(w) is not None or not (job.failures_of(w) or w.exits) for w in started)
 
@@ -158,7 +155,7 @@ def _terminated_unreported(worker: Worker) -> bool:
     itself. The sending lines name the signal; the report's lines only the pid."""
     sent, reported = set(), set()
     for hit in hits(worker, SIBLING_TERMINATED):
-        (sent if hit.group("signal") else reported).add(hit.group("pid"))
+        (sent if hit.group(Group.SIGNAL) else reported).add(hit.group(Group.PID))
     return bool(sent - reported)
 
 
