@@ -26,6 +26,8 @@ MASKED_EXIT_CODE = "masked-exit-code"
 UNEXPLAINED_FAILURE = "unexplained-failure"
 WORKER_VANISHED = "worker-vanished"
 STOPPED_FROM_OUTSIDE = "stopped-from-outside"
+HANG_ENDED_FROM_OUTSIDE = "hang-ended-from-outside"
+RANK_LEFT_EARLY = "rank-left-early"
 # Code rules of role "expectation": what a gate asked for (logscan.expectations.EXPECTATIONS).
 EXPECT_WORKERS = "expect-workers"
 EXPECT_GPUS_PER_NODE = "expect-gpus-per-node"

@@ -68,7 +68,7 @@ def _straggler(job: Job, failures: list[Failure]) -> tuple[int | None, int | Non
     killed = _terminated_straggler(failures)
     if killed is not None:
         return killed.node_rank, killed.rank, [killed.where]
-    return _the_one_that_did_not_wait(job, failures)
+    return rank_by_elimination(job, failures)
 
 
 def _behind_in_sequence(job: Job) -> tuple[int | None, int, list] | None:
@@ -92,7 +92,7 @@ def _behind_in_sequence(job: Job) -> tuple[int | None, int, list] | None:
     return job.node_of_rank(rank), rank, [at[rank][1], ahead]
 
 
-def _the_one_that_did_not_wait(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:
+def rank_by_elimination(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:
     """Every rank but one gave up waiting and that one reported nothing (torch < 2.2 leaves
     the ranks it SIGTERMed out of its summary): by elimination, the others waited for it."""
     if job.expected_processes is None:

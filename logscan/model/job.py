@@ -138,6 +138,11 @@ class Worker(EventLists):
         lines = [s.last_line for s in self.scans if s.last_line is not None]
         return lines[-1] if lines else None
 
+    @property
+    def tail_lines(self) -> list[Where]:
+        """The last lines of its log (of its last file that has any), last_line last."""
+        return next((s.tail_lines for s in reversed(self.scans) if s.tail_lines), [])
+
     def last_activity(self) -> datetime | None:
         """When the log last moved: its last aware timestamp, else the file's mtime."""
         times = [s.last_time for s in self.scans if s.last_time and s.last_time.tzinfo]

@@ -121,4 +121,5 @@ class FileScan(EventLists):
     first_time: datetime | None = None
     last_time: datetime | None = None
     last_line: Where | None = None
+    tail_lines: list[Where] = field(default_factory=list)  # its last lines, last_line last
     rule_timeouts: list[str] = field(default_factory=list)

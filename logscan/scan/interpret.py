@@ -159,17 +159,25 @@ class FileInterpreter:
         if last[0] != first[0]:
             scan.progress.append(Progress(_where(scan, last[1], last[0])))
 
-    def edges(self, head: bytes | None, tail: bytes | None, line_count: int) -> None:
-        """The file's first line and its last line with text: when it began and ended."""
+    def edges(self, head: bytes | None, tail: bytes | None, line_count: int,
+              tail_lines=()) -> None:
+        """The file's first line, its last line with text and its last lines (the last of
+        them line `line_count`): when it began, what it printed last, when it ended."""
         scan = self.scan
         if head is not None:
             scan.first_time = strip_prefixes(_decode(head)).time
         if tail is not None:
-            text = _decode(tail)
-            stripped = strip_prefixes(text)
-            scan.last_time = stripped.time
-            scan.last_line = Where(scan.display, line_count, text[:MAX_EVIDENCE],
-                                   stripped.rank, stripped.local_rank, stripped.time)
+            scan.last_line = self._line_at_end(tail, line_count)
+            scan.last_time = scan.last_line.time
+        first = line_count - len(tail_lines) + 1
+        scan.tail_lines = [self._line_at_end(raw, first + i) for i, raw in enumerate(tail_lines)
+                           if raw.strip()]
+
+    def _line_at_end(self, raw: bytes, lineno: int) -> Where:
+        text = _decode(raw)
+        stripped = strip_prefixes(text)
+        return Where(self.scan.display, lineno, text[:MAX_EVIDENCE], stripped.rank,
+                     stripped.local_rank, stripped.time)
 
     def finish(self) -> FileScan:
         """The FileScan, once every line was fed: env prints still open are kept as they are."""

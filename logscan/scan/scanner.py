@@ -55,10 +55,28 @@ class Survey:
     last_progress: tuple[int, bytes] | None = None
     head: bytes | None = None                           # the first line
     tail: bytes | None = None                           # the last line with text, of the last block
+    tail_lines: list = field(default_factory=list)      # the last TAIL_LINES lines, blank ones too
     keywordless: list = field(default_factory=list)     # (rule id, index, raw line, groups)
     rule_timeouts: list = field(default_factory=list)
     state: ReadState = field(default_factory=ReadState)
     read_error: str | None = None
+
+
+# Lines kept of a file's end: what its processes printed last, before torchrun's teardown
+# (a death signal, a SIGTERM to each process, its own traceback) followed.
+TAIL_LINES = 200
+
+
+def _last_lines(kept: list[bytes], block: bytes) -> list[bytes]:
+    """The last TAIL_LINES lines read so far, once `block` (whole lines, the file's last one
+    perhaps without its newline) is read after the lines `kept`; each line as the scan keeps
+    lines. Only the block's end is split, so a big block costs little."""
+    lines = block.rsplit(b"\n", TAIL_LINES + 1)
+    if len(lines) == TAIL_LINES + 2:
+        lines = lines[1:]  # the block's earlier lines, left unsplit
+    if block.endswith(b"\n"):
+        lines.pop()  # nothing after the last newline
+    return (kept + [_raw_line(line, 0, len(line)) for line in lines])[-TAIL_LINES:]
 
 
 def _raw_line(block: bytes, start: int, end: int) -> bytes:
@@ -132,6 +150,7 @@ class Scanner:
                     newline = block.find(b"\n")
                     found.head = block[:MAX_RAW] if newline < 0 else block[:min(newline, MAX_RAW)]
                 found.newlines += self._survey_block(block, found, timeouts)
+                found.tail_lines = _last_lines(found.tail_lines, block)
                 last_block = block
         except OSError as exc:
             found.read_error = exc.strerror or str(exc)
@@ -232,8 +251,10 @@ class Scanner:
                 scan.mtime = os.stat(path).st_mtime
             except OSError:
                 pass
-        interpreter.edges(surveys[0].head, next(
-            (f.tail for f in reversed(surveys) if f.tail is not None), None), offset)
+        ending = next((f.tail for f in reversed(surveys) if f.tail is not None), None)
+        # Pieces are whole lines: the file's last lines are the last of the pieces' last lines.
+        tail_lines = [line for found in surveys for line in found.tail_lines][-TAIL_LINES:]
+        interpreter.edges(surveys[0].head, ending, offset, tail_lines)
         if first is not None:
             interpreter.progress(first, last)
         return scan

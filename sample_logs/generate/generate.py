@@ -823,10 +823,39 @@ scenario(
     "ranks wait in the gradient allreduce with a 300 s collective timeout. 15 s after rank 1's line the platform "
     "stops the job at its wall-time limit: SIGTERM to every Worker's launch process group, long before any "
     "collective timeout.",
-    expect=exp(["unexplained-failure"], root="unexplained-failure", node_rank=0, rank=1,
-               note="no rule names a stall that the platform ended before any timeout; the straggler is rank 1: its "
-               "`rank 1: reloading shard list ...` line is the last line of the job, after rank 0's `step 7/60`, and "
-               "nothing follows on either Worker (both launch commands 143)."),
+    expect=exp(["hang-ended-from-outside"], root="hang-ended-from-outside", node_rank=0, rank=1,
+               note="the platform ended a stall before any timeout; the straggler is rank 1: its "
+               "`rank 1: reloading shard list ...` line is the last line of node 0's log, after rank 0's `step 7/60`, "
+               "while node 1's log ends in its start-up lines as its ranks print nothing in the loop, and nothing "
+               "follows on either Worker (both launch commands 143)."),
+)
+scenario(
+    name="walltime-stall-torchrun-signalled", short="wtsig", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "stall-io", "FAIL_RANKS": "1", "FAIL_STEP": "8", "STEP_SLEEP": "0.1",
+         "TRAIN_STEPS": "60", "PG_TIMEOUT_S": "300"},
+    send_signal=("SIGTERM", "reloading shard list", 15, "torchrun", None), limit=120,
+    check=_has("reloading shard list", "death signal"),
+    description="As platform-walltime-stall (rank 1 prints that it reloads the shard list at step 8 and hangs; the "
+    "others wait in the allreduce with a 300 s collective timeout), but 15 s after rank 1's line the platform sends "
+    "SIGTERM to every Worker's torchrun process only, as a container runtime signals a pod's main process: each "
+    "torchrun shuts its processes down and reports it, and tee goes on writing.",
+    expect=exp(["hang-ended-from-outside"], root="hang-ended-from-outside", node_rank=0, rank=1,
+               note="every torchrun received SIGTERM (`Received 15 death signal`) while training had stalled; the "
+               "straggler is rank 1, whose `rank 1: reloading shard list ...` line is node 0's last line before the "
+               "teardown."),
+)
+scenario(
+    name="sigterm-every-torchrun", short="stet", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "60", "STEP_SLEEP": "0.1"},
+    send_signal=("SIGTERM", "step 10/", 0, "torchrun", None),
+    check=_has("step 10/", "death signal"),
+    description="Training goes on normally; once step 10 shows, the platform sends SIGTERM to every Worker's torchrun "
+    "process (Worker 0's first), as a cancel does: each torchrun shuts its processes down.",
+    expect=exp(["stopped-from-outside"], root="stopped-from-outside", node_rank=0,
+               note="every torchrun received SIGTERM while training went on (each Worker's last line before the "
+               "teardown is the loop's progress or its start-up lines): the job was stopped, no rank was stalled."),
 )
 scenario(
     name="uneven-data", short="ud", layout="worker-N/launch_ddp.log",
@@ -836,10 +865,23 @@ scenario(
     description="Each rank trains one pass over its own DataLoader and the script has no final barrier; rank 2's "
     "sampler yields only 11 batches (the others 30), so after step 11 rank 2 leaves the loop, destroys its process "
     "group and exits 0 while the other ranks are in step 12's gradient allreduce.",
-    expect=exp(["unexplained-failure"], root="unexplained-failure", node_rank=1, rank=2,
-               note="no rule knows a rank that left training early: rank 2 exited 0 after 11 steps (it is in neither "
-               "of node 1's failure entries: rank 3 is the root cause there, `Failures: <NO_OTHER_FAILURES>`), and every "
-               "other rank then failed in step 12 with gloo `Connection closed by peer`."),
+    expect=exp(["rank-left-early"], root="rank-left-early", node_rank=1, rank=2,
+               note="rank 2 left training early and exited 0 after 11 steps (it is in neither of node 1's failure "
+               "entries: rank 3 is the root cause there, `Failures: <NO_OTHER_FAILURES>`, and node 1's torchrun "
+               "terminated no process), and every other rank then failed in step 12 with gloo `Connection closed by "
+               "peer`."),
+)
+scenario(
+    name="uneven-data-rank1", short="ud1", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "uneven", "FAIL_RANKS": "1", "FAIL_STEP": "6", "STEP_SLEEP": "0.1"},
+    check=_has("step 5/30"),
+    description="As uneven-data, but the short sampler is rank 1's (Worker 0, beside rank 0, which prints progress): "
+    "after step 5 rank 1 leaves the loop, destroys its process group and exits 0 while the other ranks are in step "
+    "6's gradient allreduce.",
+    expect=exp(["rank-left-early"], root="rank-left-early", node_rank=0, rank=1,
+               note="rank 1 is in none of node 0's failure entries and node 0's torchrun stopped no process: it exited "
+               "0 after step 5; every other rank then lost its peer in step 6."),
 )
 for _sig, _short in (("SIGHUP", "shu"), ("SIGINT", "sin")):
     scenario(
@@ -940,9 +982,9 @@ scenario(
     description="On each Worker a leftover process holds OUTPUT_DIR/data-cache.lock (flock). At step 8 rank 3 "
     "(Worker 1, local rank 1) prints that it waits for that lock and blocks in flock() forever; the others wait in "
     "the allreduce (300 s timeout). 40 s after the start the platform kills the whole job (SIGKILL to every process).",
-    expect=exp(["unexplained-failure"], root="unexplained-failure", node_rank=1, rank=3,
-               note="no rule knows a lock wait; rank 3's `rank 3: waiting for lock .../data-cache.lock` is the last "
-               "line of node 1 and nothing follows on either Worker (killed, 137)."),
+    expect=exp(["hang-ended-from-outside"], root="hang-ended-from-outside", node_rank=1, rank=3,
+               note="rank 3's `rank 3: waiting for lock .../data-cache.lock` is the last line of node 1, while node 0's "
+               "log ends in the loop's `step 7/60`, and nothing follows on either Worker (killed, 137)."),
 )
 scenario(
     name="script-exit-1", short="se1", layout="worker-N/launch_ddp.log",
@@ -992,13 +1034,13 @@ scenario(**{**_base.__dict__, "name": "elastic-late-node-torch2.4", "short": "el
             "elastic-late-node-reform-timeout). Worker 1 starts 15 s late: Worker 0 first trains alone (world of 2), then "
             "stops its workers and the world re-forms with 4 processes, which train 60 steps to the end.",
             "expect": _BY_NAME["elastic-late-node"].expect})
+# The rank that left training early, under torch 2.4.1's torchrun (its own summary and logging).
+_base = _BY_NAME["uneven-data"]
+scenario(**{**_base.__dict__, "name": "uneven-data-torch2.4", "short": "udt24", "torch": "2.4.1",
+            "description": "torch 2.4.1: " + _base.description})
 
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
 KNOWN_GAPS: dict[str, str] = {
-    "platform-walltime-stall": "names no rank: does not see that rank 1's `reloading shard list` line is the last "
-    "sign of life of a straggler the others were waiting for when the platform stopped the job.",
-    "uneven-data": "names no rank: does not see that rank 2 exited 0 after step 11 (absent from node 1's failure "
-    "report) while every other rank lost its peer in step 12.",
     "elastic-late-node": "takes node 0's first, 2-process world (`WORLD_SIZE= 2` before the re-formed world's "
     "`WORLD_SIZE= 4`) for a leaked platform WORLD_SIZE: FAILED world-size-mismatch, although the job re-formed and "
     "finished.",
@@ -1006,8 +1048,6 @@ KNOWN_GAPS: dict[str, str] = {
     "and makes world-size-mismatch the root cause; the failure is the second rendezvous round timing out on both nodes.",
     "elastic-late-node-torch2.4": "as elastic-late-node: the first, 2-process world of the elastic job is taken for a "
     "leaked platform WORLD_SIZE (FAILED world-size-mismatch) although the job re-formed and finished.",
-    "file-lock-wait": "names no rank: does not see rank 3's `waiting for lock` line as the last sign of life of the "
-    "rank the others waited for.",
 }
 
 # Per-scenario facts seen in the real logs (torch 2.13.0, gloo, CPU). Racy details (which env prints
@@ -1378,6 +1418,25 @@ OBSERVED.update({_k: COMMON + _v for _k, _v in {
     "/torch.rendezvous.ddp-job.1/MASTER_ADDR`. Both launch commands exit 1. In torch 2.13's dynamic_rendezvous.py "
     "a node that stays rank 0 keeps its bootstrap store info from round 0 and does not write round 1's MASTER_ADDR; "
     "TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 avoids it (elastic-late-node).",
+    "uneven-data-torch2.4": "As uneven-data, with torch 2.4.1's formats: rank 0's last progress line is `step 11/30 "
+    "loss 1.3910`; ranks 0, 1 and 3 raise `[rankN]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] "
+    "Connection closed by peer [...]:<port>` from loss.backward(). Node 0's torchrun sends rank 0 `closing signal "
+    "SIGTERM` but its report lists only rank 1 (exit 1) and `Failures: <NO_OTHER_FAILURES>`: this release leaves the "
+    "processes it stopped out of the report. Node 1's report: rank 3 exit 1, `<NO_OTHER_FAILURES>`, and no closing "
+    "signal: rank 2 had exited 0 before.",
+    "walltime-stall-torchrun-signalled": "Worker 0's log: `step 7/60 loss 1.4941`, then `rank 1: reloading shard list "
+    "from /mnt/public/project-a/data/train`; Worker 1's ends its start-up with the env prints. 15 s later each log "
+    "shows its torchrun's teardown: `Received 15 death signal, shutting down workers`, `Sending process N closing "
+    "signal SIGTERM` for both its processes and torchrun's own traceback ending `SignalException: Process N got "
+    "signal: 15`; no failure report, no traceback of a training process. Both launch commands exit 1.",
+    "sigterm-every-torchrun": "Worker 0's log: progress to `step 10/60`, then its torchrun's teardown (`Received 15 "
+    "death signal, shutting down workers`, two `closing signal SIGTERM` lines, `SignalException: Process N got signal: "
+    "15`); Worker 1's: its env prints, then the same teardown, a few ms after Worker 0's. Both launch commands exit 1.",
+    "uneven-data-rank1": "Rank 0's last progress line is `step 5/30 loss 1.4855`. Rank 1 prints nothing and exits 0. "
+    "Ranks 0, 2 and 3: `[rankN]: RuntimeError: [.../gloo/transport/tcp/pair.cc:553] Connection closed by peer "
+    "[...]:<port>` from loss.backward(). Node 0's report: root cause rank 0 exit 1, `Failures: <NO_OTHER_FAILURES>`, no "
+    "closing signal sent; node 1's: root cause rank 2 exit 1 and rank 3 SIGTERM (-15), the pid its `Sending process N "
+    "closing signal SIGTERM` line names.",
     "file-lock-wait": "Worker 0's log ends at `step 7/60 loss 1.4941`; Worker 1's last line is `rank 3: waiting for "
     "lock /tmp/.../worker-1/output/data-cache.lock`. No error, no timeout (300 s), no torchrun summary: the whole job "
     "was SIGKILLed (both launch statuses 137). The decisive line is rank 3's `waiting for lock`.",
