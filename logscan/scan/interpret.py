@@ -22,6 +22,26 @@ MAX_EVIDENCE = 2000  # characters of a line kept as evidence
 MAX_RAW = MAX_EVIDENCE * 4  # bytes of a line that are ever looked at: enough for MAX_EVIDENCE
 
 
+# Distinct line bodies whose meaning a file's interpreter keeps; past this it starts afresh, so
+# memory stays bounded on a log of ever-new lines.
+MEANINGS_KEPT = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class _Meaning:
+    """What one line body says, whatever line it is: the parses and the catalogue hits."""
+
+    launch: dict | None
+    env: tuple | None
+    summary: object
+    traceback_start: bool
+    chained: bool
+    agent_frame: bool
+    frame_line: bool
+    hits: tuple
+    exception: tuple[str, str] | None
+
+
 @dataclass
 class _FileContext:
     """Parser state that spans lines of one file. Traceback state is per process (rank, local
@@ -49,63 +69,52 @@ class FileInterpreter:
         self.scan = FileScan(path=path, display=display, local_rank=local_rank)
         self.context = _FileContext()
         self._late_hits: list[SignalHit] = []
+        self._meanings: dict[str, _Meaning] = {}
 
     def line(self, raw: bytes, lineno: int) -> None:
         """Interpret one candidate line (its first MAX_RAW bytes), numbered from 1."""
         scan, context = self.scan, self.context
-        where = _where(scan, raw, lineno)
-        body = strip_prefixes(where.text).body
+        where, body = _where_and_body(scan, raw, lineno)
+        meaning = self._meaning(body)
 
-        if "DDP launch:" in body and (fields := lineparse.parse_launch(body)):
-            scan.launches.append(LaunchLine(where=where, **fields))
+        if meaning.launch is not None:
+            scan.launches.append(LaunchLine(where=where, **meaning.launch))
             return
 
-        if (tokens := lineparse.env_tokens(body)) is not None:
-            markers, pairs = tokens
+        if meaning.env is not None:
+            markers, pairs = meaning.env
             scan.env_markers += markers
             for first_where, record in context.env.feed(where, pairs):
                 scan.envs.append(_env_print(first_where, record))
             return
 
-        where = self._summary(body, where)
+        where = self._summary(body, where, meaning)
         key = (where.rank, where.local_rank)
 
-        if lineparse.is_traceback_start(body):
+        if meaning.traceback_start:
             context.headerless.discard(key)
             if not context.chained.get(key):
                 context.traceback_signals[key] = {}  # an ordered set: a signal once
                 context.agent_traceback[key] = False
             context.chained[key] = False
-        elif lineparse.is_chained(body):
+        elif meaning.chained:
             context.chained[key] = True
-        elif lineparse.is_agent_frame(body):
+        elif meaning.agent_frame:
             context.agent_traceback[key] = True
 
         line_signals = []
-        for rule in self.matchers:
-            if not any(kw in body for kw in rule.keywords):
-                continue
-            if self.timeouts.get(rule.id, 0) >= MAX_RULE_TIMEOUTS:
-                continue
-            try:
-                groups = rule.match(body)
-            except TimeoutError:
-                scan.rule_timeouts.append(rule.id)
-                self.timeouts[rule.id] = self.timeouts.get(rule.id, 0) + 1
-                continue
-            if groups is None:
-                continue
-            scan.hits.append(SignalHit(rule.id, where, tuple(groups.items())))
-            line_signals.append(rule.id)
-            if key not in context.traceback_signals and lineparse.is_frame_line(body):
+        for rule_id, groups in meaning.hits:
+            scan.hits.append(SignalHit(rule_id, where, groups))
+            line_signals.append(rule_id)
+            if key not in context.traceback_signals and meaning.frame_line:
                 # A traceback whose header was cut (pasted, or an excerpt): its frames still
                 # tell where the exception came from, up to that exception.
                 context.traceback_signals[key] = {}
                 context.headerless.add(key)
             if key in context.traceback_signals:
-                context.traceback_signals[key][rule.id] = None
+                context.traceback_signals[key][rule_id] = None
 
-        if (exc := lineparse.parse_exception(body)) is not None:
+        if (exc := meaning.exception) is not None:
             signals = tuple(context.traceback_signals.get(key, ()))
             if key in context.headerless:
                 context.headerless.discard(key)
@@ -114,16 +123,60 @@ class FileInterpreter:
                 where, exc[0], exc[1], signals, tuple(line_signals),
                 agent=context.agent_traceback.get(key, False), quoted=context.quoting_traceback))
 
-    def _summary(self, body: str, where: Where) -> Where:
+    def _meaning(self, body: str) -> "_Meaning":
+        """What a line body says, worked out once: a warning, a banner or an NCCL INFO line recurs
+        thousands of times, and what it says does not depend on where it is."""
+        known = self._meanings.get(body)
+        if known is not None:
+            return known
+        launch = lineparse.parse_launch(body) if "DDP launch:" in body else None
+        env = lineparse.env_tokens(body) if launch is None else None
+        ran_away = False
+        if launch is not None or env is not None:
+            meaning = _Meaning(launch, env, None, False, False, False, False, (), None)
+        else:
+            hits, ran_away = self._catalogue_hits(body)
+            meaning = _Meaning(
+                launch=None, env=None, summary=lineparse.parse_summary_line(body),
+                traceback_start=lineparse.is_traceback_start(body), chained=lineparse.is_chained(body),
+                agent_frame=lineparse.is_agent_frame(body), frame_line=lineparse.is_frame_line(body),
+                hits=hits, exception=lineparse.parse_exception(body))
+        if not ran_away:  # a rule given up on may be tried on the next copy while it has budget
+            if len(self._meanings) >= MEANINGS_KEPT:
+                self._meanings.clear()
+            self._meanings[body] = meaning
+        return meaning
+
+    def _catalogue_hits(self, body: str) -> tuple[tuple, bool]:
+        """(rule id, groups) of every catalogue rule whose pattern matches the body, and whether
+        one of them ran away on it."""
+        hits, ran_away = [], False
+        for rule in self.matchers:
+            if not any(kw in body for kw in rule.keywords):
+                continue
+            if self.timeouts.get(rule.id, 0) >= MAX_RULE_TIMEOUTS:
+                continue
+            try:
+                groups = rule.match(body)
+            except TimeoutError:
+                self.scan.rule_timeouts.append(rule.id)
+                self.timeouts[rule.id] = self.timeouts.get(rule.id, 0) + 1
+                ran_away = True
+                continue
+            if groups is not None:
+                hits.append((rule.id, tuple(groups.items())))
+        return tuple(hits), ran_away
+
+    def _summary(self, body: str, where: Where, meaning: "_Meaning") -> Where:
         """torchrun's failure summary: a block of `key : value` lines per failed process. Returns
         where, with the rank of the entry the line belongs to."""
-        parsed = lineparse.parse_summary_line(body)
+        parsed = meaning.summary
         context, entry = self.context, self.context.summary_entry
         if parsed is None:
             if context.quoting_traceback and body.startswith(lineparse.SUMMARY_INDENT) and "rank" in entry:
                 return replace(where, rank=entry["rank"], local_rank=entry.get("local_rank"))
             return where
-        context.quoting_traceback = parsed.kind == "traceback" and lineparse.is_traceback_start(body)
+        context.quoting_traceback = parsed.kind == "traceback" and meaning.traceback_start
         kind, value = parsed.kind, parsed.value
         if kind in ("root", "failures"):
             context.in_root_cause = kind == "root"
@@ -195,6 +248,11 @@ def _decode(raw: bytes) -> str:
 
 
 def _where(scan: FileScan, raw: bytes, lineno: int) -> Where:
+    return _where_and_body(scan, raw, lineno)[0]
+
+
+def _where_and_body(scan: FileScan, raw: bytes, lineno: int) -> tuple[Where, str]:
+    """The line as evidence, and its body without its prefixes (stripped once, for both)."""
     text = _decode(raw[:MAX_RAW]).rstrip("\r\n")
     if len(text) > MAX_EVIDENCE and "\r" in text:
         # Head and tail: the prefixes are at the start, a \r-redrawn bar's last state at the end.
@@ -204,7 +262,7 @@ def _where(scan: FileScan, raw: bytes, lineno: int) -> Where:
     stripped = strip_prefixes(text)
     # A line with no prefix of its own, in one process's own file, is that process's.
     local_rank = stripped.local_rank if stripped.local_rank is not None else scan.local_rank
-    return Where(scan.display, lineno, text, stripped.rank, local_rank, stripped.time)
+    return Where(scan.display, lineno, text, stripped.rank, local_rank, stripped.time), stripped.body
 
 
 def _env_print(where: Where, record: dict) -> EnvPrint:
