@@ -142,7 +142,9 @@ MAX_NESTING = 50
 _REPEAT = re.compile(r"(?<!\\)\{(\d+)(?:,(\d*))?\}")
 
 
-def _too_costly(pattern: str) -> str | None:
+def too_costly(pattern: str) -> str | None:
+    """Why the rule engine will not compile `pattern` (a rule's, or a user's progress pattern),
+    or None."""
     for low, high in _REPEAT.findall(pattern):
         if int(low) > MAX_REPEAT or (high and int(high) > MAX_REPEAT):
             return f"a counted repeat above {{{MAX_REPEAT}}}"
@@ -166,7 +168,7 @@ def _compile(path: Path, key: str, pattern: str):
 
     if len(pattern) > MAX_PATTERN_CHARS:
         raise RuleFileError(path, key, f"a pattern is longer than {MAX_PATTERN_CHARS} characters")
-    if (why := _too_costly(pattern)) is not None:
+    if (why := too_costly(pattern)) is not None:
         raise RuleFileError(path, key, f"pattern {pattern[:40]!r}... has {why}: too costly to run")
     try:
         return regex.compile(pattern)
