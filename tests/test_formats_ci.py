@@ -156,3 +156,23 @@ def test_scan_writes_the_new_formats_too_and_rejects_a_clash(run_cli, tmp_path):
     check_sarif(json.loads(out.read_text()))
     clash = run_cli("scan", SAMPLES / "self-sigkill", "--isolated", "-o", out, "--json-output", out)
     assert clash.exit_code == 2 and "already written" in clash.output
+
+
+@pytest.mark.parametrize("sample, cause", [("crash-mid-training", None), ("collate-error", "collator")])
+def test_a_crash_cause_is_shown_alike_in_the_terminal_the_page_and_markdown(sample, cause):
+    """`other` (no cause signal explained the crash) says nothing, so no view shows it; a cause
+    that a signal named shows in each. REAL: crash-mid-training's cause is `other`."""
+    from logscan.config import parse_time
+    from logscan.diagnose.pipeline import diagnose_paths
+    from logscan.render import RENDERERS
+    from logscan.render.html import render_html
+    from logscan.settings import Settings
+
+    diagnosis = diagnose_paths([str(SAMPLES / sample)], Settings(now=parse_time(POST_MORTEM_NOW)))
+    assert [f.cause for f in diagnosis.findings if f.key == diagnosis.root_key] == [cause or "other"]
+    views = {"human": RENDERERS["human"], "html": render_html, "markdown": RENDERERS["markdown"]}
+    for fmt, render in views.items():
+        text = render(diagnosis)
+        assert "cause: other" not in text, fmt
+        if cause:
+            assert f"cause: {cause}" in text, fmt
