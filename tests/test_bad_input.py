@@ -339,32 +339,32 @@ def test_fifo_and_devices_in_the_tree_never_block(tmp_path, clean):
     assert fingerprint(tmp_path) == before
 
 
-def test_a_directory_of_100000_tiny_files(tmp_path, clean):
-    """A job folder that also holds 100,000 tiny metric files (`step-000001.txt`, a progress-like
-    line each): they are not Worker logs, the diagnosis is the job's own, and it takes seconds."""
+def test_a_directory_of_5000_tiny_files(tmp_path):
+    """A job folder that also holds 5,000 tiny metric files (`step-000001.txt`, a progress-like
+    line each): they are not Worker logs, the diagnosis is the job's own, the report does not
+    grow with them, and it takes seconds. bench/many_files.py runs the same with 100,000."""
     alone = run("scan", good_job(tmp_path / "alone"), "--now", POST_MORTEM_NOW).stdout.decode()
     job = good_job(tmp_path)
     metrics = job / "metrics"
     metrics.mkdir()
-    for i in range(100_000):
+    for i in range(5_000):
         fd = os.open(metrics / f"step-{i:06d}.txt", os.O_WRONLY | os.O_CREAT, 0o644)
         os.write(fd, b"step %d loss 1.%d\n" % (i, i % 997))
         os.close(fd)
     before = fingerprint(tmp_path)
 
-    try:
-        started = time.monotonic()
-        result = run("scan", job, "--now", POST_MORTEM_NOW, timeout=600)
-        elapsed = time.monotonic() - started
-        assert result.returncode in (0, 1) and b"Traceback" not in result.stderr, result.stderr
-        text = result.stdout.decode("utf-8")
-        assert text.splitlines()[0].split(":", 1)[1] == alone.splitlines()[0].split(":", 1)[1]
-        assert "2 file(s)" in text.splitlines()[-1]
-        assert len(result.stdout) < 100_000, len(result.stdout)
-        assert elapsed < 300, elapsed
-        assert fingerprint(tmp_path) == before
-    finally:  # now, not in a later session's clean-up of old temporary folders
-        shutil.rmtree(metrics)
+    started = time.monotonic()
+    result = run("scan", job, "--now", POST_MORTEM_NOW, timeout=300)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0 and b"Traceback" not in result.stderr, result.stderr
+    text = result.stdout.decode("utf-8")
+    assert text.splitlines()[0].split(":", 1)[1] == alone.splitlines()[0].split(":", 1)[1]
+    assert "2 file(s)" in text.splitlines()[-1]
+    # the note names a few of them and counts the rest
+    assert text.count("metrics/step-") < 10 and "and 4995 more" in text, text
+    assert len(text) < len(alone) + 1_000, len(text)
+    assert elapsed < 60, elapsed
+    assert fingerprint(tmp_path) == before
 
 
 def test_log_still_being_appended_to(tmp_path):
