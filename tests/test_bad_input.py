@@ -15,7 +15,6 @@ import gzip
 import hashlib
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
