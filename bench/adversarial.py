@@ -36,7 +36,7 @@ PHRASINGS = (
 
 
 def _parsers():
-    from logscan import lineparse
+    from logscan.scan import lineparse
 
     by_name = {}
     for candidates in lineparse.CANDIDATES:
@@ -46,7 +46,7 @@ def _parsers():
 
 def catalogue_words() -> tuple[list[str], list[str], list[str]]:
     """(catalogue keywords, native parsers' literals, progress literals), each sorted."""
-    from logscan import finders, lineparse
+    from logscan.scan import finders, lineparse
     from logscan.catalogue import load_catalogue
 
     keywords = sorted(load_catalogue().keywords())

@@ -142,7 +142,9 @@ MAX_NESTING = 50
 _REPEAT = re.compile(r"(?<!\\)\{(\d+)(?:,(\d*))?\}")
 
 
-def _too_costly(pattern: str) -> str | None:
+def too_costly(pattern: str) -> str | None:
+    """Why the rule engine will not compile `pattern` (a rule's, or a user's progress pattern),
+    or None."""
     for low, high in _REPEAT.findall(pattern):
         if int(low) > MAX_REPEAT or (high and int(high) > MAX_REPEAT):
             return f"a counted repeat above {{{MAX_REPEAT}}}"
@@ -166,7 +168,7 @@ def _compile(path: Path, key: str, pattern: str):
 
     if len(pattern) > MAX_PATTERN_CHARS:
         raise RuleFileError(path, key, f"a pattern is longer than {MAX_PATTERN_CHARS} characters")
-    if (why := _too_costly(pattern)) is not None:
+    if (why := too_costly(pattern)) is not None:
         raise RuleFileError(path, key, f"pattern {pattern[:40]!r}... has {why}: too costly to run")
     try:
         return regex.compile(pattern)
@@ -247,9 +249,44 @@ def _str_list(path: Path, data: dict, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+# The keys each kind of rule file may hold. Any other is refused: a misspelt key (`exlcude`,
+# `severty`) would otherwise be dropped without a word, and the rule run without it.
+_SHARED_KEYS = frozenset({"id", "kind", "summary", "stage", "docs", "references", "precedence"})
+_PATTERN_KEYS = frozenset({"keywords", "patterns", "exclude", "tests"})
+_RULE_KEYS = frozenset({"severity", "role", "job_may_run", "fallback", "independent", "hint"})
+KEYS = {
+    "signature": _SHARED_KEYS | _RULE_KEYS | _PATTERN_KEYS | {"message"},
+    "code": _SHARED_KEYS | _RULE_KEYS,
+    "lint": _SHARED_KEYS | _RULE_KEYS,
+    "signal": _SHARED_KEYS | _PATTERN_KEYS | {"cascade", "informational", "cause", "hint",
+                                              "traceback_stage"},
+}
+TABLE_KEYS = {"docs": frozenset(DOC_SECTIONS), "tests": frozenset({"fire", "quiet"})}
+ANY_KEY = frozenset().union(*KEYS.values())
+
+
+def _refuse_unknown_keys(path: Path, data: dict, kind: str | None = None) -> None:
+    """A key no rule file has (of `kind`'s, when given) is an error that names it, with the
+    key it was likely meant to be."""
+    import difflib
+
+    for table, allowed in ((None, KEYS[kind] if kind else ANY_KEY), *TABLE_KEYS.items()):
+        given = data if table is None else data.get(table)
+        if not isinstance(given, dict):
+            continue
+        for key in given:
+            if key in allowed:
+                continue
+            close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+            guess = f"; did you mean {close[0]!r}?" if close else ""
+            problem = f"is not a field of a {kind} rule" if kind else "is not a rule-file field"
+            raise RuleFileError(path, key if table is None else f"{table}.{key}", problem + guess)
+
+
 def parse_rule(path: Path, data: dict) -> Rule:
     import regex
 
+    _refuse_unknown_keys(path, data)  # first: a misspelt `severty` is named, not `severity`
     kind = _require_choice(path, data, "kind", RuleKind)
     rule_id = _require_str(path, data, "id")
     if not regex.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", rule_id):
@@ -310,6 +347,8 @@ def parse_rule(path: Path, data: dict) -> Rule:
         if not isinstance(tests, dict):
             raise RuleFileError(path, "tests", "must be a table with 'fire' and 'quiet' lists")
         fields["tests"] = {k: _str_list(path, tests, k) for k in ("fire", "quiet")}
+    # last: a field of another kind's that has a message of its own above gets that message
+    _refuse_unknown_keys(path, data, kind)
     return _check_groups(path, Rule(**fields))
 
 

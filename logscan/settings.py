@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 
-from logscan.catalogue import selected
+from logscan.catalogue import selected, too_costly
 from logscan.config import display_path, parse_duration, parse_time
 from logscan.errors import ConfigError
 from logscan.expectations import EXPECTATIONS, Expectations, Kind
@@ -144,7 +144,6 @@ class Settings:
         if where is not None:
             values["progress_patterns"] = tuple(
                 _progress_pattern(where, p) for p in _strings(where, value, "regular expressions"))
-            _check_joined(where, values["progress_patterns"])
         where, value = pick("format")
         if where is None and given("default_format") is not None:
             where, value = FLAG_NAMES["default_format"], flags["default_format"]
@@ -323,32 +322,23 @@ def scoped_flags(pattern: str) -> str:
     return f"(?{flags}:{rest}\n)" if "x" in flags else f"(?{flags}:{rest})"
 
 
-def _compile(pattern: str) -> re.Pattern[bytes]:
-    """As the scanner compiles it: bytes, inside a group."""
-    return re.compile(f"(?:{pattern})".encode())
-
-
 def _progress_pattern(where: str, pattern: str) -> str:
+    """The pattern as the scanner will run it (logscan.scan.finders.compile_user_progress), once
+    it is known to compile there: bytes, inside a group, on the rule engine."""
+    import regex
+
     try:
         pattern.encode()
     except UnicodeEncodeError:
         raise ConfigError(f"{where}: pattern {pattern!r} is not valid UTF-8") from None
+    if (why := too_costly(pattern)) is not None:
+        raise ConfigError(f"{where}: pattern {pattern!r} has {why}: too costly to run")
     scoped = scoped_flags(pattern)
     try:
-        compiled = _compile(scoped)
-    except (re.error, ValueError, OverflowError, RecursionError) as exc:
+        compiled = regex.compile(f"(?:{scoped})".encode())
+    except (regex.error, ValueError, OverflowError, RecursionError, MemoryError) as exc:
         raise ConfigError(f"{where}: invalid regular expression {pattern!r}: {exc}") from None
     if compiled.search(b"") is not None:
         raise ConfigError(f"{where}: pattern {pattern!r} matches an empty line, so every line "
                           "would count as progress")
     return scoped
-
-
-def _check_joined(where: str, patterns: tuple[str, ...]) -> None:
-    """The patterns also compile as the one expression the scanner makes of them (a group name
-    used by two of them would not)."""
-    try:
-        re.compile("|".join(f"(?:{p})" for p in patterns).encode())
-    except (re.error, ValueError, OverflowError, RecursionError) as exc:
-        raise ConfigError(f"{where}: the patterns do not compile together: {exc}") from None
-

@@ -23,6 +23,37 @@ def test_code_rules_and_checks_agree():
     assert set(CODE_RULES) <= declared, sorted(set(CODE_RULES) - declared)
 
 
+def test_every_code_rule_has_its_spec_file():
+    """tests/rules/test_<id with underscores>.py for each code rule, as yamllint keeps one per
+    rule (tests/rules/rule_spec.py says what one holds): it names its rule, at least one real
+    sample the rule fires on and one it must stay quiet on, and tests both. No spec file
+    outlives its rule."""
+    import ast
+    from pathlib import Path
+
+    from conftest import SAMPLES
+
+    specs = Path(__file__).parent / "rules"
+    code_rules = {r.id for r in CATALOGUE.rules.values() if r.kind == "code"}
+    assert code_rules
+    for rule_id in sorted(code_rules):
+        path = specs / f"test_{rule_id.replace('-', '_')}.py"
+        assert path.is_file(), f"{rule_id} has no spec file tests/rules/{path.name}"
+        tree = ast.parse(path.read_text())
+        values = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                  for target in node.targets if isinstance(target, ast.Name)}
+        assert ast.literal_eval(values["RULE"]) == rule_id, path.name
+        for name in ("FIRES_ON", "QUIET_ON"):
+            samples = {case if isinstance(case, str) else case[0]
+                       for case in ast.literal_eval(values[name])}
+            assert samples, f"{path.name}: {name} names no sample"
+            assert all((SAMPLES / s / "expected.json").is_file() for s in samples), (path.name, samples)
+        tests = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+        assert {"test_fires_on_real_samples", "test_quiet_on_real_samples"} <= tests, path.name
+    named = {p.stem.removeprefix("test_").replace("_", "-") for p in specs.glob("test_*.py")}
+    assert named <= code_rules, f"spec files of no code rule: {sorted(named - code_rules)}"
+
+
 def test_ids_the_code_names_exist():
     named = {value for name, value in vars(rule_ids).items() if name.isupper() and isinstance(value, str)}
     named |= {v for name, value in vars(rule_ids).items() if isinstance(value, tuple) for v in value}

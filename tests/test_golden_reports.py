@@ -4,7 +4,8 @@ Each sample is diagnosed from sample_logs/ with its name as PATH (paths are show
 goldens show `healthy-2x2/worker-0/launch_ddp.log` wherever the checkout lives. A change that
 alters any sample's report shows up here as a diff to review. After a deliberate
 change, rewrite the files with `LOGSCAN_UPDATE_GOLDEN=1 python -m pytest tests/test_golden_reports.py`
-and review `git diff tests/golden`.
+and review `git diff tests/golden`. The same variable rewrites the other formats' goldens
+(tests/test_golden_formats.py, tests/golden/formats/).
 """
 
 from __future__ import annotations

@@ -214,3 +214,37 @@ def test_a_runaway_rule_spends_its_budget_once_per_scan_not_per_file(tmp_path, k
     assert result.returncode == 0, result.stderr
     notes = [l for l in result.stdout.decode().splitlines() if l.startswith("note:") and "timed out" in l]
     assert 1 <= len(notes) <= 3, notes
+
+
+def test_a_progress_pattern_that_backtracks_on_a_one_line_log_returns(tmp_path):
+    # SYNTHETIC: the one-line log of issue 17, on which `re` never returned.
+    job = tmp_path / "job"
+    (job / "worker-0").mkdir(parents=True)
+    (job / "worker-0" / "launch_ddp.log").write_text("x" * 40 + "\n")
+    result = run(["scan", job, "--progress-pattern", "(x+x+)+y", "--now", POST_MORTEM_NOW],
+                 tmp_path, timeout=30)
+    assert result.returncode == 1, result.stderr  # INCONCLUSIVE: nothing shows a torchrun job
+    assert b"INCONCLUSIVE" in result.stdout
+
+
+def test_a_runaway_progress_pattern_times_out_and_the_scan_completes(tmp_path):
+    # SYNTHETIC: healthy-2x2 with lines `(a+)+$` backtracks on for seconds, even on the rule
+    # engine; the pattern is given up after its budget and training progress is still found.
+    job = tmp_path / "job"
+    (job / "worker-0").mkdir(parents=True)
+    (job / "worker-0" / "launch_ddp.log").write_text(WORKER0 + ("a" * 1900 + "!\n") * 50)
+    (job / "worker-1").mkdir()
+    (job / "worker-1" / "launch_ddp.log").write_bytes(
+        (SAMPLES / "healthy-2x2" / "worker-1" / "launch_ddp.log").read_bytes())
+    started = time.monotonic()
+    # in a subprocess, so that a pattern that runs away again fails the test, not the suite
+    result = run(["scan", job, "--progress-pattern", "(a+)+$", "--now", POST_MORTEM_NOW,
+                  "--jobs", "1"], tmp_path, timeout=60)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stdout
+    text = result.stdout.decode("utf-8")
+    assert text.startswith("HEALTHY"), text
+    notes = [l for l in text.splitlines() if l.startswith("note:")]
+    assert len(notes) == 1, notes
+    assert "--progress-pattern '(a+)+$' timed out" in notes[0], notes
+    assert elapsed < 30, elapsed  # three lines' timeouts, then the pattern is given up

@@ -33,9 +33,15 @@ GUIDE_SCRIPT = str(GENERATE / "launch_ddp.sh")
 
 
 def lint_json(run_cli, *args) -> tuple[int, dict]:
+    """The exit status, checked against the findings (1 on an error finding, --fail-on error
+    being the default), and the report."""
     result = run_cli("lint", "--isolated", "--format", "json", *args)
-    assert result.exit_code in (0, 1), result.output
-    return result.exit_code, json.loads(result.stdout)
+    assert result.stdout.startswith("{"), result.output  # a report, not a usage error
+    report = json.loads(result.stdout)
+    errors = any(f["severity"] == "error" for f in report["findings"])
+    if "--fail-on" not in args:
+        assert result.exit_code == (1 if errors else 0), result.output
+    return result.exit_code, report
 
 
 def rules_fired(report: dict) -> set[str]:
@@ -166,8 +172,29 @@ def test_lint_rules_are_listed_and_explained(run_cli):
 def test_human_report_names_the_line_and_the_hint(run_cli):
     result = run_cli("lint", "--isolated", case("hardcoded_args.sh"))
     assert result.exit_code == 1, result.output
-    assert result.output.startswith("FAILED lint ")
+    assert result.output.startswith(f"lint {case('hardcoded_args.sh')}: 2 problems (2 errors): "
+                                    f"{ids.ARG_NOT_FROM_PLATFORM}: ")
     assert "hardcoded_args.sh:18" in result.output and "hint: " in result.output
+
+
+@pytest.mark.parametrize("script, summary", [
+    (GUIDE_SCRIPT, "sh: no problems found"),
+    (case("no_strict_mode.sh"), f"sh: 1 problem (1 warning): {ids.MISSING_STRICT_MODE}: "),
+])
+def test_a_lint_report_speaks_of_the_scripts_not_of_a_job(run_cli, script, summary):
+    """No Workers table, no HEALTHY, no root cause: lint read scripts; it saw no job run."""
+    for fmt in ("human", "markdown", "github"):
+        result = run_cli("lint", "--isolated", "--format", fmt, script)
+        assert result.exit_code == 0, result.output
+        assert summary in result.output, result.output
+        for word in ("Workers", "HEALTHY", "root cause", "node  host"):
+            assert word not in result.output, (fmt, word)
+    for fmt in ("human", "markdown", "github"):  # errors found: still no root cause of a job
+        result = run_cli("lint", "--isolated", "--format", fmt, case("hardcoded_args.sh"))
+        assert result.exit_code == 1 and "2 problems (2 errors)" in result.output, result.output
+        assert "root cause" not in result.output and "Workers" not in result.output, fmt
+    _, report = lint_json(run_cli, case("hardcoded_args.sh"))
+    assert report["root_cause"] is None and report["workers"] == [] and report["verdict"] == "FAILED"
 
 
 def test_exit_statuses_follow_fail_on(run_cli):

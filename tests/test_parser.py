@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 import logscan.scan.scanner
+from conftest import SAMPLES
 from logscan.scan import lineparse
 from logscan.catalogue import Catalogue
 from logscan.errors import ConfigError
-from logscan.scan.finders import MATCHERS, compile_progress
+from logscan.scan.finders import MATCHERS, ProgressFinder
 from logscan.scan.interpret import FileInterpreter
 from logscan.scan.lineparse import Candidates, parse_launch
 from logscan.scan.prefixes import strip_prefixes
@@ -156,21 +157,38 @@ def test_exception_in_rank_prefixed_traceback(tmp_path):
 
 def test_progress_patterns_with_leading_global_flags(tmp_path):
     # SYNTHETIC: `(?i)` is valid alone, and used to fail once joined to the other patterns.
-    pattern = compile_progress(("(?i)epoch \\d+", "Batch \\d+"))
-    assert pattern.search(b"EPOCH 3 done") and pattern.search(b"Batch 4")
-    assert not pattern.search(b"BATCH 4")  # the flag stays inside its own pattern
-    assert compile_progress(("(?x) epoch \\d+  # a comment",)).search(b"epoch12")
-    assert compile_progress(("(?i)(?s)a.b",)).search(b"A\nB")
+    finder = ProgressFinder(("(?i)epoch \\d+", "Batch \\d+"))
+    assert finder.is_progress_line(b"EPOCH 3 done") and finder.is_progress_line(b"Batch 4")
+    assert not finder.is_progress_line(b"BATCH 4")  # the flag stays inside its own pattern
+    assert ProgressFinder(("(?x) epoch \\d+  # a comment",)).is_progress_line(b"epoch12")
+    assert ProgressFinder(("(?i)(?s)a.b",)).is_progress_line(b"A\nB")
     path = tmp_path / "launch_ddp.log"
     path.write_bytes(b"EPOCH 1 loss=nan\nnoise\nEPOCH 2\n")
     scan = Scanner(Catalogue({}, {}), ("(?i)epoch \\d+",)).scan_file(str(path), "x")
     assert [p.where.line for p in scan.progress] == [1, 3]
 
 
-def test_progress_patterns_that_only_fail_together_are_a_config_error():
-    # SYNTHETIC: each compiles alone (what the CLI checks); the two share a group name.
-    with pytest.raises(ConfigError, match="do not compile as one"):
-        compile_progress(("(?P<n>step) \\d+", "(?P<n>iter) \\d+"))
+def test_progress_patterns_that_name_a_group_alike_both_count():
+    # SYNTHETIC: `re` could not join these into one expression; each runs on its own now.
+    finder = ProgressFinder(("(?P<n>epoch) \\d+", "(?P<n>batch) \\d+"))
+    assert finder.is_progress_line(b"epoch 1") and finder.is_progress_line(b"batch 2")
+
+
+def test_a_user_progress_pattern_is_searched_line_by_line():
+    """`^` is the start of each line, as for the rule patterns: searched over a whole block, it
+    was the start of the block only, and `^training finished` never matched."""
+    # REAL: sample_logs/healthy-2x2, whose rank 0 ends with `training finished: 30 steps`.
+    path = SAMPLES / "healthy-2x2" / "worker-0" / "launch_ddp.log"
+    scan = Scanner(Catalogue({}, {}), ("^training finished",)).scan_file(str(path), "x")
+    assert [p.where.text for p in scan.progress] == ["step 1/30 loss 1.5568",
+                                                      "training finished: 30 steps"]
+    default = Scanner(Catalogue({}, {})).scan_file(str(path), "x")
+    assert default.progress[-1].where.text == "step 30/30 loss 1.4118"
+
+
+def test_a_user_progress_pattern_that_does_not_compile_is_a_config_error():
+    with pytest.raises(ConfigError, match="does not compile"):
+        ProgressFinder(("(unclosed",))
 
 
 @pytest.mark.parametrize("matcher", MATCHERS)

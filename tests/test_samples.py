@@ -9,6 +9,8 @@ from logscan.diagnose.pipeline import diagnose_paths
 from logscan.settings import Settings
 from logscan.config import parse_time
 
+UNEXPLAINED_CAUSE = "other"  # logscan.model.failures: a crash that no cause signal explains
+
 
 def diagnose(sample):
     """A sample diagnosed as `cd sample_logs && logscan scan NAME` would: paths are shown as
@@ -42,6 +44,13 @@ def test_sample_diagnosis(sample):
         assert got.root_cause is not None, report
         assert (got.root_cause.rule, got.root_cause.node_rank, got.root_cause.rank) == (
             root["rule"], root["node_rank"], root["rank"]), report
+        # The crash cause class is the root finding's (Diagnosis.root_key names it). A sample
+        # that declares none has none, or the class of a crash no cause signal explains.
+        (root_finding,) = [f for f in got.findings if f.key == got.root_key]
+        if "cause" in root:
+            assert root_finding.cause == root["cause"], report
+        else:
+            assert root_finding.cause in (None, UNEXPLAINED_CAUSE), report
     else:
         assert got.root_cause is None, report
     if want.get("first_failure"):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 import random
-import shutil
 import sys
 from pathlib import Path
 
@@ -103,35 +102,3 @@ def test_many_workers_waiting_in_rendezvous_keep_messages_one_line(tmp_path):
     d = _diagnose(job)
     assert d.root_cause.rule == "missing-worker" and d.missing_node_ranks == (300,)
     assert all(w.findings for w in d.workers)
-
-
-# --- a missing Worker log in a job that trained is a collection gap ---------------------------
-
-def test_a_missing_log_of_a_job_that_trained_is_a_collection_gap_not_the_root(tmp_path):
-    job = _make_scale_logs().build("workers", tmp_path / "gap", workers=8, lines=40, gpus=4)
-    shutil.rmtree(job / "worker-2")
-    d = _diagnose(job)
-    assert (d.root_cause.rule, d.root_cause.node_rank, d.root_cause.rank) == ("crash-during-training", 6, 25)
-    gap = [f for f in d.findings if f.rule == "missing-worker-log"]
-    assert len(gap) == 1 and gap[0].severity == "warning" and gap[0].node_ranks == (2,)
-    assert "not collected" in gap[0].message
-    assert "missing-worker" not in {f.rule for f in d.findings}
-    assert d.missing_node_ranks == (2,)
-
-
-def test_a_missing_worker_of_a_job_that_never_trained_is_still_the_root(tmp_path):
-    job = _make_scale_logs().build("rendezvous", tmp_path / "r", workers=2, gpus=2)
-    d = _diagnose(job)
-    assert d.root_cause.rule == "missing-worker"
-    assert "missing-worker-log" not in {f.rule for f in d.findings}
-
-
-def test_a_world_smaller_than_the_launch_lines_is_no_collection_gap(tmp_path):
-    # Elastic rendezvous can run without a node: WORLD_SIZE then says the world was smaller.
-    job = _make_scale_logs().build("workers", tmp_path / "e", workers=3, lines=40, gpus=2, healthy=True)
-    shutil.rmtree(job / "worker-2")
-    for log in job.glob("worker-*/launch_ddp.log"):
-        log.write_text(log.read_text().replace("WORLD_SIZE= 6", "WORLD_SIZE= 4"))
-    d = _diagnose(job)
-    rules = {f.rule for f in d.findings}
-    assert "missing-worker" in rules and "missing-worker-log" not in rules

@@ -94,3 +94,53 @@ def test_an_unknown_word_is_one_line_naming_file_and_key(tmp_path, given, instea
     with pytest.raises(RuleFileError) as error:
         load_catalogue([tmp_path])
     assert str(error.value) == f"{path}: field '{field}': must be one of {known}, not '{value}'"
+
+
+@pytest.mark.parametrize("line, after, field, meant", [
+    ("exlcude = ['boom now']", "patterns = ", "exlcude", "exclude"),
+    ('severty = "warning"', "patterns = ", "severty", "severity"),
+    ("[tests]\nfier = ['boom now']", "fix = ", "tests.fier", "fire"),
+    ("[docs.more]\nnote = 'n'", "fix = ", "docs.more", None),
+])
+def test_a_misspelt_key_is_one_line_naming_the_file_and_key(tmp_path, line, after, field, meant):
+    lines = RULE.format(message='"boom"', pattern="'boom'", extra="").splitlines()
+    at = next(i for i, text in enumerate(lines) if text.startswith(after)) + 1
+    (tmp_path / "rule.toml").write_text("\n".join(lines[:at] + [line] + lines[at:]) + "\n")
+    with pytest.raises(RuleFileError) as error:
+        load_catalogue([tmp_path])
+    message = str(error.value)
+    assert "rule.toml" in message and f"field '{field}'" in message and "\n" not in message
+    if meant is not None:
+        assert f"did you mean {meant!r}" in message, message
+
+
+def test_a_misspelt_exclusion_stops_the_scan_rather_than_being_dropped(run_cli, tmp_path):
+    """Spelt right, the exclusion keeps the rule quiet on the sample; misspelt, the rule used
+    to load without it and fire. The sample is REAL: sample_logs/healthy-2x2."""
+    from conftest import SAMPLES
+
+    rule = RULE.format(message='"step {detail}"', pattern="'^step (?P<detail>\\d+)/30'",
+                       extra="EXCLUSION = ['loss']").replace('keywords = ["boom"]',
+                                                             'keywords = ["step"]')
+    (tmp_path / "rule.toml").write_text(rule.replace("EXCLUSION", "exclude"))
+    healthy = SAMPLES / "healthy-2x2"
+    spelt_right = run_cli("scan", healthy, "--rules", tmp_path, "--format", "json")
+    assert spelt_right.exit_code == 0 and '"my-rule"' not in spelt_right.output
+    (tmp_path / "rule.toml").write_text(rule.replace("EXCLUSION", "exlcude"))
+    misspelt = run_cli("scan", healthy, "--rules", tmp_path)
+    assert misspelt.exit_code == 2, misspelt.output
+    assert misspelt.output.count("\n") == 1 and "rule.toml" in misspelt.output
+    assert "field 'exlcude'" in misspelt.output and "did you mean 'exclude'" in misspelt.output
+
+
+@pytest.mark.parametrize("kind, field", [("code", "patterns"), ("signal", "severity")])
+def test_a_field_of_another_kind_of_rule_is_named(tmp_path, kind, field):
+    text = RULE.format(message='"boom"', pattern="'boom'", extra="")
+    text = text.replace('kind = "signature"', f'kind = "{kind}"')
+    if kind == "code":
+        text = text.replace('message = "boom"\n', "").replace('keywords = ["boom"]\n', "")
+    else:
+        text = text.replace('message = "boom"\n', "")
+    (tmp_path / "rule.toml").write_text(text)
+    with pytest.raises(RuleFileError, match=f"field '{field}': is not a field of a {kind} rule"):
+        load_catalogue([tmp_path])

@@ -10,6 +10,7 @@ from logscan.findings.signatures import signature_findings
 from logscan.findings.expectations import expectation_findings
 from logscan.diagnosis import Diagnosis, InputNote, ProcessSummary, WorkerSummary
 from logscan.limits import MAX_RULE_TIMEOUTS
+from logscan.scan.finders import USER_PROGRESS_FLAG
 from logscan.model.job import Job
 from logscan.diagnose.root_cause import choose_root_cause
 from logscan.rule_ids import MISSING_RANK, MISSING_WORKER, MISSING_WORKER_LOG
@@ -101,7 +102,8 @@ def _input_notes(job: Job, found) -> tuple[InputNote, ...]:
         if scan.read_error:
             notes.append(InputNote(scan.display, f"read stopped early: {scan.read_error}"))
         for rule_id in dict.fromkeys(scan.rule_timeouts):
-            notes.append(InputNote(scan.display, f"rule {rule_id} timed out on this file's lines (a runaway pattern); after "
+            what = rule_id if rule_id.startswith(USER_PROGRESS_FLAG) else f"rule {rule_id}"
+            notes.append(InputNote(scan.display, f"{what} timed out on this file's lines (a runaway pattern); after "
                                                     f"{MAX_RULE_TIMEOUTS} such lines it is not tried again in this scan"))
     return tuple(notes)
 

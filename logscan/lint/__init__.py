@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from logscan.catalogue import Catalogue, Rule, check_selection, selected
-from logscan.diagnosis import Diagnosis, RootCause
+from logscan.diagnosis import Diagnosis
 from logscan.errors import InputError
 from logscan.lint import rule_ids as ids
 from logscan.lint import script_rules
@@ -37,16 +37,23 @@ SCRIPT_RULES = {
 
 @dataclass(frozen=True)
 class LintDiagnosis(Diagnosis):
-    """A Diagnosis whose findings are lint findings: FAILED on an error finding, else HEALTHY."""
+    """A Diagnosis whose findings are lint findings: FAILED on an error finding, else HEALTHY.
+    It has no Workers and no root cause (the scripts did not run); its summary counts what was
+    found in them."""
 
     def summary(self) -> str:
-        if self.verdict == Verdict.HEALTHY:
-            warnings = sum(f.severity == Severity.WARNING for f in self.findings)
-            return f"{self.verdict} {self.job}: lints clean" + (f", {warnings} warning(s)" if warnings else "")
-        root = self.root_cause
-        more = len(self.findings) - 1
-        head = f"{self.verdict} {self.job}: {root.rule}: {root.message}" if root else f"{self.verdict} {self.job}"
-        return head + (f" (and {more} more finding(s))" if more > 0 else "")
+        if not self.findings:
+            return f"{self.job}: no problems found"
+        count = len(self.findings)
+        kinds = ", ".join(_counted(n, severity) for severity in Severity
+                          if (n := sum(f.severity == severity for f in self.findings)))
+        first = self.findings[0]
+        more = f" (and {count - 1} more)" if count > 1 else ""
+        return f"{self.job}: {_counted(count, 'problem')} ({kinds}): {first.rule}: {first.message}{more}"
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def lint_rules(catalogue: Catalogue) -> dict[str, Rule]:
@@ -84,14 +91,12 @@ def lint(inp: LintInput, catalogue: Catalogue, select: Sequence[str] = (),
         findings += SCRIPT_RULES[rule_id](inp, rule)
     findings.sort(key=lambda f: f.sort_key)
     errors = [f for f in findings if f.severity == Severity.ERROR]
-    root = RootCause(errors[0].rule, None, None, errors[0].message) if errors else None
     names = [s.display for s in inp.shells] + [t.display for t in inp.train_scripts]
     lines = sum(len(s.lines) for s in inp.shells) + sum(len(t.lines) for t in inp.train_scripts)
     data = sum(len(s.data) for s in inp.shells) + sum(len("\n".join(t.lines)) for t in inp.train_scripts)
     return LintDiagnosis(
         job="lint " + ", ".join(names), workers=(), processes=(), findings=tuple(findings),
-        root_cause=root, root_key=errors[0].key if errors else None, first_failure=None,
-        reached_first_batch=False, missing_node_ranks=(),
+        root_cause=None, first_failure=None, reached_first_batch=False, missing_node_ranks=(),
         missing_ranks=(), verdict=Verdict.FAILED if errors else Verdict.HEALTHY,
         verdict_reason=(f"{len(errors)} error finding(s)" if errors
                         else f"no error finding in {len(names)} file(s)"),

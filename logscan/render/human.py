@@ -266,8 +266,9 @@ def render_human(d: Diagnosis, color: bool = False, width: int | None = None,
         r.line()
         for renderable in terminal_timeline(d, r.width, ranks=verbose):
             r.line(renderable) if isinstance(renderable, Text) else console.print(renderable)
-    r.line()
-    _workers(r, d)
+    if d.workers:  # a lint report has none
+        r.line()
+        _workers(r, d)
     for note in d.inputs:
         r.line(Text("note: " + inert(f"{note.path}: {note.problem}"), style="yellow"), hang=6)
     r.line()

@@ -34,7 +34,8 @@ def _finding(d: Diagnosis, f: Finding) -> list[str]:
     icon = {Severity.ERROR: "❌", Severity.WARNING: "⚠️", Severity.INFO: "ℹ️"}[f.severity]
     lead = "**root cause** " if d.is_root(f) else ("↳ " if f.caused_by else "")
     head = (f"- {icon} {lead}`{f.rule}`{md_inline(place_label(f.node_rank, f.rank))}"
-            + (f" \\[cause: {md_inline(f.cause)}\\]" if f.cause else "") + f": {md_inline(f.message)}")
+            + (f" \\[cause: {md_inline(f.cause)}\\]" if f.cause and f.cause != "other" else "")
+            + f": {md_inline(f.message)}")
     out = [head]
     if f.evidence:
         out += ["", *("  " + line for line in _fence(

@@ -16,7 +16,9 @@ import os
 import re
 import sys
 
+from logscan.catalogue import too_costly
 from logscan.errors import ConfigError
+from logscan.limits import MAX_RULE_TIMEOUTS, PATTERN_TIMEOUT
 
 # --- the literal pre-filter -------------------------------------------------------------------
 
@@ -179,8 +181,12 @@ NOT_PROGRESS = re.compile(
     rb'|(?i:\b(?:load|download|fetch|tokeni[sz]|preprocess|extract|generat|map\b|filter\b|resolv)'
     rb'[^|\r\n%]{0,80}?\d+%\|)')
 
-# Leading global flags, `(?i)`: valid alone, an error once joined to other patterns behind
-# `(?:...)|`, so they are made to scope the user's pattern only.
+# A user progress pattern that ran away is noted among the rule ids that did (Survey.rule_timeouts)
+# by this flag and the pattern, which is how the user knows it.
+USER_PROGRESS_FLAG = "--progress-pattern"
+
+# Leading global flags, `(?i)`: the scanner puts a user's pattern inside a group, so they are made
+# to scope that group.
 _GLOBAL_FLAGS = re.compile(r"\(\?([aiLmsux]+)\)")
 
 
@@ -196,19 +202,27 @@ def scope_global_flags(pattern: str) -> str:
     return f"(?{''.join(dict.fromkeys(flags))}:{pattern[pos:]}{close}"
 
 
-def _join(patterns, user_patterns) -> re.Pattern[bytes]:
-    # Patterns that each compile alone (the CLI checks them) may still not compile as one: two
-    # that name a group alike. A Scanner is also built without the CLI (bench, tests, the API).
-    try:
-        return re.compile("|".join(f"(?:{scope_global_flags(p)})" for p in patterns).encode())
-    except (re.error, ValueError, OverflowError, RecursionError) as exc:
-        raise ConfigError(f"progress patterns {list(user_patterns)!r} do not compile as one "
-                          f"expression: {exc}") from None
+def compile_progress() -> re.Pattern[bytes]:
+    """The default progress patterns, as one. They are ours and cannot run away, so they run on
+    `re` without a timeout; a user's run on the rule engine (compile_user_progress)."""
+    return re.compile("|".join(f"(?:{p})" for p in DEFAULT_PROGRESS).encode())
 
 
-def compile_progress(user_patterns: tuple[str, ...] = ()) -> re.Pattern[bytes]:
-    """The progress patterns, the defaults and the user's, as one."""
-    return _join((*DEFAULT_PROGRESS, *user_patterns), user_patterns)
+def compile_user_progress(user_patterns: tuple[str, ...]) -> tuple:
+    """A user's progress patterns, each compiled as the rule engine compiles a rule's pattern
+    (the regex module, searched with limits.PATTERN_TIMEOUT per line): a pattern that runs
+    away on a line costs that much and no more."""
+    import regex
+
+    compiled = []
+    for pattern in user_patterns:
+        if (why := too_costly(pattern)) is not None:
+            raise ConfigError(f"progress pattern {pattern!r} has {why}: too costly to run")
+        try:
+            compiled.append(regex.compile(f"(?:{scope_global_flags(pattern)})".encode()))
+        except (regex.error, ValueError, OverflowError, RecursionError, MemoryError) as exc:
+            raise ConfigError(f"progress pattern {pattern!r} does not compile: {exc}") from None
+    return tuple(compiled)
 
 
 def _lines_forward(block: bytes, count: int):
@@ -237,29 +251,48 @@ class ProgressFinder:
 
     In a training log the lines at either end of a block are usually progress lines, so those
     are tried first. Otherwise the default patterns are found through their literals (in a
-    lower-cased copy) and user patterns by searching the block. A progress line is a line in
-    which some pattern matches.
+    lower-cased copy) and user patterns by trying each line. A progress line is a line in which
+    some pattern matches. A user pattern that times out on MAX_RULE_TIMEOUTS lines is not tried
+    again by this finder, as a rule is not (logscan.scan.interpret); each time out is noted in
+    `timeouts` for the scanner to report.
     """
 
     LOOK = 8
 
     def __init__(self, user_patterns: tuple[str, ...] = ()):
-        self.pattern = compile_progress(user_patterns)
-        self.user = _join(user_patterns, user_patterns) if user_patterns else None
+        self.pattern = compile_progress()
+        self.user = dict(zip(user_patterns, compile_user_progress(tuple(user_patterns))))
+        self.timeouts: list[str] = []  # a user pattern, once per line it ran away on
+        self._timed_out: dict[str, int] = {}
 
-    def is_progress_line(self, line: bytes, pattern: re.Pattern[bytes] | None = None) -> bool:
+    def is_progress_line(self, line: bytes) -> bool:
         """Some pattern matches, on a `\r`-segment that does not tell of an error: an exception
         "... at step 12" is no progress, and a bar may share its line with the traceback after it."""
-        pattern = pattern or self.pattern
-        if pattern.search(line) is None:
-            return False
+        return self._matches(line) and self._tells_no_error(line)
+
+    def _tells_no_error(self, line: bytes) -> bool:
         if NOT_PROGRESS.search(line) is None:
             return True
-        return any(pattern.search(segment) is not None and NOT_PROGRESS.search(segment) is None
+        return any(NOT_PROGRESS.search(segment) is None and self._matches(segment)
                    for segment in line.split(b"\r"))
 
+    def _matches(self, line: bytes) -> bool:
+        return self.pattern.search(line) is not None or self._user_matches(line)
+
+    def _user_matches(self, line: bytes) -> bool:
+        for text, pattern in self.user.items():
+            if self._timed_out.get(text, 0) >= MAX_RULE_TIMEOUTS:
+                continue
+            try:
+                if pattern.search(line, timeout=PATTERN_TIMEOUT) is not None:
+                    return True
+            except TimeoutError:
+                self._timed_out[text] = self._timed_out.get(text, 0) + 1
+                self.timeouts.append(text)
+        return False
+
     def _is_progress(self, block: bytes, start: int, end: int) -> bool:
-        if self.pattern.search(block, start, end) is None:
+        if self.pattern.search(block, start, end) is None and not self.user:
             return False
         return self.is_progress_line(block[start:end])
 
@@ -297,13 +330,13 @@ class ProgressFinder:
         return found
 
     def _by_user(self, block: bytes, forward: bool) -> list[int]:
-        if self.user is None:
+        # Line by line, never the block at once: `^` and `$` are a line's ends, and a pattern
+        # that runs away does so on one line, within the timeout.
+        if not self.user:
             return []
-        found = []
-        for match in self.user.finditer(block):
-            start, end = self._line_of(block, match.start())
-            if self.is_progress_line(block[start:end], self.user):
-                found.append(start)
-                if forward:
-                    break
-        return found[-1:]
+        lines = _lines_forward if forward else _lines_backward
+        for start, end in lines(block, len(block) + 1):
+            line = block[start:end]
+            if self._user_matches(line) and self._tells_no_error(line):
+                return [start]
+        return []

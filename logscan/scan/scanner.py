@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from logscan.scan import lineparse
 from logscan.catalogue import Catalogue
 from logscan.scan.events import FileScan
-from logscan.scan.finders import ProgressFinder, make_line_finder
+from logscan.scan.finders import USER_PROGRESS_FLAG, ProgressFinder, make_line_finder
 from logscan.limits import BLOCK_PATTERN_TIMEOUT, MAX_RULE_TIMEOUTS
 from logscan.scan.interpret import MAX_RAW, FileInterpreter
 from logscan.scan.lineparse import Candidates
@@ -181,6 +181,10 @@ class Scanner:
             if last is not None:
                 found.last_progress = (found.first_progress if last == first
                                        else self._line_at(block, last, newlines, found.newlines))
+        if self.progress.timeouts:
+            found.rule_timeouts += (f"{USER_PROGRESS_FLAG} {pattern!r}"
+                                    for pattern in self.progress.timeouts)
+            self.progress.timeouts.clear()
         if self.keywordless:
             self._survey_keywordless(block, found, timeouts)
         return newlines

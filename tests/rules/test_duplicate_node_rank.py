@@ -1,0 +1,30 @@
+"""duplicate-node-rank: Two different Worker logs claim the same node_rank."""
+
+from __future__ import annotations
+
+import pytest
+
+from rule_spec import case_id, rules_fired
+
+RULE = "duplicate-node-rank"
+FIRES_ON = [
+    "duplicate-node-rank",
+    "duplicate-node-rank-zero",
+]
+QUIET_ON = [
+    "healthy-2x2",
+    # a node_rank is missing, none is claimed twice
+    "missing-worker",
+    # two Workers wrote one file: log-collision
+    "log-collision",
+]
+
+
+@pytest.mark.parametrize("case", FIRES_ON, ids=case_id)
+def test_fires_on_real_samples(case):
+    assert RULE in rules_fired(case)
+
+
+@pytest.mark.parametrize("case", QUIET_ON, ids=case_id)
+def test_quiet_on_real_samples(case):
+    assert RULE not in rules_fired(case)

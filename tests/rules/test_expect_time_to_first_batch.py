@@ -1,0 +1,35 @@
+"""expect-time-to-first-batch: `--max-time-to-first-batch DURATION`: each Worker's first progress
+line comes within DURATION of its launch line."""
+
+from __future__ import annotations
+
+import pytest
+
+from rule_spec import case_id, rules_fired
+
+RULE = "expect-time-to-first-batch"
+FIRES_ON = [
+    ("healthy-timestamps", "--max-time-to-first-batch", "1s"),
+    ("healthy-2x2", "--max-time-to-first-batch", "10m"),
+]
+QUIET_ON = [
+    ("healthy-timestamps", "--max-time-to-first-batch", "10m"),
+]
+
+
+@pytest.mark.parametrize("case", FIRES_ON, ids=case_id)
+def test_fires_on_real_samples(case):
+    assert RULE in rules_fired(case)
+
+
+@pytest.mark.parametrize("case", QUIET_ON, ids=case_id)
+def test_quiet_on_real_samples(case):
+    assert RULE not in rules_fired(case)
+
+
+def test_without_timestamps_the_limit_is_not_met_and_it_says_why():
+    from rule_spec import checked
+
+    (finding,) = [f for f in checked("healthy-2x2", "--max-time-to-first-batch", "10m")["findings"]
+                  if f["rule"] == RULE]
+    assert "no Worker has a timestamped" in finding["message"], finding["message"]

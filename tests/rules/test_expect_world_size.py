@@ -1,0 +1,27 @@
+"""expect-world-size: `--expect-world-size W`: the launch lines add up to W processes and every
+process printed WORLD_SIZE=W."""
+
+from __future__ import annotations
+
+import pytest
+
+from rule_spec import case_id, rules_fired
+
+RULE = "expect-world-size"
+FIRES_ON = [
+    ("healthy-2x2", "--expect-world-size", "8"),
+    ("missing-worker", "--expect-world-size", "4"),
+]
+QUIET_ON = [
+    ("healthy-2x2", "--expect-world-size", "4"),
+]
+
+
+@pytest.mark.parametrize("case", FIRES_ON, ids=case_id)
+def test_fires_on_real_samples(case):
+    assert RULE in rules_fired(case)
+
+
+@pytest.mark.parametrize("case", QUIET_ON, ids=case_id)
+def test_quiet_on_real_samples(case):
+    assert RULE not in rules_fired(case)

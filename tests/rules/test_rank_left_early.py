@@ -1,0 +1,35 @@
+"""rank-left-early: One rank left training early and exited 0; every other rank then lost its peers
+in the next collective.
+
+More of its cases, on inputs built from the samples' lines, are in tests/test_stragglers.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rule_spec import case_id, rules_fired
+
+RULE = "rank-left-early"
+FIRES_ON = [
+    "uneven-data",
+    "uneven-data-rank1",
+    "uneven-data-torch2.4",
+]
+QUIET_ON = [
+    "healthy-2x2",
+    # the rank that left raised: crash-during-training
+    "crash-mid-training",
+    # no rank left; one stopped taking part: collective-timeout
+    "stall-mid-training",
+]
+
+
+@pytest.mark.parametrize("case", FIRES_ON, ids=case_id)
+def test_fires_on_real_samples(case):
+    assert RULE in rules_fired(case)
+
+
+@pytest.mark.parametrize("case", QUIET_ON, ids=case_id)
+def test_quiet_on_real_samples(case):
+    assert RULE not in rules_fired(case)

@@ -1,0 +1,48 @@
+"""unexplained-failure: The platform says the job failed and no rule explains why: the lines that
+look like errors are cited."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import SAMPLES
+from logscan.diagnose.pipeline import diagnose_paths
+from logscan.settings import Settings
+from rule_spec import case_id, rules_fired
+
+RULE = "unexplained-failure"
+FIRES_ON = [
+    "banner-only-killed",
+]
+QUIET_ON = [
+    "healthy-2x2",
+    # the kill is explained: worker-killed
+    "self-sigkill",
+    # the crash explains the failure
+    "crash-mid-training",
+]
+
+
+@pytest.mark.parametrize("case", FIRES_ON, ids=case_id)
+def test_fires_on_real_samples(case):
+    assert RULE in rules_fired(case)
+
+
+@pytest.mark.parametrize("case", QUIET_ON, ids=case_id)
+def test_quiet_on_real_samples(case):
+    assert RULE not in rules_fired(case)
+
+
+def test_a_damaged_failure_line_keeps_a_trained_job_from_healthy(tmp_path):
+    """Synthetic: the real healthy-2x2 logs cut after their first steps, and on node 0 a torchrun
+    failure line damaged mid-way. No rule explains it, so the verdict is not HEALTHY."""
+    for node in (0, 1):
+        lines = (SAMPLES / "healthy-2x2" / f"worker-{node}" / "launch_ddp.log").read_text().splitlines()[:12]
+        if node == 0:
+            lines.append("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank")
+        (tmp_path / f"worker-{node}").mkdir()
+        (tmp_path / f"worker-{node}" / "launch_ddp.log").write_text("\n".join(lines) + "\n")
+    got = diagnose_paths([str(tmp_path)], Settings())
+    assert got.verdict == "INCONCLUSIVE" and "exitcode: -9" in got.verdict_reason
+    failed = diagnose_paths([str(tmp_path)], Settings(job_status="failed"))
+    assert failed.verdict == "FAILED" and failed.root_cause.rule == "unexplained-failure"
