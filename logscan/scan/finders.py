@@ -159,16 +159,18 @@ def make_line_finder(wanted, matcher: str | None = None):
 # --- progress lines --------------------------------------------------------------------------
 
 DEFAULT_PROGRESS = (
+    # A word starts after a non-word character or a colour code (`\x1b[31mstep: 10`: torchtitan
+    # colours every field of its metrics line).
     # A step counter: `step 12`, `step: 12/100`, `global_step=12`, `steps 12`; never a config
     # print (`steps=30`, `max_steps: 1000`, `Total optimization steps = 30`, `eval_steps 500`).
-    r"(?i:\b(?:global[_ ])?step\b[ \t]*[:=#]?[ \t]*\[?\d+)",
-    r"(?i:\bsteps[ \t]+\d+)",
-    r"(?i:\biter(?:ation)?\b[ \t]*[:=#]?[ \t]*\[?\d+)",
+    r"(?i:(?:\x1b\[[0-9;]*m|\b)(?:global[_ ])?step\b[ \t]*[:=#]?[ \t]*\[?\d+)",
+    r"(?i:(?:\x1b\[[0-9;]*m|\b)steps[ \t]+\d+)",
+    r"(?i:(?:\x1b\[[0-9;]*m|\b)iter(?:ation)?\b[ \t]*[:=#]?[ \t]*\[?\d+)",
     # a bar past 0%
     r"(?<!\d)(?:[1-9]\d?|100)%\|",
     r"""['"](?:loss|train_loss)['"][ \t]*:[ \t]*['"]?[-+]?[\d.]""",
     # `loss=0.5`, `loss: 0.5`, and a named one: `train_loss: 0.512` (Lightning's rich bar)
-    r"(?i:(?:\b|_)loss[ \t]*[:=][ \t]*[-+]?\d)",
+    r"(?i:(?:\x1b\[[0-9;]*m|\b|_)loss[ \t]*[:=][ \t]*[-+]?\d)",
 )
 # Every match of a default progress pattern holds one of these, in some letter case.
 PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|")
@@ -250,8 +252,8 @@ class ProgressFinder:
     """The first and the last progress line of a block, without matching lines one by one.
 
     In a training log the lines at either end of a block are usually progress lines, so those
-    are tried first. Otherwise the default patterns are found through their literals (in a
-    lower-cased copy) and user patterns by trying each line. A progress line is a line in which
+    are tried first. Otherwise the default patterns are searched over the block and user
+    patterns tried line by line. A progress line is a line in which
     some pattern matches. A user pattern that times out on MAX_RULE_TIMEOUTS lines is not tried
     again by this finder, as a rule is not (logscan.scan.interpret); each time out is noted in
     `timeouts` for the scanner to report.
@@ -308,7 +310,7 @@ class ProgressFinder:
         for start, end in lines(block, self.LOOK):
             if self._is_progress(block, start, end):
                 return start
-        found = self._by_literal(block, forward) + self._by_user(block, forward)
+        found = self._by_default(block, forward) + self._by_user(block, forward)
         return (min if forward else max)(found, default=None)
 
     def _line_of(self, block: bytes, pos: int) -> tuple[int, int]:
@@ -316,18 +318,29 @@ class ProgressFinder:
         end = block.find(b"\n", pos)
         return start, len(block) if end < 0 else end
 
-    def _by_literal(self, block: bytes, forward: bool) -> list[int]:
-        low = block.lower()
-        found = []
-        for lit in PROGRESS_LITERALS:
-            pos = low.find(lit) if forward else low.rfind(lit)
-            while pos >= 0:
-                start, end = self._line_of(block, pos)
-                if self._is_progress(block, start, end):
-                    found.append(start)
-                    break
-                pos = low.find(lit, end + 1) if forward else low.rfind(lit, 0, start)
-        return found
+    def _by_default(self, block: bytes, forward: bool) -> list[int]:
+        """The default patterns searched over the block in C, from the end backward in growing
+        windows for the last line: a block whose words look like progress on every line but
+        tell of errors costs one search per such line, not one per literal."""
+        if forward:
+            pos = 0
+            while (found := self.pattern.search(block, pos)) is not None:
+                start, end = self._line_of(block, found.start())
+                if self._tells_no_error(block[start:end]):
+                    return [start]
+                pos = end + 1
+            return []
+        stop, window = len(block), 1 << 16
+        while stop > 0:
+            begin = max(0, stop - window)
+            begin = block.rfind(b"\n", 0, begin) + 1 if begin else 0
+            starts = dict.fromkeys(self._line_of(block, m.start())[0]
+                                   for m in self.pattern.finditer(block, begin, stop))
+            for start in reversed(starts):
+                if self._tells_no_error(block[start:self._line_of(block, start)[1]]):
+                    return [start]
+            stop, window = begin, window * 2
+        return []
 
     def _by_user(self, block: bytes, forward: bool) -> list[int]:
         # Line by line, never the block at once: `^` and `$` are a line's ends, and a pattern
