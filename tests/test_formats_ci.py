@@ -157,10 +157,10 @@ def test_scan_writes_the_new_formats_too_and_rejects_a_clash(run_cli, tmp_path):
     assert clash.exit_code == 2 and "already written" in clash.output
 
 
-@pytest.mark.parametrize("sample, cause", [("crash-mid-training", None), ("collate-error", "collator")])
+@pytest.mark.parametrize("sample, cause", [("restart-not-recovered", None), ("collate-error", "collator")])
 def test_a_crash_cause_is_shown_alike_in_the_terminal_the_page_and_markdown(sample, cause):
     """`other` (no cause signal explained the crash) says nothing, so no view shows it; a cause
-    that a signal named shows in each. REAL: crash-mid-training's cause is `other`."""
+    that a signal named shows in each. REAL: restart-not-recovered's cause is `other` (a RuntimeError no cause signal knows)."""
     from logscan.config import parse_time
     from logscan.diagnose.pipeline import diagnose_paths
     from logscan.render import RENDERERS

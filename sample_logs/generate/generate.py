@@ -401,7 +401,7 @@ scenario(
     check=_all(_interleaved, _has("non-finite loss")), tries=6,
     description="Rank 1 raises RuntimeError at step 10 while rank 0 shows a tqdm bar (raw \\r redraws); "
     "PYTHONUNBUFFERED=1. The other ranks lose their peer in the next gradient allreduce.",
-    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1),
+    expect=exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0, rank=1),
 )
 scenario(
     name="crash-log-not-collected", short="cnc", layout="worker-N/launch_ddp.log (worker-2 not collected)",
@@ -412,7 +412,7 @@ scenario(
     description="3 Workers x 2 GPUs; rank 1 raises RuntimeError at step 10. Worker 2's log was written but "
     "is not in the sample (removed after the run, as when the platform fails to collect one Worker's log): "
     "the two present Workers trained 9 synchronised steps in the 6-process world.",
-    expect=exp(["crash-during-training", "missing-worker-log"], root="crash-during-training", node_rank=0,
+    expect=exp(["crash-during-training", "missing-worker-log"], root="crash-during-training", cause="non-finite-loss", node_rank=0,
                rank=1),
 )
 scenario(
@@ -500,7 +500,7 @@ scenario(
     cmd=UPLOAD_SLEEP_CMD,
     description="The guide's tee, followed by `cp -r` of the outputs and `sleep 2`, without set -e: rank 2 "
     "raises RuntimeError at step 12, yet the command's status is sleep's 0.",
-    expect=exp(["masked-exit-code", "crash-during-training"], root="crash-during-training", node_rank=1, rank=2),
+    expect=exp(["masked-exit-code", "crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=1, rank=2),
     check=_has("non-finite loss"),
 )
 scenario(
@@ -556,7 +556,7 @@ for _ver, _sfx, _tag in (("1.13.1", "torch1.13", "t113"), ("2.1.2", "torch2.1", 
         check=_has("non-finite loss"),
         description=f"torch {_ver}: rank 1 raises RuntimeError at step 10; the other ranks lose their peer in "
         "the next gradient allreduce.",
-        expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=None,
+        expect=exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0, rank=None,
                    note="rank 1 raised, but this release puts no `[rankN]: ` prefix on tracebacks and torchrun's "
                    "summary on Worker 0 can name a victim as root cause (rank 0 in the committed runs), so the "
                    "logs tell only that the original error is on node 0, not which of its ranks raised it."),
@@ -613,7 +613,7 @@ scenario(
     check=_has("non-finite loss"),
     description="torch 1.13.1 with torchrun --tee 3 (PET_TEE=3): child lines carry torchrun's per-rank prefix; "
     "rank 1 raises RuntimeError at step 10.",
-    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1),
+    expect=exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0, rank=1),
 )
 scenario(
     name="crash-redirects-log-dir-torch1.13", short="crl113", layout="worker-N/launch_ddp.log + worker-N/torchrun_logs/",
@@ -626,7 +626,7 @@ scenario(
     "torchrun_logs): the children's stdout/stderr go only to per-process files, copied into the sample as "
     "worker-N/torchrun_logs/; main() is decorated with @record so the failing rank writes error.json. Rank 1 "
     "raises RuntimeError at step 10.",
-    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1),
+    expect=exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0, rank=1),
 )
 
 # ---------------------------------------------------------------- Batch D: layouts and behaviours (torch 2.13)
@@ -650,7 +650,7 @@ scenario(
     check=_has("non-finite loss"),
     description="As healthy-log-dir, with main() decorated with @record (error.json per failing process); rank 1 "
     "raises RuntimeError at step 10.",
-    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1),
+    expect=exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0, rank=1),
 )
 scenario(
     name="healthy-shared-append", short="hsa", layout="launch_ddp.log (appended to by both Workers)",
@@ -928,7 +928,7 @@ scenario(
     "stderr are read from separate pipes and written as the CRI runtime (containerd, CRI-O) writes a container's "
     "log file: `<RFC 3339 nano time> <stdout|stderr> <F|P> <text>`, with lines over 200 bytes cut into P (partial) "
     "records and a final F (generate/container_log.py; containerd's own limit is 16 KiB).",
-    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1),
+    expect=exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0, rank=1),
 )
 scenario(
     name="container-docker-json", short="dkj", layout="worker-N/<container id>-json.log (Docker json-file)",
@@ -939,7 +939,7 @@ scenario(
     description="As container-cri, written as Docker's json-file log driver writes a container's log: one JSON "
     "object per line, `{\"log\":\"<text>\\n\",\"stream\":\"stdout|stderr\",\"time\":\"<RFC 3339 nano>\"}` "
     "(generate/container_log.py).",
-    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1),
+    expect=exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0, rank=1),
 )
 scenario(
     name="elastic-late-node", short="eln", layout="worker-N/launch_ddp.log",
