@@ -22,6 +22,31 @@ from logscan.vocabulary import JobStatus, RunStage
 
 _N_OF_M = re.compile(r"(?<![\d/.:-])(\d+)\s*/\s*(\d+)(?![\d/.:-])")
 
+# Why torchrun began a rendezvous round (Round.reason).
+ROUND_START, ROUND_MEMBERSHIP, ROUND_FAILURE = "start", "membership", "failure"
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """One rendezvous round of a Worker: the world torchrun's agent met the other agents in and
+    the worker group it started there. A Worker has several when torchrun restarted its group:
+    after a failure (`--max-restarts`), or because nodes joined or left (an elastic job,
+    `--nnodes=MIN:MAX`, re-forms its world with another WORLD_SIZE). Built by build_job."""
+
+    index: int
+    opened_at: Where | None       # the first line of the round; None: the log's start
+    reason: str                   # ROUND_START, ROUND_MEMBERSHIP or ROUND_FAILURE
+    envs: tuple[EnvPrint, ...]    # the env prints of its processes (the Worker's own)
+    started: bool                 # torchrun spawned processes in this round
+    group_world_size: int | None = None   # the round's nodes, from its rendezvous result (INFO)
+    global_world_size: int | None = None  # the WORLD_SIZE that result gives the processes (INFO)
+
+    @property
+    def world_size(self) -> int | None:
+        """The WORLD_SIZE its processes printed (the most printed value)."""
+        sizes = [e.world_size for e in self.envs if e.world_size is not None]
+        return max(set(sizes), key=lambda size: (sizes.count(size), size)) if sizes else None
+
 
 @dataclass(eq=False)  # a Worker is an identity, compared and hashed as one
 class Worker(EventLists):
@@ -34,6 +59,7 @@ class Worker(EventLists):
     # Events of the attempts torchrun restarted from, when the last attempt went on without
     # failing: history, not the outcome (set by build_job).
     earlier_attempts: EventLists | None = None
+    rounds: list[Round] = field(default_factory=list)  # set by build_job, in line order
 
     __eq__ = object.__eq__
     __hash__ = object.__hash__
@@ -88,6 +114,20 @@ class Worker(EventLists):
         if order is None:
             order = self.__dict__["_file_order"] = {name: i for i, name in enumerate(self.files)}
         return order.get(where.file, len(order)), where.line
+
+    @property
+    def final_round(self) -> Round:
+        """The Worker's last rendezvous round: its outcome is the Worker's. A Worker whose rounds
+        were never split (built outside build_job) is one round."""
+        if self.rounds:
+            return self.rounds[-1]
+        return Round(0, None, ROUND_START, tuple(self.own_envs), self.started_processes)
+
+    def in_final_round(self, where: Where) -> bool:
+        """The line belongs to the Worker's last rendezvous round (every line does when torchrun
+        never restarted the worker group)."""
+        opened = self.final_round.opened_at
+        return opened is None or self.position(where) >= self.position(opened)
 
     @property
     def last_progress(self) -> Progress | None:
@@ -211,6 +251,9 @@ class Job:
     # The env prints name every rank the launch lines add up to, and training went on: a log
     # several Workers wrote may keep one launch line but every process's own print.
     every_rank_trained: bool = False
+    # The job may form worlds of fewer processes than the launch lines add up to: it was
+    # launched elastic (`--nnodes=MIN:MAX`) or a Worker's world re-formed with another size.
+    elastic: bool = False
     failures: list = field(default_factory=list)  # per-process failures (logscan.model.failures)
     _failures_by_worker: dict = field(default_factory=dict, repr=False)
     launch_shapes: list[LaunchShape] = field(default_factory=list)  # one per `launched` Worker
@@ -223,7 +266,8 @@ class Job:
         """Where a Worker stopped: launch → rendezvous → init (processes spawned) → training."""
         if not worker.ran_torchrun:
             return RunStage.LAUNCH
-        if not worker.started_processes:
+        # The last round decides: a re-formed world that never started is still in rendezvous.
+        if not worker.started_processes or not worker.final_round.started:
             return RunStage.RENDEZVOUS
         if not self.reached_first_batch(worker):
             return RunStage.INIT
