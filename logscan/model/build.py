@@ -6,7 +6,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 
-from logscan.catalogue import Catalogue
+from logscan.catalogue import Catalogue, Group
 from logscan.files.discovery import LogFile
 from logscan.model.failures import SIGTERM, process_failures
 from logscan.model.job import (ROUND_FAILURE, ROUND_MEMBERSHIP, ROUND_START, Job, LaunchShape, Round,
@@ -262,9 +262,9 @@ class _RoundBuilder:
         if kind != "hit":
             return False
         if event.rule_id == RENDEZVOUS_ROUND:
-            if "rendezvousing" in groups:  # every round's first line, the first round's too
+            if Group.ROUND_OPENS in groups:  # every round's first line, the first round's too
                 return self.stopped or self.started
-            return self.stopped and ("group_world_size" in groups or "global_world_size" in groups)
+            return self.stopped and (Group.GROUP_WORLD_SIZE in groups or Group.GLOBAL_WORLD_SIZE in groups)
         # After a healthy group's stop torchrun's next step is the rendezvous; after a failure
         # it may as well be tearing down, so there only new processes tell a restart.
         return event.rule_id in waits and self.stopped and not self.failed
@@ -283,16 +283,16 @@ class _RoundBuilder:
         elif kind == "exit":
             self.started = self.started or event.exitcode is not None
             self.failed = self.failed or event.exitcode not in (None, 0, SIGTERM)
-        elif event.rule_id == SIBLING_TERMINATED and "signal" in groups:
+        elif event.rule_id == SIBLING_TERMINATED and Group.SIGNAL in groups:
             self.stopped = True  # `Sending process N closing signal SIGTERM`
-        elif event.rule_id == WORKER_GROUP_RESTART and "left" in groups:
+        elif event.rule_id == WORKER_GROUP_RESTART and Group.ATTEMPTS_LEFT in groups:
             self.failed = self.stopped = True  # `... FAILED. 2/3 attempts left; will restart`
         elif event.rule_id == RENDEZVOUS_ROUND:
-            self.stopped = self.stopped or "stopping" in groups or "new_nodes" in groups
-            if "group_world_size" in groups:
-                self.group_world_size = int(groups["group_world_size"])
-            if "global_world_size" in groups:
-                self.global_world_size = int(groups["global_world_size"])
+            self.stopped = self.stopped or Group.GROUP_STOPPING in groups or Group.NEW_NODES in groups
+            if Group.GROUP_WORLD_SIZE in groups:
+                self.group_world_size = int(groups[Group.GROUP_WORLD_SIZE])
+            if Group.GLOBAL_WORLD_SIZE in groups:
+                self.global_world_size = int(groups[Group.GLOBAL_WORLD_SIZE])
 
     def build(self) -> Round:
         return Round(self.index, self.opened_at, self.reason, tuple(self.envs), self.started,
@@ -346,8 +346,8 @@ def _elastic(job: Job) -> bool:
     for worker in job.workers:
         lines = worker.hits + (worker.earlier_attempts.hits if worker.earlier_attempts else [])
         told = {name: int(value) for h in lines if h.rule_id == RENDEZVOUS_ROUND
-                for name, value in h.groups if name in ("min_nodes", "max_nodes")}
-        if "min_nodes" in told and told["min_nodes"] < told.get("max_nodes", 0):
+                for name, value in h.groups if name in (Group.MIN_NODES, Group.MAX_NODES)}
+        if Group.MIN_NODES in told and told[Group.MIN_NODES] < told.get(Group.MAX_NODES, 0):
             return True
         printed = {r.world_size for r in worker.rounds} - {None}
         formed = {r.group_world_size for r in worker.rounds} - {None}
