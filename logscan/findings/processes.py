@@ -18,16 +18,6 @@ def _processes_with_launch(job: Job) -> list[tuple[EnvPrint, LaunchShape, Round]
             for env in round_.envs]
 
 
-def _formed_world(job: Job, size: int | None, most: int | None) -> bool:
-    """A world of `size` processes that torchrun could have formed: no bigger than the launch
-    lines allow, and every process that saw it has a rank inside it (a leaked WORLD_SIZE leaves
-    the other nodes' ranks outside)."""
-    if size is None or size < 1 or (most is not None and size > most):
-        return False
-    return all(e.rank is not None and 0 <= e.rank < size
-               for w in job.workers for e in w.own_envs if e.world_size == size)
-
-
 def _expected_world(job: Job, shape: LaunchShape, round_: Round) -> tuple[int | None, str]:
     """The WORLD_SIZE the processes of this round should see, and what says so."""
     if round_.global_world_size is not None:
@@ -37,7 +27,7 @@ def _expected_world(job: Job, shape: LaunchShape, round_: Round) -> tuple[int | 
     if nodes is not None and gpus:
         return nodes * gpus, (f"torchrun's rendezvous (round {round_.index}) formed a world of "
                               f"{nodes} node{'s' if nodes > 1 else ''} x {gpus} processes")
-    if job.elastic and _formed_world(job, round_.world_size, shape.total_procs):
+    if job.elastic and job.formed_world(round_.world_size, shape.total_procs):
         return round_.world_size, "an elastic world re-formed around the nodes that were there"
     return shape.total_procs, f"the launch lines expect total_procs={shape.total_procs}"
 

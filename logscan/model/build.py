@@ -332,9 +332,10 @@ def _split_rounds(worker: Worker, waits: frozenset[str]) -> list[Round]:
 
 def _elastic(job: Job) -> bool:
     """Launched with a node range (the launch line's `nnodes=MIN:MAX`, the launch configs'
-    min_nodes < max_nodes), the world re-formed around nodes that came or went, or some Worker's
-    rounds were given worlds of different sizes: torchrun itself set a smaller WORLD_SIZE then
-    (a leaked platform value is the same in every round)."""
+    min_nodes < max_nodes), the world re-formed around nodes that came or went, a smaller world
+    trained without a node that was launched, or some Worker's rounds were given worlds of
+    different sizes: torchrun itself set a smaller WORLD_SIZE then (a leaked platform value is
+    the same in every round, and leaves the other nodes' ranks outside the world)."""
     if any(w.launch.min_nnodes is not None and w.launch.min_nnodes < (w.launch.nnodes or 0)
            for w in job.launched):
         return True
@@ -342,6 +343,13 @@ def _elastic(job: Job) -> bool:
     if any(r.reason == ROUND_MEMBERSHIP for r in rounds) and not any(r.reason == ROUND_FAILURE for r in rounds):
         # A running group stopped for a new rendezvous while no group anywhere had failed: nodes
         # joined or left. A fixed node count starts no process before every node is there.
+        return True
+    if any(w.ran_torchrun and not w.started_processes for w in job.launched) and any(
+            round_.started and shape.total_procs is not None
+            and job.formed_world(round_.world_size, most=shape.total_procs - 1)  # a smaller world
+            for shape in job.launch_shapes for round_ in shape.worker.rounds):
+        # For the same reason: a smaller world trained while another Worker's torchrun never
+        # started a process (a node that came late, or after the job had finished).
         return True
     for worker in job.workers:
         lines = worker.hits + (worker.earlier_attempts.hits if worker.earlier_attempts else [])

@@ -273,6 +273,15 @@ class Job:
             return RunStage.INIT
         return RunStage.TRAINING
 
+    def formed_world(self, size: int | None, most: int | None) -> bool:
+        """A world of `size` processes that torchrun could have formed: no bigger than the launch
+        lines allow, and every process that saw it has a rank inside it (a leaked WORLD_SIZE
+        leaves the other nodes' ranks outside)."""
+        if size is None or size < 1 or (most is not None and size > most):
+            return False
+        return all(e.rank is not None and 0 <= e.rank < size
+                   for w in self.workers for e in w.own_envs if e.world_size == size)
+
     def reached_first_batch(self, worker: Worker) -> bool:
         # Ranks usually log progress on rank 0 only; DDP synchronises every step, so progress
         # anywhere means every process that had started passed its first batch.
