@@ -24,6 +24,14 @@ def _launch_failures(job: Job) -> tuple[str, ...]:
     return tuple(r.id for r in job.catalogue.with_role(Role.LAUNCH_SHAPE) if r.kind == RuleKind.SIGNATURE)
 
 
+# The nodes met in the round, so it is not a missing one: what one side never wrote is the story.
+RE_FORMED_ROUND_HINT = (
+    "These nodes reached the new round and waited for each other: read the store keys each timeout names "
+    "(`/torch.rendezvous.<run_id>.<round>/...`) for what the other side never wrote. torch 2.13's "
+    "shared rendezvous store does this when the node that stays rank 0 does not publish the new "
+    "round's MASTER_ADDR; TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 avoids it.")
+
+
 def hang_in_rendezvous(job: Job, rule):
     hung = []  # (Worker, why it is taken for waiting, evidence)
     launch_failures, rendezvous_signals = _launch_failures(job), _rendezvous_signals(job)
@@ -76,7 +84,7 @@ def _re_formed_round_hang(rule, hung: list, re_formed: list):
                f"processes for a new rendezvous round) and that round never completed: {who} "
                f"waited in it until {'it' if len(hung) == 1 else 'they'} gave up")
     evidence = [where for _, _, lines in hung for where in lines[:1]]
-    return finding(rule, message, evidence, node_ranks=tuple(nodes))
+    return finding(rule, message, evidence, node_ranks=tuple(nodes), hint=RE_FORMED_ROUND_HINT)
 
 
 def _straggler(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:
