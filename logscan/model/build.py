@@ -6,7 +6,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 
-from logscan.catalogue import Catalogue, Group
+from logscan.catalogue import Catalogue
 from logscan.files.discovery import LogFile
 from logscan.model.failures import SIGTERM, process_failures
 from logscan.model.job import (ROUND_FAILURE, ROUND_MEMBERSHIP, ROUND_START, Job, LaunchShape, Round,
