@@ -285,3 +285,14 @@ def test_a_node_arriving_after_the_job_finished_is_not_a_leak(tmp_path):
     got = diagnose(job)
     assert (got.root_cause.rule, got.root_cause.node_rank) == ("hang-in-rendezvous", 1)
     assert not [f for f in got.findings if f.rule == "world-size-mismatch"]
+
+
+@pytest.mark.parametrize("sample", [p.name for p in sorted(SAMPLES.glob("*/expected.json"))
+                                    for p in [p.parent]])
+def test_a_worker_of_one_round_started_as_its_round_did(sample):
+    """Every real sample: where torchrun never restarted a Worker's group, its one round started
+    processes exactly when the Worker did (Round.started reads what Worker.started_processes reads)."""
+    job = model(SAMPLES / sample, status="failed")
+    for worker in job.workers:
+        if len(worker.rounds) == 1:
+            assert worker.final_round.started == worker.started_processes, worker.label

@@ -14,7 +14,7 @@ from logscan.model.job import (ROUND_FAILURE, ROUND_MEMBERSHIP, ROUND_START, Job
 from logscan.catalogue import Group
 from logscan.limits import COLLECTIVES_AT_STARTUP
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, RENDEZVOUS_ROUND, SIBLING_TERMINATED,
-                              WORKER_GROUP_RESTART)
+                              WORKER_GROUP_RESTART, WORKER_GROUP_SUCCEEDED)
 from logscan.scan.events import EventLists, FileScan
 
 
@@ -276,7 +276,7 @@ class _RoundBuilder:
             self.envs.append(event)
             self.local_ranks.add(event.local_rank)
             self.started = True
-        elif kind == "progress":
+        elif kind == "progress" or (kind == "hit" and event.rule_id == WORKER_GROUP_SUCCEEDED):
             self.started = True
         elif kind == "raised":
             self.failed = True
