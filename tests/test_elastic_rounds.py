@@ -296,3 +296,12 @@ def test_a_worker_of_one_round_started_as_its_round_did(sample):
     for worker in job.workers:
         if len(worker.rounds) == 1:
             assert worker.final_round.started == worker.started_processes, worker.label
+
+
+@pytest.mark.parametrize("sample", ["elastic-late-node", "elastic-late-node-torch2.4"])
+def test_a_gate_on_the_world_size_reads_the_world_the_job_ended_in(run_cli, sample):
+    """Real: the job ended in a world of 4 (its first round, of 2, re-formed), so a gate asking
+    for 4 holds and one asking for 2 does not."""
+    assert run_cli("check", SAMPLES / sample, "--expect-world-size", "4", "--now", POST_MORTEM_NOW).exit_code == 0
+    failed = run_cli("check", SAMPLES / sample, "--expect-world-size", "2", "--now", POST_MORTEM_NOW)
+    assert failed.exit_code == 1 and "WORLD_SIZE=4" in failed.stdout
