@@ -305,3 +305,39 @@ def test_a_gate_on_the_world_size_reads_the_world_the_job_ended_in(run_cli, samp
     assert run_cli("check", SAMPLES / sample, "--expect-world-size", "4", "--now", POST_MORTEM_NOW).exit_code == 0
     failed = run_cli("check", SAMPLES / sample, "--expect-world-size", "2", "--now", POST_MORTEM_NOW)
     assert failed.exit_code == 1 and "WORLD_SIZE=4" in failed.stdout
+
+
+def test_a_crash_after_the_world_re_formed_is_no_restart_loop(tmp_path):
+    """Synthetic: elastic-late-node with node 0's re-formed round cut at step 10 and ended by a
+    crash of rank 0 (a `[rank0]:` traceback, then torchrun's `Sending process N closing signal
+    SIGTERM` and `failed (exitcode: 1) local_rank: 0 ...` as formats.toml's `signals` family words
+    them). The second env block re-formed the world; nothing had failed before it, so torchrun did
+    not restart anything: the crash is the story, not a restart that failed again."""
+    job = tmp_path / "job"
+    shutil.copytree(SAMPLES / "elastic-late-node", job)
+    log = job / "worker-0" / "launch_ddp.log"
+    lines = log.read_text().splitlines()
+    pid = lines[1].split()[2]
+    second = next(i for i, text in enumerate(lines) if "WORLD_SIZE= 4" in text)
+    cut = next(i for i, text in enumerate(lines) if i > second and text.startswith("step 10/60"))
+    lines = lines[:cut + 1] + [
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/work/train.py", line 9, in <module>',
+        "[rank0]: RuntimeError: boom",
+        f"W1201 19:54:30.000000 {pid} torch/distributed/elastic/multiprocessing/api.py:1028] "
+        "Sending process 25990 closing signal SIGTERM",
+        f"E1201 19:54:30.100000 {pid} torch/distributed/elastic/multiprocessing/api.py:1002] "
+        "failed (exitcode: 1) local_rank: 0 (pid: 25989) of binary: /usr/bin/python3"]
+    log.write_text("\n".join(lines) + "\n")
+    (job / "job_status").write_text("failed\n")
+    got = diagnose(job)
+    fired = {f.rule for f in got.findings}
+    assert (got.root_cause.rule, got.root_cause.rank) == ("crash-during-training", 0)
+    assert "restart-loop" not in fired and "world-size-mismatch" not in fired
+
+
+def test_a_restart_after_a_failure_still_counts():
+    """Real (restart-not-recovered): node 0's second restart was node 1's failure calling every
+    agent back; both nodes burned their restarts."""
+    got = diagnose(SAMPLES / "restart-not-recovered")
+    assert {f.node_rank for f in got.findings if f.rule == "restart-loop"} == {0, 1}
