@@ -267,8 +267,9 @@ def test_teed_env_prints_after_a_stop_are_the_same_round(sample):
 
 
 def test_a_node_arriving_after_the_job_finished_is_not_a_leak(tmp_path):
-    """Synthetic, from two real logs: node 0 is elastic-late-node's node 0 cut after its first
-    round (it trained alone, WORLD_SIZE= 2, and finished); node 1 is the late node of
+    """Synthetic, from two real logs: node 0 is elastic-late-node's node 0 with its world never
+    re-formed (its first round, WORLD_SIZE= 2, then its second round's steps 7/60 to 60/60 and
+    `training finished`: it trained alone to the end); node 1 is the late node of
     elastic-late-node-reform-timeout, whose rendezvous timed out (its master line made node 0's).
     A fixed node count starts no process before every node joined, so node 0's world of 2 is one
     an elastic rendezvous formed: node 1 hung in rendezvous, nobody leaked WORLD_SIZE."""
@@ -277,7 +278,8 @@ def test_a_node_arriving_after_the_job_finished_is_not_a_leak(tmp_path):
     (job / "worker-1").mkdir()
     lines = (SAMPLES / "elastic-late-node" / "worker-0" / "launch_ddp.log").read_text().splitlines()
     stop = next(i for i, text in enumerate(lines) if "closing signal SIGTERM" in text)
-    (job / "worker-0" / "launch_ddp.log").write_text("\n".join(lines[:stop] + ["training finished: 6 steps"]) + "\n")
+    rest = next(i for i, text in enumerate(lines) if i > stop and text.startswith("step 7/60"))
+    (job / "worker-0" / "launch_ddp.log").write_text("\n".join(lines[:stop] + lines[rest:]) + "\n")
     late = (SAMPLES / "elastic-late-node-reform-timeout" / "worker-1" / "launch_ddp.log").read_text()
     (job / "worker-1" / "launch_ddp.log").write_text(late.replace("job-elt-worker-0:30150", "job-eln-worker-0:30140"))
     (job / "job_status").write_text("failed\n")
