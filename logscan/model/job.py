@@ -7,6 +7,7 @@ file holds launch lines of several node_ranks (Workers that shared a log path).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timedelta, timezone
 
 import re
@@ -252,7 +253,8 @@ class Job:
     # several Workers wrote may keep one launch line but every process's own print.
     every_rank_trained: bool = False
     # The job may form worlds of fewer processes than the launch lines add up to: it was
-    # launched elastic (`--nnodes=MIN:MAX`) or a Worker's world re-formed with another size.
+    # launched elastic (`--nnodes=MIN:MAX`), or its rounds show a world that re-formed or that
+    # trained without a node that was launched (logscan.model.build._elastic).
     elastic: bool = False
     failures: list = field(default_factory=list)  # per-process failures (logscan.model.failures)
     _failures_by_worker: dict = field(default_factory=dict, repr=False)
@@ -279,8 +281,19 @@ class Job:
         leaves the other nodes' ranks outside)."""
         if size is None or size < 1 or (most is not None and size > most):
             return False
-        return all(e.rank is not None and 0 <= e.rank < size
-                   for w in self.workers for e in w.own_envs if e.world_size == size)
+        return self._ranks_inside.get(size, False)
+
+    @cached_property
+    def _ranks_inside(self) -> dict[int, bool]:
+        """WORLD_SIZE printed → whether every process that printed it has a rank inside it:
+        one pass over the env prints, however many rounds ask."""
+        inside: dict[int, bool] = {}
+        for worker in self.workers:
+            for env in worker.own_envs:
+                if env.world_size is not None:
+                    ok = env.rank is not None and 0 <= env.rank < env.world_size
+                    inside[env.world_size] = inside.get(env.world_size, True) and ok
+        return inside
 
     def reached_first_batch(self, worker: Worker) -> bool:
         # Ranks usually log progress on rank 0 only; DDP synchronises every step, so progress
