@@ -38,6 +38,14 @@ class Group(StrEnum):
     RESTART_COUNT = "count"      # the worker group's restart_count
     SIGNAL = "signal"            # the signal a process received, by name or number
     PID = "pid"                  # the process the line is about
+    # A rendezvous round's lines (Worker.rounds): which line it is, and what it says.
+    ROUND_OPENS = "rendezvousing"          # `Rendezvous'ing worker group`: a round begins
+    GROUP_STOPPING = "stopping"            # `Stopping worker group`
+    NEW_NODES = "new_nodes"                # `Detected N new nodes`: a healthy group stopped
+    GROUP_WORLD_SIZE = "group_world_size"  # the round's nodes
+    GLOBAL_WORLD_SIZE = "global_world_size"  # the WORLD_SIZE the round gives its processes
+    MIN_NODES = "min_nodes"                # the launch's --nnodes=MIN:MAX
+    MAX_NODES = "max_nodes"
 
 
 # The groups code reads from the lines of particular rules: a file for one of these rules whose
@@ -46,6 +54,8 @@ GROUPS_READ = {
     ids.COLLECTIVE_MISMATCH: (Group.RANK, Group.OP, Group.OTHER_RANK, Group.OTHER_OP),
     ids.COLLECTIVE_TIMEOUT_LINE: (Group.RANK, Group.SEQ),
     ids.DEATH_SIGNAL_RECEIVED: (Group.SIGNAL,),
+    ids.RENDEZVOUS_ROUND: (Group.ROUND_OPENS, Group.GROUP_STOPPING, Group.NEW_NODES, Group.GROUP_WORLD_SIZE,
+                           Group.GLOBAL_WORLD_SIZE, Group.MIN_NODES, Group.MAX_NODES),
     ids.SIBLING_TERMINATED: (Group.PID, Group.SIGNAL),
     ids.STORE_TIMEOUT: (Group.PEER_RANK,),
     ids.WORKER_GROUP_RESTART: (Group.ATTEMPTS_LEFT, Group.RESTART_COUNT),

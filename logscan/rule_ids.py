@@ -48,6 +48,7 @@ STORE_TIMEOUT = "store-timeout"
 CONNECT_FAILED = "connect-failed"
 PEER_LOST = "peer-lost"
 WORKER_GROUP_RESTART = "worker-group-restart"
+RENDEZVOUS_ROUND = "rendezvous-round"
 ERROR_LINE = "error-line"
 WORKER_GROUP_SUCCEEDED = "worker-group-succeeded"
 # torchrun's start-up banner: a Worker's "torchrun started" timeline mark.

@@ -10,7 +10,7 @@ from logscan.catalogue import Group
 from logscan.exit_signals import SIGNALS
 from logscan.findings.base import finding, hits, plural
 from logscan.model.failures import SIGKILL, SIGTERM, Failure, earlier_attempt_failures
-from logscan.model.job import Job
+from logscan.model.job import ROUND_FAILURE, Job
 from logscan.rule_ids import WORKER_GROUP_RESTART
 from logscan.vocabulary import JobStatus
 
@@ -89,10 +89,11 @@ def crash_during_training(job: Job, rule):
     return _crashes(job, rule, during=True)
 
 
-def _restarts(worker) -> int:
+def _restarts(worker, after_failure: bool = True) -> int:
     """How often torchrun restarted this Worker's group. One restart shows as an "N/M attempts
     left" line and, at LOGLEVEL=INFO, as the next group's restart_count: count restarts, not the
-    lines that tell of them; at the default level, as the processes' env prints repeated."""
+    lines that tell of them; at the default level, as the processes' env prints repeated, which
+    count only `after_failure` (else they are an elastic world re-forming)."""
     told = hits(worker, WORKER_GROUP_RESTART)
     if worker.earlier_attempts is not None:
         told += [h for h in worker.earlier_attempts.hits if h.rule_id == WORKER_GROUP_RESTART]
@@ -101,13 +102,17 @@ def _restarts(worker) -> int:
     prints = defaultdict(int)
     for env in worker.envs:
         prints[(env.rank, env.local_rank)] += 1
-    return max(len(attempts_left), max(counts, default=0), max(prints.values(), default=1) - 1)
+    reprinted = max(prints.values(), default=1) - 1 if after_failure else 0
+    return max(len(attempts_left), max(counts, default=0), reprinted)
 
 
 def restart_loop(job: Job, rule):
     out = []
+    # New rounds while no group anywhere had failed re-formed the world (nodes came or went): an
+    # elastic job's membership change, not a restart.
+    after_failure = any(r.reason == ROUND_FAILURE for w in job.workers for r in w.rounds)
     for worker in job.workers:
-        restarts = _restarts(worker)
+        restarts = _restarts(worker, after_failure)
         if restarts < 1:
             continue
         failures = job.failures_of(worker)

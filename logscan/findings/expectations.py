@@ -82,7 +82,10 @@ def expect_world_size(job: Job, rule, expect: Expectations, findings) -> list:
         totals = sorted({w.launch.total_procs for w in wrong})
         problems.append(f"the launch lines say total_procs={', '.join(map(str, totals))}")
         evidence += [w.launch.where for w in wrong]
-    printed = [e for w in job.workers for e in w.envs if e.world_size is not None and e.world_size != want]
+    # The last rendezvous round is the world the job ended in: an elastic job's earlier rounds
+    # ran with the nodes that were there then.
+    printed = [e for w in job.workers for e in w.envs if e.world_size is not None and e.world_size != want
+               and w.in_final_round(e.where)]
     if printed:
         sizes = sorted({e.world_size for e in printed})
         problems.append(f"processes printed WORLD_SIZE={', '.join(map(str, sizes))}")

@@ -24,13 +24,23 @@ def _launch_failures(job: Job) -> tuple[str, ...]:
     return tuple(r.id for r in job.catalogue.with_role(Role.LAUNCH_SHAPE) if r.kind == RuleKind.SIGNATURE)
 
 
+# The nodes met in the round, so it is not a missing one: what one side never wrote is the story.
+RE_FORMED_ROUND_HINT = (
+    "These nodes reached the new round and waited for each other: read the store keys each timeout names "
+    "(`/torch.rendezvous.<run_id>.<round>/...`) for what the other side never wrote. torch 2.13's "
+    "shared rendezvous store does this when the node that stays rank 0 does not publish the new "
+    "round's MASTER_ADDR; TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 avoids it.")
+
+
 def hang_in_rendezvous(job: Job, rule):
-    out = []
+    hung = []  # (Worker, why it is taken for waiting, evidence)
     launch_failures, rendezvous_signals = _launch_failures(job), _rendezvous_signals(job)
     for worker in job.workers:
-        if not worker.ran_torchrun or worker.started_processes or hits(worker, *launch_failures):
+        # The last rendezvous round decides: a world that re-formed and never started hangs.
+        started = worker.started_processes and worker.final_round.started
+        if not worker.ran_torchrun or started or hits(worker, *launch_failures):
             continue
-        waits = hits(worker, *rendezvous_signals)
+        waits = [h for h in hits(worker, *rendezvous_signals) if worker.in_final_round(h.where)]
         terminated = hits(worker, DEATH_SIGNAL_RECEIVED)
         if waits:
             reason = "its rendezvous timed out waiting for the other Workers"
@@ -48,11 +58,33 @@ def hang_in_rendezvous(job: Job, rule):
             evidence = [worker.last_line]
         else:
             continue
-        out.append(finding(rule, f"{worker.label} launched but torchrun never started its "
-                                 f"processes: {reason}",
-                           [worker.launch.where if worker.launch else None, *evidence],
+        hung.append((worker, reason, evidence))
+    re_formed = [worker for worker, _, _ in hung if worker.final_round.index]
+    if re_formed and len(hung) > 1:
+        return [_re_formed_round_hang(rule, hung, re_formed)]
+    out = []
+    for worker, reason, evidence in hung:
+        if worker.final_round.index:
+            message = (f"{worker.label} stopped its processes for a new rendezvous round, which never "
+                       f"completed: {reason}")
+        else:
+            message = f"{worker.label} launched but torchrun never started its processes: {reason}"
+        out.append(finding(rule, message, [worker.launch.where if worker.launch else None, *evidence],
                            node_rank=worker.node_rank, worker=worker.label))
     return out
+
+
+def _re_formed_round_hang(rule, hung: list, re_formed: list):
+    """Workers left in rendezvous once a world re-formed all wait in that one round (a
+    rendezvous has one open round at a time): one finding for the job, not one per Worker."""
+    nodes = sorted(worker.node_rank for worker, _, _ in hung if worker.node_rank is not None)
+    who = plural(nodes, "node", "nodes") if len(nodes) == len(hung) else f"{len(hung)} Workers"
+    stopped = ", ".join(worker.label for worker in re_formed)
+    message = (f"the world re-formed ({stopped} stopped {'its' if len(re_formed) == 1 else 'their'} "
+               f"processes for a new rendezvous round) and that round never completed: {who} "
+               f"waited in it until {'it' if len(hung) == 1 else 'they'} gave up")
+    evidence = [where for _, _, lines in hung for where in lines[:1]]
+    return finding(rule, message, evidence, node_ranks=tuple(nodes), hint=RE_FORMED_ROUND_HINT)
 
 
 def _straggler(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:

@@ -4,26 +4,44 @@ from __future__ import annotations
 
 from logscan.findings.base import finding, plural
 from logscan.scan.events import EnvPrint
-from logscan.model.job import Job, LaunchShape
+from logscan.model.job import Job, LaunchShape, Round
 
 
 UNEVEN_GPUS_HINT = ("Give every Worker the same number of GPUs, or make the launch script and "
                     "training code compute ranks and world size for uneven Workers.")
 
 
-def _processes_with_launch(job: Job) -> list[tuple[EnvPrint, LaunchShape]]:
-    """Each process's own env print beside its Worker's launch line, Worker by Worker."""
-    return [(env, shape) for shape in job.launch_shapes for env in shape.worker.own_envs]
+def _processes_with_launch(job: Job) -> list[tuple[EnvPrint, LaunchShape, Round]]:
+    """Each process's own env print beside its Worker's launch line and the rendezvous round
+    it ran in, Worker by Worker."""
+    return [(env, shape, round_) for shape in job.launch_shapes for round_ in shape.worker.rounds
+            for env in round_.envs]
+
+
+def _expected_world(job: Job, shape: LaunchShape, round_: Round) -> tuple[int | None, str]:
+    """The WORLD_SIZE the processes of this round should see, and what says so."""
+    if round_.global_world_size is not None:
+        return round_.global_world_size, (f"torchrun's rendezvous (round {round_.index}) gave "
+                                          f"WORLD_SIZE={round_.global_world_size}")
+    nodes, gpus = round_.group_world_size, job.uniform_gpus
+    if nodes is not None and gpus:
+        return nodes * gpus, (f"torchrun's rendezvous (round {round_.index}) formed a world of "
+                              f"{nodes} node{'s' if nodes > 1 else ''} x {gpus} processes")
+    if job.elastic and job.formed_world(round_.world_size, shape.total_procs):
+        return round_.world_size, "an elastic world re-formed around the nodes that were there"
+    return shape.total_procs, f"the launch lines expect total_procs={shape.total_procs}"
 
 
 def world_size_mismatch(job: Job, rule):
     processes = _processes_with_launch(job)
-    uneven = len({shape.gpus_per_node for _, shape in processes
+    uneven = len({shape.gpus_per_node for _, shape, _ in processes
                   if shape.gpus_per_node is not None}) > 1
     out = []
-    for env, shape in processes:
+    for env, shape, _ in processes:
         worker, local, gpus = shape.worker, env.local_rank, shape.gpus_per_node
-        expected = shape.rank_offset + local if None not in (shape.rank_offset, local) else None
+        # An elastic rendezvous numbers the nodes in the order they joined, not by node_rank.
+        laid_out = None not in (shape.rank_offset, local) and not job.elastic
+        expected = shape.rank_offset + local if laid_out else None
         if None not in (env.rank, expected) and env.rank != expected:
             message = (f"{worker.label}: RANK={env.rank} with LOCAL_RANK={local}, "
                        f"expected RANK={expected}")
@@ -32,13 +50,15 @@ def world_size_mismatch(job: Job, rule):
         else:
             continue
         out.append(finding(rule, message, [env.where], node_rank=worker.node_rank, rank=env.rank))
-    # WORLD_SIZE unset counts as wrong; a launch line without total_procs gives no expectation.
+    # Each round's WORLD_SIZE against that round's world. WORLD_SIZE unset counts as wrong; a
+    # round nothing gives a size for (no launch line's total_procs) gives no expectation.
     wrong_size: dict[tuple, list[tuple[EnvPrint, LaunchShape]]] = {}  # in order of first sight
-    for env, shape in processes:
-        if shape.total_procs is not None and env.world_size != shape.total_procs:
-            key = (env.world_size, shape.total_procs, shape.nnodes)
+    for env, shape, round_ in processes:
+        total, expected_by = _expected_world(job, shape, round_)
+        if total is not None and env.world_size != total:
+            key = (env.world_size, total, expected_by, shape.nnodes)
             wrong_size.setdefault(key, []).append((env, shape))
-    for (size, total, nnodes), group in wrong_size.items():
+    for (size, total, expected_by, nnodes), group in wrong_size.items():
         first_env_of: dict = {}  # Worker → its first env print here, Workers in order of first sight
         for env, shape in group:
             first_env_of.setdefault(shape.worker, env)
@@ -50,7 +70,7 @@ def world_size_mismatch(job: Job, rule):
             message = f"{where}: {who} run without WORLD_SIZE set"
         else:
             verb = "sees" if len(ranks) == 1 else "see"
-            message = f"{where}: {who} {verb} WORLD_SIZE={size}, but the launch lines expect total_procs={total}"
+            message = f"{where}: {who} {verb} WORLD_SIZE={size}, but {expected_by}"
         leaked = size is not None and size == nnodes
         if leaked:
             message += "; that is nnodes: the platform's WORLD_SIZE leaked into the training processes"

@@ -67,6 +67,8 @@ def _last_sign_of_life(job: Job, worker: Worker) -> Where | None:
     last, end = _last_line_before(worker, _stop(worker)), _rhythm_end(worker)
     if last is None or end is None or worker.position(last) <= end:
         return None
+    if worker.progress_fraction() == 1.0:
+        return None  # its progress got to the last step: what follows is its end, not a stall
     if (last.file, last.line) in {(w.file, w.line) for w in worker.error_lines(job.catalogue)}:
         return None
     return last

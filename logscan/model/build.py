@@ -8,11 +8,13 @@ from collections import Counter
 
 from logscan.catalogue import Catalogue
 from logscan.files.discovery import LogFile
-from logscan.model.failures import process_failures
-from logscan.model.job import Job, LaunchShape, Worker
+from logscan.model.failures import SIGTERM, process_failures
+from logscan.model.job import (ROUND_FAILURE, ROUND_MEMBERSHIP, ROUND_START, Job, LaunchShape, Round,
+                               Worker)
 from logscan.catalogue import Group
 from logscan.limits import COLLECTIVES_AT_STARTUP
-from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE, WORKER_GROUP_RESTART
+from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, RENDEZVOUS_ROUND, SIBLING_TERMINATED,
+                              WORKER_GROUP_RESTART, WORKER_GROUP_SUCCEEDED)
 from logscan.scan.events import EventLists, FileScan
 
 
@@ -129,6 +131,10 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     workers = [w for stream, group in by_stream.items() for w in _split_by_launch(stream, group)]
     workers.sort(key=lambda w: (w.node_rank is None, w.node_rank or 0, w.stream))
     _assign_rank_offsets(workers)
+    waits = _rendezvous_waits(catalogue)
+    for worker in workers:
+        # Before earlier attempts are set aside: every round's lines tell where rounds begin.
+        worker.rounds = _split_rounds(worker, waits)
     _set_aside_recovered_attempts(workers)
     job = Job(name=name, workers=workers, scans=scans, catalogue=catalogue, **settings)
     job.launched = [w for w in workers if w.launch is not None]
@@ -142,6 +148,7 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     job.training_started = job.progressed or _training_evidence(workers)
     job.prints_env = any(w.envs for w in workers)
     job.every_rank_trained = _every_rank_trained(job)
+    job.elastic = _elastic(job)
 
     job.failures = process_failures(job)
     for failure in job.failures:
@@ -224,4 +231,134 @@ def _training_evidence(workers: list[Worker]) -> bool:
                 seq = hit.group(Group.SEQ)
                 if seq is not None and seq.isdigit() and int(seq) > COLLECTIVES_AT_STARTUP:
                     return True
+    return False
+
+
+def _rendezvous_waits(catalogue: Catalogue) -> frozenset[str]:
+    """Signals of an agent left waiting in rendezvous (a store or connect timeout)."""
+    return frozenset(s.id for s in catalogue.signals.values() if s.cascade and s.stage == "rendezvous")
+
+
+class _RoundBuilder:
+    """A round while the Worker's lines are read: what it holds so far and how it stands."""
+
+    def __init__(self, index: int, opened_at, reason: str):
+        self.index, self.opened_at, self.reason = index, opened_at, reason
+        self.envs: list = []
+        self.local_ranks: set = set()
+        self.started = False   # processes were spawned (Worker.started_processes, in the round)
+        self.failed = False    # a process failed, or torchrun said the group failed
+        self.stopped = False   # torchrun stopped the group
+        self.group_world_size = self.global_world_size = None
+
+    def opened_by(self, kind: str, event, groups: dict, waits: frozenset[str]) -> bool:
+        """Does this line begin the next round?"""
+        if kind == "env":
+            # A second process of one local rank, or new processes after a stop. torchrun --tee
+            # (`[default1]:` prefixes) copies each process's stdout by a thread of its own, so
+            # there a print may come after the stop of its own round: only a repeat tells.
+            teed = event.where.local_rank is not None
+            return event.local_rank in self.local_ranks or (self.stopped and not teed)
+        if kind != "hit":
+            return False
+        if event.rule_id == RENDEZVOUS_ROUND:
+            if Group.ROUND_OPENS in groups:  # every round's first line, the first round's too
+                return self.stopped or self.started
+            return self.stopped and (Group.GROUP_WORLD_SIZE in groups or Group.GLOBAL_WORLD_SIZE in groups)
+        # After a healthy group's stop torchrun's next step is the rendezvous; after a failure
+        # it may as well be tearing down, so there only new processes tell a restart.
+        return event.rule_id in waits and self.stopped and not self.failed
+
+    def read(self, kind: str, event, groups: dict) -> None:
+        # As Worker.started_processes: a line a process wrote under its `[rankN]:` prefix too.
+        self.started = self.started or event.where.rank is not None
+        if kind == "env":
+            self.envs.append(event)
+            self.local_ranks.add(event.local_rank)
+            self.started = True
+        elif kind == "progress" or (kind == "hit" and event.rule_id == WORKER_GROUP_SUCCEEDED):
+            self.started = True
+        elif kind == "raised":
+            self.failed = True
+        elif kind == "exit":
+            self.started = self.started or event.exitcode is not None
+            self.failed = self.failed or event.exitcode not in (None, 0, SIGTERM)
+        elif event.rule_id == SIBLING_TERMINATED and Group.SIGNAL in groups:
+            self.stopped = True  # `Sending process N closing signal SIGTERM`
+        elif event.rule_id == WORKER_GROUP_RESTART and Group.ATTEMPTS_LEFT in groups:
+            self.failed = self.stopped = True  # `... FAILED. 2/3 attempts left; will restart`
+        elif event.rule_id == RENDEZVOUS_ROUND:
+            self.stopped = self.stopped or Group.GROUP_STOPPING in groups or Group.NEW_NODES in groups
+            if Group.GROUP_WORLD_SIZE in groups:
+                self.group_world_size = int(groups[Group.GROUP_WORLD_SIZE])
+            if Group.GLOBAL_WORLD_SIZE in groups:
+                self.global_world_size = int(groups[Group.GLOBAL_WORLD_SIZE])
+
+    def build(self) -> Round:
+        return Round(self.index, self.opened_at, self.reason, tuple(self.envs), self.started,
+                     self.group_world_size, self.global_world_size)
+
+
+def _split_rounds(worker: Worker, waits: frozenset[str]) -> list[Round]:
+    """A Worker's lines cut into rendezvous rounds, in reading order.
+
+    A round ends where torchrun stopped its worker group (its `closing signal` lines, the agent's
+    `Stopping worker group`, `Detected N new nodes`, `... attempts left; will restart`), and the
+    next one begins with the first sign of a new rendezvous after that stop: new env prints, the
+    agent's `Rendezvous'ing worker group` or round result, or (after a healthy group's stop) a
+    rendezvous that timed out. An env print of a local rank the round already printed is a new
+    process, so a new round too: that holds when the stop lines are missing from the log. A stop
+    with nothing after it (the group failed for good, or was stopped from outside) ends the log.
+    """
+    events = [(worker.position(e.where), "env", e) for e in worker.own_envs]
+    events += [(worker.position(h.where), "hit", h) for h in worker.hits]
+    events += [(worker.position(e.where), "exit", e) for e in worker.exits]
+    events += [(worker.position(p.where), "progress", p) for p in worker.progress]
+    # A training process that raised ended its group as a failure, whatever torchrun printed.
+    events += [(worker.position(x.where), "raised", x) for x in worker.exceptions if not x.agent]
+    events.sort(key=lambda item: item[0])
+    rounds = [_RoundBuilder(0, None, ROUND_START)]
+    for _, kind, event in events:
+        groups = dict(event.groups) if kind == "hit" else {}
+        if rounds[-1].opened_by(kind, event, groups, waits):
+            # torchrun stops a healthy group only to re-form the world: nodes joined or left,
+            # or another node's restart called every agent back to the rendezvous.
+            ended = rounds[-1]
+            rounds.append(_RoundBuilder(ended.index + 1, event.where,
+                                        ROUND_FAILURE if ended.failed else ROUND_MEMBERSHIP))
+        rounds[-1].read(kind, event, groups)
+    return [r.build() for r in rounds]
+
+
+def _elastic(job: Job) -> bool:
+    """Launched with a node range (the launch line's `nnodes=MIN:MAX`, the launch configs'
+    min_nodes < max_nodes), the world re-formed around nodes that came or went, a smaller world
+    trained without a node that was launched, or some Worker's rounds were given worlds of
+    different sizes: torchrun itself set a smaller WORLD_SIZE then (a leaked platform value is
+    the same in every round, and leaves the other nodes' ranks outside the world)."""
+    if any(w.launch.min_nnodes is not None and w.launch.min_nnodes < (w.launch.nnodes or 0)
+           for w in job.launched):
+        return True
+    rounds = [r for w in job.workers for r in w.rounds]
+    if any(r.reason == ROUND_MEMBERSHIP for r in rounds) and not any(r.reason == ROUND_FAILURE for r in rounds):
+        # A running group stopped for a new rendezvous while no group anywhere had failed: nodes
+        # joined or left. A fixed node count starts no process before every node is there.
+        return True
+    if any(w.ran_torchrun and not w.started_processes for w in job.launched) and any(
+            round_.started and shape.total_procs is not None
+            and job.formed_world(round_.world_size, most=shape.total_procs - 1)  # a smaller world
+            for shape in job.launch_shapes for round_ in shape.worker.rounds):
+        # For the same reason: a smaller world trained while another Worker's torchrun never
+        # started a process (a node that came late, or after the job had finished).
+        return True
+    for worker in job.workers:
+        lines = worker.hits + (worker.earlier_attempts.hits if worker.earlier_attempts else [])
+        told = {name: int(value) for h in lines if h.rule_id == RENDEZVOUS_ROUND
+                for name, value in h.groups if name in (Group.MIN_NODES, Group.MAX_NODES)}
+        if Group.MIN_NODES in told and told[Group.MIN_NODES] < told.get(Group.MAX_NODES, 0):
+            return True
+        printed = {r.world_size for r in worker.rounds} - {None}
+        formed = {r.group_world_size for r in worker.rounds} - {None}
+        if len(printed) > 1 or len(formed) > 1:
+            return True
     return False

@@ -7,6 +7,7 @@ file holds launch lines of several node_ranks (Workers that shared a log path).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timedelta, timezone
 
 import re
@@ -22,6 +23,31 @@ from logscan.vocabulary import JobStatus, RunStage
 
 _N_OF_M = re.compile(r"(?<![\d/.:-])(\d+)\s*/\s*(\d+)(?![\d/.:-])")
 
+# Why torchrun began a rendezvous round (Round.reason).
+ROUND_START, ROUND_MEMBERSHIP, ROUND_FAILURE = "start", "membership", "failure"
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """One rendezvous round of a Worker: the world torchrun's agent met the other agents in and
+    the worker group it started there. A Worker has several when torchrun restarted its group:
+    after a failure (`--max-restarts`), or because nodes joined or left (an elastic job,
+    `--nnodes=MIN:MAX`, re-forms its world with another WORLD_SIZE). Built by build_job."""
+
+    index: int
+    opened_at: Where | None       # the first line of the round; None: the log's start
+    reason: str                   # ROUND_START, ROUND_MEMBERSHIP or ROUND_FAILURE
+    envs: tuple[EnvPrint, ...]    # the env prints of its processes (the Worker's own)
+    started: bool                 # torchrun spawned processes in this round
+    group_world_size: int | None = None   # the round's nodes, from its rendezvous result (INFO)
+    global_world_size: int | None = None  # the WORLD_SIZE that result gives the processes (INFO)
+
+    @property
+    def world_size(self) -> int | None:
+        """The WORLD_SIZE its processes printed (the most printed value)."""
+        sizes = [e.world_size for e in self.envs if e.world_size is not None]
+        return max(set(sizes), key=lambda size: (sizes.count(size), size)) if sizes else None
+
 
 @dataclass(eq=False)  # a Worker is an identity, compared and hashed as one
 class Worker(EventLists):
@@ -34,6 +60,7 @@ class Worker(EventLists):
     # Events of the attempts torchrun restarted from, when the last attempt went on without
     # failing: history, not the outcome (set by build_job).
     earlier_attempts: EventLists | None = None
+    rounds: list[Round] = field(default_factory=list)  # set by build_job, in line order
 
     __eq__ = object.__eq__
     __hash__ = object.__hash__
@@ -88,6 +115,20 @@ class Worker(EventLists):
         if order is None:
             order = self.__dict__["_file_order"] = {name: i for i, name in enumerate(self.files)}
         return order.get(where.file, len(order)), where.line
+
+    @property
+    def final_round(self) -> Round:
+        """The Worker's last rendezvous round: its outcome is the Worker's. A Worker whose rounds
+        were never split (built outside build_job) is one round."""
+        if self.rounds:
+            return self.rounds[-1]
+        return Round(0, None, ROUND_START, tuple(self.own_envs), self.started_processes)
+
+    def in_final_round(self, where: Where) -> bool:
+        """The line belongs to the Worker's last rendezvous round (every line does when torchrun
+        never restarted the worker group)."""
+        opened = self.final_round.opened_at
+        return opened is None or self.position(where) >= self.position(opened)
 
     @property
     def last_progress(self) -> Progress | None:
@@ -211,6 +252,10 @@ class Job:
     # The env prints name every rank the launch lines add up to, and training went on: a log
     # several Workers wrote may keep one launch line but every process's own print.
     every_rank_trained: bool = False
+    # The job may form worlds of fewer processes than the launch lines add up to: it was
+    # launched elastic (`--nnodes=MIN:MAX`), or its rounds show a world that re-formed or that
+    # trained without a node that was launched (logscan.model.build._elastic).
+    elastic: bool = False
     failures: list = field(default_factory=list)  # per-process failures (logscan.model.failures)
     _failures_by_worker: dict = field(default_factory=dict, repr=False)
     launch_shapes: list[LaunchShape] = field(default_factory=list)  # one per `launched` Worker
@@ -223,11 +268,32 @@ class Job:
         """Where a Worker stopped: launch → rendezvous → init (processes spawned) → training."""
         if not worker.ran_torchrun:
             return RunStage.LAUNCH
-        if not worker.started_processes:
+        # The last round decides: a re-formed world that never started is still in rendezvous.
+        if not worker.started_processes or not worker.final_round.started:
             return RunStage.RENDEZVOUS
         if not self.reached_first_batch(worker):
             return RunStage.INIT
         return RunStage.TRAINING
+
+    def formed_world(self, size: int | None, most: int | None) -> bool:
+        """A world of `size` processes that torchrun could have formed: no bigger than the launch
+        lines allow, and every process that saw it has a rank inside it (a leaked WORLD_SIZE
+        leaves the other nodes' ranks outside)."""
+        if size is None or size < 1 or (most is not None and size > most):
+            return False
+        return self._ranks_inside.get(size, False)
+
+    @cached_property
+    def _ranks_inside(self) -> dict[int, bool]:
+        """WORLD_SIZE printed → whether every process that printed it has a rank inside it:
+        one pass over the env prints, however many rounds ask."""
+        inside: dict[int, bool] = {}
+        for worker in self.workers:
+            for env in worker.own_envs:
+                if env.world_size is not None:
+                    ok = env.rank is not None and 0 <= env.rank < env.world_size
+                    inside[env.world_size] = inside.get(env.world_size, True) and ok
+        return inside
 
     def reached_first_batch(self, worker: Worker) -> bool:
         # Ranks usually log progress on rank 0 only; DDP synchronises every step, so progress

@@ -19,6 +19,8 @@ class LaunchLine:
     master_port: int | None
     raw_fields: tuple[tuple[str, str], ...] = ()
     absurd: tuple[tuple[str, str], ...] = ()  # fields beyond what any job has (left out above)
+    # `nnodes=MIN:MAX` (an elastic launch): the fewest nodes it runs with; nnodes is then MAX
+    min_nnodes: int | None = None
 
 
 def format_master(addr: str | None, port: int | None) -> str:

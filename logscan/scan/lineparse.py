@@ -62,6 +62,7 @@ def _to_int(value: str | None) -> int | None:
 
 LAUNCH = re.compile(r"DDP launch:(?P<rest>.*)")
 _KEY_VALUE = re.compile(r"(?P<key>[A-Za-z_][\w.-]*)=(?P<value>\S*)")
+_NODE_RANGE = re.compile(r"(?P<min>\d+):(?P<max>\d+)")
 
 
 # What a launch line may claim before the claim is taken for damage or hostility: each Worker,
@@ -88,13 +89,21 @@ def parse_launch(body: str) -> dict | None:
         head, _, tail = master.rpartition(":")
         if tail.isdigit():
             addr, port = head, int(tail)
-    numbers = {key: _to_int(fields.get(key)) for key in LAUNCH_LIMITS}
+    # An elastic launch may print torchrun's own `--nnodes` shape, `nnodes=MIN:MAX`: the job
+    # then runs with any node count in that range, so nnodes is the most it waits for.
+    elastic = _NODE_RANGE.fullmatch(fields.get("nnodes") or "")
+    numbers = {key: _to_int(elastic["max"] if elastic and key == "nnodes" else fields.get(key))
+               for key in LAUNCH_LIMITS}
     absurd = tuple((key, fields[key]) for key, value in numbers.items()
                    if value is not None and not 0 <= value <= LAUNCH_LIMITS[key])
     for key, _ in absurd:
         numbers[key] = None
+    min_nnodes = _to_int(elastic["min"]) if elastic else None
+    if min_nnodes is not None and (numbers["nnodes"] is None or not 0 < min_nnodes <= numbers["nnodes"]):
+        min_nnodes = None
     return {
         **numbers,
+        "min_nnodes": min_nnodes,
         "master_addr": addr or None,
         "master_port": port,
         "raw_fields": tuple(fields.items()),

@@ -1041,13 +1041,6 @@ scenario(**{**_base.__dict__, "name": "uneven-data-torch2.4", "short": "udt24", 
 
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
 KNOWN_GAPS: dict[str, str] = {
-    "elastic-late-node": "takes node 0's first, 2-process world (`WORLD_SIZE= 2` before the re-formed world's "
-    "`WORLD_SIZE= 4`) for a leaked platform WORLD_SIZE: FAILED world-size-mismatch, although the job re-formed and "
-    "finished.",
-    "elastic-late-node-reform-timeout": "takes node 0's first-round `WORLD_SIZE= 2` for a leaked platform WORLD_SIZE "
-    "and makes world-size-mismatch the root cause; the failure is the second rendezvous round timing out on both nodes.",
-    "elastic-late-node-torch2.4": "as elastic-late-node: the first, 2-process world of the elastic job is taken for a "
-    "leaked platform WORLD_SIZE (FAILED world-size-mismatch) although the job re-formed and finished.",
 }
 
 # Per-scenario facts seen in the real logs (torch 2.13.0, gloo, CPU). Racy details (which env prints

@@ -19,11 +19,15 @@ FIRES_ON = [
     "duplicate-node-rank",
     "duplicate-node-rank-zero",
     "launch-env-missing",
+    # both nodes wait in the round that re-formed the world: node 0 had trained in the one before
+    "elastic-late-node-reform-timeout",
 ]
 QUIET_ON = [
     "healthy-2x2",
     # its ranks started, so rendezvous was over: hang-before-first-batch
     "hang-before-ddp",
+    # the re-formed round started its processes
+    "elastic-late-node",
 ]
 
 
