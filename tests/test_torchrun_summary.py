@@ -69,3 +69,24 @@ def test_the_exception_an_error_file_quotes_in_the_summary_is_read(run_cli, tmp_
     root = report["root_cause"]
     assert "RuntimeError: CUDA error: an illegal memory access" in root["message"], root
     assert root["rank"] is not None
+
+
+def _summaries_of(entry_id: str) -> list[str]:
+    import tomllib
+    from pathlib import Path
+
+    table = tomllib.loads((Path(__file__).parent / "torch_source" / "formats.toml").read_text())
+    return [text for entry in table["entry"] if entry["id"] == entry_id for text in entry["examples"]]
+
+
+@pytest.mark.parametrize("summary", _summaries_of("summary-old"))
+def test_torch_1_9s_table_gives_its_rank_and_exit(run_cli, tmp_path, summary):
+    """torch 1.9's ChildFailedError table (`Root Cause:` first, unpadded fields, `msg: "..."`):
+    the failed process's rank and exit are read as from later releases' tables."""
+    log = tmp_path / "excerpt.log"
+    log.write_text(summary + "\n")
+    import re
+
+    report = json.loads(run_cli("scan", log, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    rank = int(re.search(r"rank: (\d+) \(local_rank", summary)[1])
+    assert report["verdict"] == "FAILED" and report["root_cause"]["rank"] == rank

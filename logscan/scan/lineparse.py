@@ -252,9 +252,11 @@ def parse_exception(body: str) -> tuple[str, str] | None:
 # --- torchrun's failure summary: a block of `key : value` lines per failed process -------------
 
 SUMMARY_FIELD = re.compile(
-    r"\s*(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)")
+    r"\s*(?P<key>time|host|rank|exitcode|error_file|traceback|msg)\s*:\s?(?P<value>.*)")
 SUMMARY_ROOT = "Root Cause (first observed failure)"
-SUMMARY_FAILURES = "Failures:"
+# torch 1.9's table: `Root Cause:` first, `Other Failures:` after, fields unpadded, `msg: "..."`
+SUMMARY_ROOT_1_9 = "Root Cause:"
+SUMMARY_FAILURES = ("Failures:", "Other Failures:")
 FAILED_LINE = re.compile(
     r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)")
 _SUMMARY_RANK = re.compile(r"(-?\d+)(?:\s*\(local_rank:\s*(\d+)\))?")
@@ -277,11 +279,14 @@ class SummaryLine:
        # rarely holds; `rank ` or `time ` would be on every `[rank 0]` or `step time` line.
        Candidates((b" :", b"\t:"), rb"\b(?:time|host|rank|exitcode|traceback)[ \t]+:"),
        _literal(b"error_file:"),
-       _literal(b"(exitcode: "))
+       _literal(b"(exitcode: "),
+       # torch 1.9 pads no field: `  exitcode: 1 (pid: 14750)`, `  rank: 0 (local_rank: 0)`
+       Candidates((b"exitcode: ", b"rank: ", b"time: "),
+                  rb"^[ \t]+(?:exitcode: -?[0-9]+ \(pid: |rank: [0-9]+ \(local_rank: |time: [0-9]{4}-)"))
 def parse_summary_line(body: str) -> SummaryLine | None:
-    if SUMMARY_ROOT in body:
+    if SUMMARY_ROOT in body or body.strip() == SUMMARY_ROOT_1_9:
         return SummaryLine("root")
-    if body.strip() == SUMMARY_FAILURES:
+    if body.strip() in SUMMARY_FAILURES:
         return SummaryLine("failures")
     if (failed := FAILED_LINE.search(body)) is not None:
         return SummaryLine("failed", (int(failed["local_rank"]), int(failed["exitcode"])))
