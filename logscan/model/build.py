@@ -174,19 +174,12 @@ def _agreed_nnodes(launched: list[Worker]) -> int | None:
 
 
 def _last_attempt_start(worker: Worker) -> tuple[int, int] | None:
-    """Where torchrun's last attempt at running this Worker's group began, when it restarted
-    it: the first env print of the last block that prints a process's env again (what the
-    default log level shows), else its last `will restart worker group` line (LOGLEVEL=INFO)."""
-    start, seen = None, set()
-    for env in sorted(worker.envs, key=lambda e: worker.position(e.where)):
-        key = (env.rank, env.local_rank)
-        if key in seen:
-            start, seen = worker.position(env.where), set()
-        seen.add(key)
-    restarts = [worker.position(h.where) for h in worker.hits if h.rule_id == WORKER_GROUP_RESTART]
-    if start is None and restarts:
-        start = max(restarts)
-    return start
+    """Where the last round torchrun ran this Worker's group in began, when it ran more than one
+    (a restart after a failure, or a world re-formed)."""
+    last = worker.rounds[-1] if worker.rounds else None
+    if last is None or last.index == 0 or last.opened_at is None:
+        return None
+    return worker.position(last.opened_at)
 
 
 def _set_aside_recovered_attempts(workers: list[Worker]) -> None:
