@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from logscan.catalogue import Group
-from logscan.exit_signals import SIGNALS, parse_signal, signal_name
+from logscan.exit_signals import BY_NAME, SIGNALS, parse_signal, signal_name
 from logscan.findings.base import finding, hits, plural
 from logscan.model.job import Job
 from logscan.rule_ids import DEATH_SIGNAL_RECEIVED
 
-SIGTERM = 15
+SIGTERM = BY_NAME["SIGTERM"].number
 
 
 def stopped_from_outside(job: Job, rule):

@@ -14,15 +14,16 @@ from datetime import datetime
 
 from logscan.catalogue import Group
 from logscan.diagnosis import OTHER_CAUSE, Where
-from logscan.exit_signals import signal_name, signal_of_exit
+from logscan.exit_signals import BY_NAME, signal_name, signal_of_exit
 from logscan.scan.events import PythonException
 from logscan.model.job import Job, Worker
 from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE
 from logscan.vocabulary import JobStatus, RunStage
 
-SIGTERM = -15
-SIGKILL = -9
-SIGABRT = -6  # NCCL's watchdog takes a process down this way after a collective timed out
+# The exit codes (Python's -N) of the signals the failure pass reads by name.
+SIGTERM = -BY_NAME["SIGTERM"].number
+SIGKILL = -BY_NAME["SIGKILL"].number
+SIGABRT = -BY_NAME["SIGABRT"].number  # NCCL's watchdog takes a process down this way after a timeout
 
 
 @dataclass(frozen=True)
