@@ -41,3 +41,21 @@ def test_the_signature_is_the_root_and_the_crash_its_context(run_cli, tmp_path, 
     assert report["root_cause"]["rule"] == rule
     crashes = [f for f in report["findings"] if f["rule"] == "crash-during-training"]
     assert crashes and all(f["cascade"] for f in crashes)
+
+
+@pytest.mark.parametrize("lost_peer", [
+    "[rank2]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+    "ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error, NCCL version 2.19.3",
+    "job-cmt-worker-1:1234:5678 [0] NCCL WARN Net : Connection closed by remote peer 127.0.1.1<45678>",
+])
+def test_an_nccl_report_that_a_peer_went_away_is_a_consequence(run_cli, tmp_path, lost_peer):
+    """Synthetic: the real crash-mid-training run (rank 1 raised) with node 1 also telling, in
+    NCCL's words (ncclGetErrorString's remote error as torch raises it; NCCL's socket WARN), that
+    its peer went away: a consequence of rank 1's crash, never an NCCL root cause."""
+    job = tmp_path / "job"
+    shutil.copytree(SAMPLES / "crash-mid-training", job)
+    log = job / "worker-1" / "launch_ddp.log"
+    log.write_text(log.read_text() + lost_peer + "\n")
+    report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert (report["root_cause"]["rule"], report["root_cause"]["rank"]) == ("crash-during-training", 1)
+    assert "nccl-error" not in {f["rule"] for f in report["findings"]}
