@@ -22,6 +22,8 @@ RAISED = {
     "device-ordinal": "[rank1]: torch.AcceleratorError: CUDA error: invalid device ordinal",
     "dataloader-killed": "[rank1]: RuntimeError: DataLoader worker (pid 32117) is killed by signal: Killed. ",
     "non-finite-loss": ORIGINAL,
+    "model-mismatch": ("[rank1]: RuntimeError: DDP expects same model across all ranks, but Rank 1 has 6 "
+                       "params, while rank 0 has inconsistent 4 params."),
 }
 
 
