@@ -273,10 +273,12 @@ class ProgressFinder:
         return self._matches(line) and self._tells_no_error(line)
 
     def _tells_no_error(self, line: bytes) -> bool:
-        if NOT_PROGRESS.search(line) is None:
-            return True
-        return any(NOT_PROGRESS.search(segment) is None and self._matches(segment)
-                   for segment in line.split(b"\r"))
+        if b"\r" not in line:
+            return NOT_PROGRESS.search(line) is None
+        # A bar redrawn an epoch long is one line of many segments: what was last on screen is
+        # looked at first, so the cost is that of the segments after it, not of the whole line.
+        return any(self._matches(segment) and NOT_PROGRESS.search(segment) is None
+                   for segment in reversed(line.split(b"\r")))
 
     def _matches(self, line: bytes) -> bool:
         return self.pattern.search(line) is not None or self._user_matches(line)
