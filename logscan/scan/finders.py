@@ -50,6 +50,7 @@ class LineFinder:
     (the log changed style), keys are chosen again from a sample of the block.
     """
 
+    exact = False      # lines that hold a literal: the scanner's confirm pattern decides
     FEW = 256          # key byte places checked one by one; above this, bytes.find
     SAMPLE = 1 << 14   # bytes sampled from a block to choose keys
 

@@ -135,9 +135,13 @@ class HyperscanLineFinder:
                     expressions.append(pattern)
                 except (Untranslatable, hyperscan.error):
                     expressions += [_hex(lit) for lit in candidates.literals]
+            covers = [e for e in expressions if e not in exact]
             expressions = list(dict.fromkeys(expressions))
             self._database = compiled(expressions, flags)
         self.covered = tuple(covers)
+        # Every pattern went in as it is: each line found is one some pattern matches, and the
+        # scanner need not confirm it again.
+        self.exact = not covers
 
     def scan(self, block: bytes) -> tuple[list[int], int]:
         starts: list[int] = []

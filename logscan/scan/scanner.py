@@ -164,12 +164,12 @@ class Scanner:
         """Note the block's candidate and progress lines; return its number of newlines."""
         starts, newlines = self.finder.scan(block)
         numbers = _LineNumbers(block, newlines, found.newlines)
-        confirm = self.candidates.search
+        confirm = None if self.finder.exact else self.candidates.search
         size = len(block)
         for start in starts:
             end = block.find(b"\n", start)
             end = size if end < 0 else end
-            if confirm(block, start, end) is not None:
+            if confirm is None or confirm(block, start, end) is not None:
                 found.candidates.append((numbers.of(start) - 1, _raw_line(block, start, end)))
         first = None
         if found.first_progress is None:
