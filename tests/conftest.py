@@ -13,6 +13,34 @@ SAMPLES = REPO / "sample_logs"
 POST_MORTEM_NOW = "2030-01-01T00:00:00Z"
 
 
+def torch_source_entries() -> list[dict]:
+    """The message families of tests/torch_source/formats.toml: lines built from torch's format
+    strings, per release (not from runs)."""
+    import tomllib
+
+    return tomllib.loads((REPO / "tests" / "torch_source" / "formats.toml").read_text())["entry"]
+
+
+def sample_copy(tmp_path: Path, sample: str, log: str | None = None, old: str | None = None,
+                new: str | None = None) -> Path:
+    """A copy of a real sample, to make a synthetic job from: with `log`, the line `old` of that
+    log replaced by `new` (or `new` appended when `old` is None). The tests that use it say so."""
+    import shutil
+
+    job = tmp_path / "job"
+    shutil.copytree(SAMPLES / sample, job)
+    if log is not None:
+        path = job / log
+        text = path.read_text()
+        if old is None:
+            text += new
+        else:
+            assert old in text, f"{sample}/{log} no longer holds {old!r}"
+            text = text.replace(old, new)
+        path.write_text(text)
+    return job
+
+
 def sample_dirs() -> list[Path]:
     return sorted(p.parent for p in SAMPLES.glob("*/expected.json"))
 

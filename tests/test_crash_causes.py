@@ -9,11 +9,9 @@ disk or a killed worker to happen for real); the non-finite loss is the real run
 from __future__ import annotations
 
 import json
-import shutil
-
 import pytest
 
-from conftest import POST_MORTEM_NOW, SAMPLES
+from conftest import POST_MORTEM_NOW, sample_copy
 from logscan.catalogue import load_catalogue
 
 ORIGINAL = "[rank1]: RuntimeError: non-finite loss encountered at step 10 (loss=nan); stopping"
@@ -29,10 +27,7 @@ RAISED = {
 
 @pytest.mark.parametrize("cause", sorted(RAISED))
 def test_a_crash_names_its_cause_and_gets_its_hint(run_cli, tmp_path, cause):
-    job = tmp_path / "job"
-    shutil.copytree(SAMPLES / "crash-mid-training", job)
-    log = job / "worker-0" / "launch_ddp.log"
-    log.write_text(log.read_text().replace(ORIGINAL, RAISED[cause]))
+    job = sample_copy(tmp_path, "crash-mid-training", "worker-0/launch_ddp.log", ORIGINAL, RAISED[cause])
     report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
     root = next(f for f in report["findings"] if not f["cascade"])
     assert (root["rule"], root["rank"], root["cause"]) == ("crash-during-training", 1, cause)

@@ -19,12 +19,11 @@ into a real sample's log (synthetic, said at each test); no real sample ran with
 from __future__ import annotations
 
 import shutil
-import tomllib
 from pathlib import Path
 
 import pytest
 
-from conftest import POST_MORTEM_NOW, SAMPLES
+from conftest import POST_MORTEM_NOW, SAMPLES, torch_source_entries
 from logscan.catalogue import load_catalogue
 from logscan.config import parse_time
 from logscan.diagnose.pipeline import diagnose_paths
@@ -38,7 +37,7 @@ from logscan.scan.prefixes import strip_prefixes
 from logscan.settings import Settings
 
 CATALOGUE = load_catalogue()
-FORMATS = tomllib.loads((Path(__file__).parent / "torch_source" / "formats.toml").read_text())["entry"]
+FORMATS = torch_source_entries()
 
 
 def diagnose(path):

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import POST_MORTEM_NOW, SAMPLES
+from conftest import POST_MORTEM_NOW, SAMPLES, sample_copy
 from logscan.exit_signals import SIGNALS, parse_signal, signal_of_exit
 
 
@@ -52,12 +52,8 @@ def test_every_signal_a_platform_sends_has_a_meaning_and_a_hint():
 def test_a_sibling_torchrun_had_to_sigkill_is_not_the_oom_killers(run_cli, tmp_path, escalation):
     """Synthetic: the real crash-mid-training run (rank 1 raised) with torchrun's escalation of a
     sibling that ignored SIGTERM appended to node 0's log, built from the agent's format strings."""
-    import shutil
-
-    job = tmp_path / "job"
-    shutil.copytree(SAMPLES / "crash-mid-training", job)
-    log = job / "worker-0" / "launch_ddp.log"
-    log.write_text(log.read_text() + escalation + "\n  exitcode  : -9 (pid: 77777)  (SIGKILL)\n")
+    job = sample_copy(tmp_path, "crash-mid-training", "worker-0/launch_ddp.log",
+                      new=escalation + "\n  exitcode  : -9 (pid: 77777)  (SIGKILL)\n")
     report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
     assert report["root_cause"]["rule"] == "crash-during-training"
     assert "worker-killed" not in {f["rule"] for f in report["findings"]}

@@ -4,11 +4,10 @@ restarted from when the restarted attempt went on, is history; the outcome is th
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
-from conftest import POST_MORTEM_NOW, SAMPLES
+from conftest import POST_MORTEM_NOW, SAMPLES, sample_copy
 
 
 def scan_json(run_cli, path):
@@ -45,8 +44,7 @@ def test_an_exception_logged_while_the_run_went_on_to_its_end_is_history(run_cli
 def test_the_same_traceback_in_a_job_the_platform_says_failed_is_kept(run_cli, tmp_path):
     """Synthetic: the handled-exception sample with its platform status changed to failed.
     Nothing then says the exception was survived by the job, so it is not set aside."""
-    job = tmp_path / "job"
-    shutil.copytree(SAMPLES / "handled-exception", job)
+    job = sample_copy(tmp_path, "handled-exception")
     (job / "job_status").write_text("failed\n")
     report = scan_json(run_cli, job)
     assert report["verdict"] == "FAILED"

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from conftest import torch_source_entries
 from logscan.scan.lineparse import is_traceback_start, parse_exception
 from logscan.scan.prefixes import strip_prefixes
 
@@ -104,15 +105,8 @@ def test_a_container_runtimes_records_read_as_the_lines_they_wrap(sample, run_cl
     assert root["time"].startswith("2026-12-01T")  # the CRI or json-file record's time
 
 
-def _source_examples(family: str) -> list[str]:
-    import tomllib
-    from pathlib import Path
-
-    table = tomllib.loads((Path(__file__).parent / "torch_source" / "formats.toml").read_text())
-    return [line for entry in table["entry"] if entry["family"] == family for line in entry["examples"]]
-
-
-@pytest.mark.parametrize("line", _source_examples("prefixes"))
+@pytest.mark.parametrize("line", [line for entry in torch_source_entries()
+                                  if entry["family"] == "prefixes" for line in entry["examples"]])
 def test_every_eras_logger_prefix_is_stripped(line):
     """Lines built from each release's formatter (tests/torch_source, read from torch's source):
     what is left is the message, which starts with a word or torch's own `[default]`/`[Rank 2]`/

@@ -10,11 +10,9 @@ memory); a GPU is needed for the real thing.
 from __future__ import annotations
 
 import json
-import shutil
-
 import pytest
 
-from conftest import POST_MORTEM_NOW, SAMPLES
+from conftest import POST_MORTEM_NOW, sample_copy
 
 ORIGINAL = "[rank1]: RuntimeError: non-finite loss encountered at step 10 (loss=nan); stopping"
 RAISED = {
@@ -31,12 +29,7 @@ RAISED = {
 
 @pytest.mark.parametrize("rule", sorted(RAISED))
 def test_the_signature_is_the_root_and_the_crash_its_context(run_cli, tmp_path, rule):
-    job = tmp_path / "job"
-    shutil.copytree(SAMPLES / "crash-mid-training", job)
-    log = job / "worker-0" / "launch_ddp.log"
-    text = log.read_text()
-    assert ORIGINAL in text
-    log.write_text(text.replace(ORIGINAL, RAISED[rule]))
+    job = sample_copy(tmp_path, "crash-mid-training", "worker-0/launch_ddp.log", ORIGINAL, RAISED[rule])
     report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
     assert report["root_cause"]["rule"] == rule
     crashes = [f for f in report["findings"] if f["rule"] == "crash-during-training"]
@@ -52,10 +45,7 @@ def test_an_nccl_report_that_a_peer_went_away_is_a_consequence(run_cli, tmp_path
     """Synthetic: the real crash-mid-training run (rank 1 raised) with node 1 also telling, in
     NCCL's words (ncclGetErrorString's remote error as torch raises it; NCCL's socket WARN), that
     its peer went away: a consequence of rank 1's crash, never an NCCL root cause."""
-    job = tmp_path / "job"
-    shutil.copytree(SAMPLES / "crash-mid-training", job)
-    log = job / "worker-1" / "launch_ddp.log"
-    log.write_text(log.read_text() + lost_peer + "\n")
+    job = sample_copy(tmp_path, "crash-mid-training", "worker-1/launch_ddp.log", new=lost_peer + "\n")
     report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
     assert (report["root_cause"]["rule"], report["root_cause"]["rank"]) == ("crash-during-training", 1)
     assert "nccl-error" not in {f["rule"] for f in report["findings"]}

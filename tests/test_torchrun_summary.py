@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from conftest import POST_MORTEM_NOW
+from conftest import POST_MORTEM_NOW, torch_source_entries
 
 
 def report(code: int, pid_suffix: str) -> list[str]:
@@ -50,16 +50,8 @@ def test_the_failed_line_and_the_summary_row_are_one_process(run_cli, tmp_path, 
     assert "rank 3 " in root["message"] and "2 processes" not in root["message"]
 
 
-def _quoted_traceback_summaries() -> list[tuple[str, str]]:
-    import tomllib
-    from pathlib import Path
-
-    table = tomllib.loads((Path(__file__).parent / "torch_source" / "formats.toml").read_text())
-    return [(entry["id"], text) for entry in table["entry"] for text in entry["examples"]
-            if "traceback : Traceback" in text]
-
-
-@pytest.mark.parametrize("era, summary", _quoted_traceback_summaries())
+@pytest.mark.parametrize("era, summary", [(entry["id"], text) for entry in torch_source_entries()
+                                          for text in entry["examples"] if "traceback : Traceback" in text])
 def test_the_exception_an_error_file_quotes_in_the_summary_is_read(run_cli, tmp_path, era, summary):
     """When the process's own stderr is not in the log, the summary's quoted traceback (indented
     two spaces more than Python prints it) still names the exception and the rank."""
@@ -71,15 +63,8 @@ def test_the_exception_an_error_file_quotes_in_the_summary_is_read(run_cli, tmp_
     assert root["rank"] is not None
 
 
-def _summaries_of(entry_id: str) -> list[str]:
-    import tomllib
-    from pathlib import Path
-
-    table = tomllib.loads((Path(__file__).parent / "torch_source" / "formats.toml").read_text())
-    return [text for entry in table["entry"] if entry["id"] == entry_id for text in entry["examples"]]
-
-
-@pytest.mark.parametrize("summary", _summaries_of("summary-old"))
+@pytest.mark.parametrize("summary", [text for entry in torch_source_entries()
+                                     if entry["id"] == "summary-old" for text in entry["examples"]])
 def test_torch_1_9s_table_gives_its_rank_and_exit(run_cli, tmp_path, summary):
     """torch 1.9's ChildFailedError table (`Root Cause:` first, unpadded fields, `msg: "..."`):
     the failed process's rank and exit are read as from later releases' tables."""

@@ -43,9 +43,8 @@ def judge(job: Job, findings) -> tuple[Verdict, str]:
         return Verdict.INCONCLUSIVE, (f"no rule explains the error-like line {where.file}:{where.line} "
                                       f"({where.text.strip()[:80]}): what failed, and why, the logs "
                                       f"do not say")
-    succeeded = [w for w in ddp if w.group_succeeded]
-    if succeeded and len(succeeded) == len(ddp) and (job.nnodes is None or len(ddp) >= job.nnodes):
-        told = next(h.where for h in succeeded[0].hits if h.rule_id == WORKER_GROUP_SUCCEEDED)
+    if all(w.group_succeeded for w in ddp) and (job.nnodes is None or len(ddp) >= job.nnodes):
+        told = next(h.where for h in ddp[0].hits if h.rule_id == WORKER_GROUP_SUCCEEDED)
         return Verdict.HEALTHY, (f"the run finished: torchrun reports every Worker's processes exited 0 "
                                  f"({told.file}:{told.line}), and nothing failed")
     finished = [w for w in ddp if w.progress_fraction() == 1.0]

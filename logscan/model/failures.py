@@ -187,20 +187,23 @@ def _distinct_exits(worker: Worker):
     """The Worker's process exits, each process once: torchrun's `failed (exitcode: N)
     local_rank: L` line and its summary's row for the same process are one exit, told by the
     line that came first with the global rank the row names."""
-    ranked = {}
+    rows = {}
     for e in worker.exits:
         if e.rank is not None:
-            ranked.setdefault((e.local_rank, e.exitcode), e)
-    out, merged = [], set()
+            rows.setdefault((e.local_rank, e.exitcode), e)
+    told = {(e.local_rank, e.exitcode) for e in worker.exits if e.rank is None} & rows.keys()
+    out = []
     for e in worker.exits:
-        row = ranked.get((e.local_rank, e.exitcode))
-        if e.rank is None and row is not None:
+        key = (e.local_rank, e.exitcode)
+        if key not in told:
+            out.append(e)
+        elif e.rank is None:
+            row = rows[key]
             out.append(replace(e, rank=row.rank, host=e.host or row.host, time=e.time or row.time,
                                root_cause=e.root_cause or row.root_cause))
-            merged.add(id(row))
-        elif id(e) not in merged:
-            out.append(e)
-    return [e for e in out if id(e) not in merged]
+        elif e is not rows[key]:
+            out.append(e)  # a further row for the same local rank (another attempt's)
+    return out
 
 
 def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
