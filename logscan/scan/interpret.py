@@ -114,7 +114,11 @@ class FileInterpreter:
             if key in context.traceback_signals:
                 context.traceback_signals[key][rule_id] = None
 
-        if (exc := meaning.exception) is not None:
+        exc = meaning.exception
+        if exc is None and context.quoting_traceback and body.startswith(lineparse.SUMMARY_INDENT):
+            # the exception line of the traceback a summary entry quotes, indented two spaces more
+            exc = lineparse.parse_exception(body[len(lineparse.SUMMARY_INDENT):])
+        if exc is not None:
             signals = tuple(context.traceback_signals.get(key, ()))
             if key in context.headerless:
                 context.headerless.discard(key)

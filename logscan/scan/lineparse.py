@@ -192,6 +192,7 @@ EXCEPTION = re.compile(
 # host `node-1: `, `<12>|`): up to four tags without spaces, each ending in `]`, `>`, `)`, `|` or
 # `:`. Only the two lines that open and close a traceback are looked for behind them.
 _GLUE = re.compile(r"(?:[^\s\]>)|:]{0,60}[\]>)|:][ \t]*){1,4}")
+_GLUE_TAG_END = re.compile(r"[\]>)|:][ \t]*")
 _GLUE_SPAN = 160
 
 
@@ -201,10 +202,8 @@ def _glued_starts(body: str):
     found = _GLUE.match(body)
     if found is None or found.end() > _GLUE_SPAN:
         return
-    pos = 0
-    for tag_end in re.finditer(r"[\]>)|:][ \t]*", body[:found.end()]):
-        pos = tag_end.end()
-        yield pos
+    for tag_end in _GLUE_TAG_END.finditer(body, 0, found.end()):
+        yield tag_end.end()
 
 
 # torchrun's summary quotes a process's error file: `  traceback : Traceback (most recent call
@@ -241,8 +240,6 @@ def is_agent_frame(body: str) -> bool:
 def parse_exception(body: str) -> tuple[str, str] | None:
     """The last line of a traceback, `ExcType: detail`: (type, detail), also after glued tags."""
     text = body.rstrip()
-    if text.startswith(SUMMARY_INDENT) and text[len(SUMMARY_INDENT):][:1] not in (" ", "\t", ""):
-        text = text[len(SUMMARY_INDENT):]  # the exception line of a traceback the summary quotes
     for start in _glued_starts(text):
         if (found := EXCEPTION.fullmatch(text, start)) is not None:
             return found["exc"], (found["detail"] or "").strip()
