@@ -20,6 +20,8 @@ RAISED = {
     "device-ordinal": "[rank1]: torch.AcceleratorError: CUDA error: invalid device ordinal",
     "dataloader-killed": "[rank1]: RuntimeError: DataLoader worker (pid 32117) is killed by signal: Killed. ",
     "non-finite-loss": ORIGINAL,
+    "shared-memory": ("[rank1]: RuntimeError: unable to allocate shared memory(shm) for file "
+                      "</torch_24676_2346886296_0>: No space left on device (28)"),
     "model-mismatch": ("[rank1]: RuntimeError: DDP expects same model across all ranks, but Rank 1 has 6 "
                        "params, while rank 0 has inconsistent 4 params."),
 }
@@ -32,3 +34,34 @@ def test_a_crash_names_its_cause_and_gets_its_hint(run_cli, tmp_path, cause):
     root = next(f for f in report["findings"] if not f["cascade"])
     assert (root["rule"], root["rank"], root["cause"]) == ("crash-during-training", 1, cause)
     assert root["hint"] == load_catalogue().cause_hint(cause)
+
+
+# torch's DistBackendError text for an NCCL result (NCCLUtils' getNcclErrorDetailStr: the result's
+# interpretation, then "Last error:" and NCCL's own last message), one line each in the log as the
+# `[rankN]: ` prefix shows them; the last line is NCCL's shmutils.cc message. Built from those
+# format strings: a real one needs GPUs.
+NCCL_SHM = "\n".join([
+    "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, "
+    "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5",
+    "[rank1]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. ",
+    "[rank1]: Last error:",
+    "[rank1]: Error while creating shared memory segment /dev/shm/nccl-cjY8K5 (size 10617216)",
+])
+NCCL_SOCKET = NCCL_SHM.replace("Error while creating shared memory segment /dev/shm/nccl-cjY8K5 (size 10617216)",
+                               "socketStartConnect: Connect to 10.0.0.2<43597> failed : Software caused connection abort")
+
+
+def test_an_nccl_error_explained_by_its_last_error_gets_that_cause_and_its_hint(run_cli, tmp_path):
+    job = sample_copy(tmp_path, "crash-mid-training", "worker-0/launch_ddp.log", ORIGINAL, NCCL_SHM)
+    report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    root = next(f for f in report["findings"] if not f["cascade"])
+    assert (root["rule"], root["rank"], root["cause"]) == ("nccl-error", 1, "shared-memory")
+    assert root["hint"] == load_catalogue().cause_hint("shared-memory")
+
+
+def test_an_nccl_error_whose_last_error_names_no_known_cause_keeps_the_rules_hint(run_cli, tmp_path):
+    job = sample_copy(tmp_path, "crash-mid-training", "worker-0/launch_ddp.log", ORIGINAL, NCCL_SOCKET)
+    report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    root = next(f for f in report["findings"] if not f["cascade"])
+    assert (root["rule"], root["rank"], root["cause"]) == ("nccl-error", 1, None)
+    assert root["hint"] == load_catalogue().rules["nccl-error"].hint

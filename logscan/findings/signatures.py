@@ -49,6 +49,27 @@ def _stopped_on_purpose(worker) -> set[str]:
             and (pid := h.group(Group.PID)) is not None}
 
 
+# A report's own explanation follows it closely: NCCL's `Last error:` line comes right after torch's
+# `ncclSystemError: ...` line, a DataLoader's reason right after its exception line.
+CAUSE_WINDOW = 3
+
+
+def _cause_near(job: Job, worker, wheres) -> str | None:
+    """The crash-cause class a cause signal gives on one of these lines or just after them."""
+    causes = job.catalogue.signals_with_cause()
+    near = {(w.file, w.line + d) for w in wheres for d in range(CAUSE_WINDOW + 1)}
+    found = {causes[h.rule_id] for h in worker.hits
+             if h.rule_id in causes and (h.where.file, h.where.line) in near}
+    return next((c for c in job.catalogue.cause_order if c in found), None)
+
+
+def _with_cause(job: Job, worker, found, wheres):
+    cause = _cause_near(job, worker, wheres)
+    if cause is None:
+        return found
+    return replace(found, cause=cause, hint=job.catalogue.cause_hint(cause) or found.hint)
+
+
 def signature_findings(job: Job, rule):
     by_key: dict = {}
     for worker in job.workers:
@@ -77,15 +98,16 @@ def signature_findings(job: Job, rule):
         nodes = sorted({w.node_rank for w, _, _, _ in by_key.values() if w.node_rank is not None})
         groups = {**groups, Group.RANK: few(ranks), Group.NODE_RANK: few(nodes)}
         wheres = [w for _, _, _, ws in by_key.values() for w in ws]
-        return [finding(rule, rule.render_message(groups), wheres, ranks=tuple(ranks),
-                        node_ranks=tuple(nodes))]
+        return [_with_cause(job, worker, finding(rule, rule.render_message(groups), wheres,
+                                                 ranks=tuple(ranks), node_ranks=tuple(nodes)), wheres)]
     out = []
     reported = {rank for _, rank, _, _ in by_key.values()}
     for worker, rank, groups, wheres in by_key.values():
         groups.setdefault(Group.NODE_RANK, "?" if worker.node_rank is None else str(worker.node_rank))
         groups.setdefault(Group.RANK, "?" if rank is None else str(rank))
-        found = finding(rule, rule.render_message(groups), wheres, node_rank=worker.node_rank,
-                        rank=rank, worker=worker.label)
+        found = _with_cause(job, worker, finding(rule, rule.render_message(groups), wheres,
+                                                 node_rank=worker.node_rank, rank=rank,
+                                                 worker=worker.label), wheres)
         if odd and rank not in odd:
             if odd & reported:
                 found = replace(found, cascade=True)  # the odd one's own report leads

@@ -1039,6 +1039,36 @@ _base = _BY_NAME["uneven-data"]
 scenario(**{**_base.__dict__, "name": "uneven-data-torch2.4", "short": "udt24", "torch": "2.4.1",
             "description": "torch 2.4.1: " + _base.description})
 
+# A Worker whose container has a small /dev/shm (SHM_SIZE, a tmpfs mounted in its own mount
+# namespace, as a container runtime gives each container its own), with a DataLoader whose worker
+# processes hand batches over through it.
+SHM_CMD = """set -euo pipefail
+if [ -n "${SHM_SIZE:-}" ]; then mount -t tmpfs -o "size=$SHM_SIZE" shm /dev/shm; fi
+""" + GUIDE_CMD
+scenario(
+    name="dataloader-shm-full", short="dsf", layout="worker-N/launch_ddp.log",
+    workers=[Worker(rank="0", gpus=2, log="worker-0/launch_ddp.log"),
+             Worker(rank="1", gpus=2, log="worker-1/launch_ddp.log", env={"SHM_SIZE": "160k"})],
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "loader-workers"},
+    cmd=SHM_CMD,
+    description="Every rank loads batches with DataLoader(num_workers=2). Worker 1's container has a 160 KiB "
+    "/dev/shm: its first batches fit, then a DataLoader worker cannot hand over the next one (ATen's `unable "
+    "to allocate shared memory(shm) for file </torch_...>: No space left on device (28)`, re-raised in the "
+    "training process by way of the collate frames), and that rank crashes; the others lose their peer.",
+    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=1, rank=3, cause="shared-memory"),
+    check=_has("unable to allocate shared memory(shm)"),
+)
+_base = SCENARIOS[-1]  # dataloader-shm-full
+scenario(**{**_base.__dict__, "name": "dataloader-shm-semaphore", "short": "dss",
+            "workers": [Worker(rank="0", gpus=2, log="worker-0/launch_ddp.log"),
+                        Worker(rank="1", gpus=2, log="worker-1/launch_ddp.log", env={"SHM_SIZE": "32k"})],
+            "description": "As dataloader-shm-full with a 32 KiB /dev/shm on Worker 1: multiprocessing cannot "
+            "even create the DataLoader's semaphores there (`OSError: [Errno 28] No space left on device` from "
+            "`_multiprocessing.SemLock(`), before the first batch.",
+            "expect": exp(["crash-before-first-batch"], root="crash-before-first-batch", node_rank=1, rank=2,
+                          cause="shared-memory"),
+            "check": _has("SemLock(")})
+
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
 KNOWN_GAPS: dict[str, str] = {
 }

@@ -206,6 +206,8 @@ def main():
         sampler = ShortSampler(sampler, (fail_step - 1) * batch_size)
     if ragged:
         loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=2, collate_fn=collate_tokens)
+    elif kind == "loader-workers":
+        loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=2)
     else:
         loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler)
 
