@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from logscan.rule_ids import UNEXPLAINED_FAILURE
 from logscan.vocabulary import (SEVERITY_ORDER, JobStatus, MarkStage, RunStage, Severity, TimeAxis,
                                 Verdict)
 
@@ -138,6 +139,18 @@ class RootCause:
 
 
 @dataclass(frozen=True)
+class NovelLine:
+    """A line of the failing rank that its peers did not print: `why` says what sets it apart
+    ("only on rank 3"), `score` how much (0 to 1: rarer and nearer the rank's end is higher)."""
+
+    file: str
+    line: int
+    text: str
+    score: float
+    why: str
+
+
+@dataclass(frozen=True)
 class InputNote:
     path: str
     problem: str
@@ -168,10 +181,20 @@ class Diagnosis:
     # last line.
     stuck: tuple[Place, ...] = ()
     root_key: str | None = None     # the `key` of the finding named as the root cause
+    # The failing rank's lines that set it apart from its peers, most telling first; none for a
+    # healthy or still running job.
+    novel_lines: tuple[NovelLine, ...] = ()
 
     @property
     def healthy(self) -> bool:
         return self.verdict == Verdict.HEALTHY
+
+    @property
+    def unexplained(self) -> bool:
+        """No rule names what failed: the job is inconclusive or its root is unexplained-failure.
+        Its novel lines are then what a reader has to go on, and reports lead with them."""
+        root = self.root_finding
+        return self.verdict == Verdict.INCONCLUSIVE or (root is not None and root.rule == UNEXPLAINED_FAILURE)
 
     @property
     def root_finding(self) -> Finding | None:

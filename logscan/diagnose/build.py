@@ -17,7 +17,8 @@ from logscan.rule_ids import MISSING_RANK, MISSING_WORKER, MISSING_WORKER_LOG
 from logscan.diagnose.placement import root_key, stuck_places, with_findings
 from logscan.diagnose.stage_marks import RankLines, mark, time_axis, worker_stages
 from logscan.diagnose.verdict import judge
-from logscan.vocabulary import MarkStage, Role, RuleKind, RunStage, Severity
+from logscan.diagnose.novel_lines import novel_lines
+from logscan.vocabulary import MarkStage, Role, RuleKind, RunStage, Severity, Verdict
 
 
 def _run(job: Job, rule) -> list:
@@ -127,7 +128,11 @@ def diagnose_job(job: Job, settings, found) -> Diagnosis:
         inputs=_input_notes(job, found), skipped=tuple(found.skipped),
         files_scanned=len(job.scans), bytes_scanned=sum(s.size for s in job.scans),
         lines_scanned=sum(s.lines for s in job.scans))
+    key = root_key(diagnosis.findings, root)
+    failing = verdict in (Verdict.FAILED, Verdict.INCONCLUSIVE)
     return replace(diagnosis, time_axis=time_axis(diagnosis.workers),
                    stuck=stuck_places(diagnosis.findings, diagnosis.workers, diagnosis.processes),
                    workers=with_findings(diagnosis.workers, diagnosis.processes, diagnosis.findings),
-                   root_key=root_key(diagnosis.findings, root))
+                   root_key=key,
+                   novel_lines=novel_lines(job, next((f for f in findings if f.key == key), None))
+                   if failing else ())

@@ -221,6 +221,22 @@ def _stuck(r: _Report, d: Diagnosis) -> None:
         _line_at(r, mark.file, mark.line, mark.text, 6)
 
 
+# Novel lines a report shows: the first few where no rule explains the job, all of them under -v.
+NOVEL_LINES_SHOWN = 3
+
+
+def _novel(r: _Report, d: Diagnosis, verbose: bool) -> None:
+    if not d.novel_lines or not (verbose or d.unexplained):
+        return
+    r.line()
+    why = "no rule explains this job" if d.unexplained else "context for the root cause"
+    r.line(Text(f"Lines that set the failing rank apart from its peers ({why}; the most telling first):",
+                style="bold"))
+    for n in d.novel_lines if verbose else d.novel_lines[:NOVEL_LINES_SHOWN]:
+        _line_at(r, n.file, n.line, n.text, 2)
+        r.line(Text(inert(n.why), style="dim"), indent=6, hang=0)
+
+
 def render_human(d: Diagnosis, color: bool = False, width: int | None = None,
                  verbose: bool = False, timeline: bool = False, **_) -> str:
     """The report; `width` wraps it for a terminal of that many columns (None: a pipe or file)."""
@@ -249,6 +265,7 @@ def render_human(d: Diagnosis, color: bool = False, width: int | None = None,
     if root is not None:
         r.line()
         report.block(root, label="root cause: ", message=False)
+    _novel(r, d, verbose)
     known = {f.key for f in d.findings}
     others = [f for f in d.findings if f is not root and
               (f.caused_by is None or f.caused_by not in known)]

@@ -60,6 +60,8 @@ def diagnosis_record(d: Diagnosis) -> dict:
             "world_size": p.world_size, "stage": p.stage, "failed": p.failed, "cascade": p.cascade,
         } for p in d.processes],
         "findings": [finding_record(f) for f in d.findings],
+        "novel_lines": [{"file": n.file, "line": n.line, "text": n.text, "score": n.score, "why": n.why}
+                        for n in d.novel_lines],
         "inputs": [{"path": n.path, "problem": n.problem} for n in d.inputs],
         "stats": {"files": d.files_scanned, "bytes": d.bytes_scanned, "lines": d.lines_scanned,
                   "skipped_files": len(d.skipped)},
