@@ -1,6 +1,6 @@
 """When no rule knows the failure: the lines that set the failing rank apart from its peers.
 
-The failing rank's last lines and error-like lines are turned into templates (numbers, paths, hex
+The failing rank's last lines and its last error-like lines are turned into templates (numbers, paths, hex
 ids, addresses and times masked) by Drain3's template miner; each template is ranked by how few
 peers printed it (the other ranks of the same Worker, the other Workers of the job), by how near the
 rank's end it is, and by how seldom the rank itself repeated it. A line every peer printed too is not
@@ -27,6 +27,9 @@ from logscan.scan.prefixes import strip_prefixes
 MAX_NOVEL_LINES = 5
 # Peers a failing unit is compared with: the other ranks of its Worker, then the Workers nearest it.
 MAX_PEERS = 32
+# Error-like lines a Worker adds beyond its last lines, the last ones: a log that logged a handled
+# traceback every few steps for days holds millions.
+MAX_ERROR_LINES = 300
 # A line this many lines before the unit's end weighs half as much as its last line.
 RECENCY_LINES = 20
 
@@ -79,7 +82,7 @@ def _worker_lines(job: Job, worker: Worker) -> list[Where]:
     says where a traceback went (its frames, their source lines and carets) and without progress
     lines but its last (the loop's heartbeat is no news, except where it stopped)."""
     lines = [w for scan in worker.scans for w in scan.tail_lines]
-    lines += worker.error_lines(job.catalogue)
+    lines += worker.error_lines(job.catalogue)[-MAX_ERROR_LINES:]
     lines = sorted(dict.fromkeys(lines), key=worker.position)
     progress = {p.where for p in worker.progress}
     kept, after_frame = [], False
