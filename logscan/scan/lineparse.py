@@ -184,8 +184,11 @@ CHAINED = ("During handling of the above exception", "The above exception was th
            "Original Traceback")
 # Frames of torchrun itself: a traceback holding one was raised by the agent, not a process.
 AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line')
+# An exception's class: one named as Python names them (`...Error`, `...Exception`, `...Interrupt`,
+# `...Exit`), or one of the builtins that are not (`raise Exception(...)` is common in scripts).
 EXCEPTION = re.compile(
-    r"(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::[ ]?(?P<detail>.*))?")
+    r"(?P<exc>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit)|Exception|StopIteration"
+    r"|StopAsyncIteration))(?::[ ]?(?P<detail>.*))?")
 
 
 # Text glued in front of a line by a tool no prefix rule knows (`[worker-3] [stderr] `, a pdsh
@@ -212,10 +215,17 @@ _SUMMARY_TRACEBACK = re.compile(r"\s*traceback\s*:\s*" + re.escape(TRACEBACK_STA
 SUMMARY_INDENT = "  "
 
 
+# rich.traceback (installed by accelerate, typer and others) draws the traceback in a box:
+# `╭──── Traceback (most recent call last) ────╮`, frames as `│ /path/x.py:12 in main │`, then the
+# exception line below the box as Python prints it.
+RICH_BOX_TOP = "╭"
+
+
 @needs(_literal(b"Traceback (most recent"))
 def is_traceback_start(body: str) -> bool:
     return (any(body.startswith(TRACEBACK_START, start) for start in _glued_starts(body))
-            or _SUMMARY_TRACEBACK.match(body) is not None)
+            or _SUMMARY_TRACEBACK.match(body) is not None
+            or body.lstrip().startswith(RICH_BOX_TOP) and TRACEBACK_START in body)
 
 
 def is_frame_line(body: str) -> bool:
