@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
 
 def lint(
     scripts: Annotated[Optional[list[str]], typer.Argument(
-        metavar="SCRIPT", help="Launch scripts (launch_ddp.sh) to lint.", show_default=False)] = None,
+        metavar="SCRIPT...", help="Launch scripts (launch_ddp.sh) to lint.", show_default=False)] = None,
     command: Annotated[Optional[str], typer.Option(
         "--command", "-c", metavar="TEXT", help="The platform launch command, as typed on the creation page.")] = None,
     command_file: Annotated[Optional[Path], typer.Option(

@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
 from logscan.diagnosis import Diagnosis, Finding
-from logscan.render.order import place_of, rules_of, verdict_fails
+from logscan.render.order import ordered, place_of, rules_of, verdict_fails
 from logscan.vocabulary import Severity
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -62,7 +62,7 @@ def render_junit(d: Diagnosis, catalogue=None, checked=None, expectations=(), ho
     for rule_id, flag in asked.items():
         ET.SubElement(properties, "property", name=rule_id, value=xml_text(flag))
     by_rule: dict[str, list[Finding]] = {}
-    for f in d.findings:
+    for f in ordered(d):  # root cause first: a testcase's failure message is about it
         by_rule.setdefault(f.rule, []).append(f)
     rule_ids = [rule_id for rule_id, _rule in rules_of(d, catalogue, checked)]
     # The verdict, then the expectations asked, then every other rule: what was asked reads first.
