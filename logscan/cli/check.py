@@ -66,7 +66,7 @@ def check(
     job_status: JobStatusOption = None,
     now: Now = None,
     stall_after: StallAfter = None,
-    jobs: Jobs = 0,
+    jobs: Jobs = None,
     color: Color = None,
     quiet: Quiet = False,
     config: ConfigFile = None,

@@ -29,7 +29,7 @@ def report(
     job_status: JobStatusOption = None,
     now: Now = None,
     stall_after: StallAfter = None,
-    jobs: Jobs = 0,
+    jobs: Jobs = None,
     config: ConfigFile = None,
     isolated: Isolated = False,
 ) -> None:

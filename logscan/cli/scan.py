@@ -33,7 +33,7 @@ def scan(
     job_status: JobStatusOption = None,
     now: Now = None,
     stall_after: StallAfter = None,
-    jobs: Jobs = 0,
+    jobs: Jobs = None,
     color: Color = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Human report: every evidence line and cascade in full.")] = False,
     timeline: Annotated[bool, typer.Option("--timeline", help="Human report: draw each Worker's stage timeline.")] = False,
