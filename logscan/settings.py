@@ -96,9 +96,11 @@ class Settings:
     @classmethod
     def resolve(cls, flags: Mapping[str, object], config: Mapping[str, object] | None = None,
                 config_path: Path | str | None = None,
-                env: Mapping[str, str] | None = None) -> "Settings":
+                env: Mapping[str, str] | None = None, gate: bool = False) -> "Settings":
         """The settings of one run: flags over the config file over the defaults, every value
-        checked. `env` (default: os.environ) is checked for LOGSCAN_MATCHER."""
+        checked. `env` (default: os.environ) is checked for LOGSCAN_MATCHER. The file's
+        expectations ([tool.logscan.check]) are read for the gate alone (`gate`, the `check`
+        command): a scan, report or sweep run from the same repository is not held to them."""
         unknown_flags = set(flags) - set(FLAG_NAMES)
         if unknown_flags:
             raise TypeError(f"not a settings flag: {sorted(unknown_flags)[0]!r}")
@@ -176,7 +178,8 @@ class Settings:
             values["output"] = Path(value)
         if given("reports") is not None:
             values["reports"] = _reports(flags["reports"], values.get("output"))
-        values["expectations"] = _expectations(flags, from_file.get("expectations"), given)
+        values["expectations"] = _expectations(
+            flags, from_file.get("expectations") if gate else None, given)
         check_matcher(os.environ if env is None else env)
         return cls(**values, config_path=path)
 

@@ -37,7 +37,8 @@ def test_a_healthy_sample_passes_the_gate(run_cli, tmp_path):
     assert result.stdout.startswith("HEALTHY healthy-2x2")
     assert junit_failures(report) == {}
     names = {c.get("name") for c in ET.parse(report).getroot().iter("testcase")}
-    assert {"expect-workers [node 0]", "expect-first-batch [job]", "worker-killed [node 1]"} <= names
+    assert {"expect-workers (--expect-workers 2)", "expect-first-batch (--expect-first-batch)",
+            "worker-killed"} <= names
 
 
 @pytest.mark.parametrize("sample", FAILING)
@@ -47,8 +48,8 @@ def test_each_failing_sample_fails_the_gate_with_its_root_cause_testcase(run_cli
     assert result.exit_code == 1, result.output
     root = expected(SAMPLES / sample)["expect"]["root_cause"]
     failing = junit_failures(report)
-    assert "verdict [job]" in failing
-    assert any(name.startswith(root["rule"] + " [") for name in failing), failing
+    assert "verdict" in failing
+    assert root["rule"] in failing, failing
 
 
 def test_unmet_expectations_are_findings_with_their_own_ids(run_cli):
@@ -84,7 +85,7 @@ def test_a_directory_of_non_logs_fails_the_gate_and_says_why(run_cli, tmp_path):
     result = check(run_cli, job, "--junit-output", report)
     assert result.exit_code == 1, result.output
     assert "INCONCLUSIVE" in result.stdout and "nothing to judge" in result.stderr
-    assert "verdict [job]" in junit_failures(report)
+    assert "verdict" in junit_failures(report)
     empty = tmp_path / "empty"
     empty.mkdir()
     assert check(run_cli, empty).exit_code == 2

@@ -35,7 +35,7 @@ def test_every_command_module_is_registered():
 
 
 def test_help_lists_the_commands_and_the_exit_statuses(run_cli):
-    for args in ((), ("--help",), ("scan", "--help"), ("rules", "--help")):
+    for args in ((), ("--help",), ("scan", "--help"), ("report", "-h")):
         result = run_cli(*args)
         assert "Exit status:" in result.output, args
         for line in ("0    HEALTHY or RUNNING", "1    FAILED or INCONCLUSIVE", "2    usage", "3    internal error",

@@ -6,7 +6,7 @@ Each report is the command's own output (`logscan scan --format FORMAT`, and `lo
 for the page), run in a copy of the sample whose files all carry one pinned mtime (a Worker's
 last activity falls back to its log's mtime, which a fresh clone sets anew), with the sample's
 name as PATH, `--now`, `--isolated`, NO_COLOR, a fixed width, and no CI variables. The tool's
-version in SARIF is masked. After a deliberate change, rewrite the files with
+version and directory in SARIF, the host and duration in JUnit, are masked. After a deliberate change, rewrite the files with
 `LOGSCAN_UPDATE_GOLDEN=1 python -m pytest tests/test_golden_formats.py` (the variable rewrites the
 JSON goldens too) and review `git diff tests/golden`.
 """
@@ -50,14 +50,26 @@ def copies(tmp_path_factory) -> Path:
     return root
 
 
-def _masked(fmt: str, text: str) -> str:
+def _masked(fmt: str, text: str, copies: Path) -> str:
+    """What differs between machines and runs, masked: the tool's version and the run's directory
+    in SARIF; the host and how long the run took in JUnit."""
+    import re
+
+    if fmt == "junit":
+        attributes = re.compile(r'<testsuite name="[^"]*" timestamp="[^"]*" hostname="([^"]*)"[^>]* time="([^"]*)">')
+        found = attributes.search(text)
+        assert found, "the JUnit suite's hostname and time are not where they were"
+        return (text[:found.start(1)] + "(the host)" + text[found.end(1):found.start(2)]
+                + "(the duration)" + text[found.end(2):])
     if fmt != "sarif":
         return text
     from logscan.cli.common import version
 
     tool = f'"version": "{version()}"'
     assert text.count(tool) == 1, "the SARIF driver's version is not where it was"
-    return text.replace(tool, '"version": "(the tool version)"')
+    base = f'"uri": "{copies.as_uri()}/"'
+    assert text.count(base) == 1, "the SARIF base directory is not where it was"
+    return text.replace(tool, '"version": "(the tool version)"').replace(base, '"uri": "(the run directory)"')
 
 
 def _run(copies: Path, sample: str, fmt: str):
@@ -80,7 +92,7 @@ def test_report_format_is_unchanged(copies, sample, fmt):
     result = _run(copies, sample, fmt)
     healthy = expected(SAMPLES / sample)["expect"]["verdict"] == "HEALTHY"
     assert result.exit_code == (0 if healthy else 1), result.output
-    got = _masked(fmt, result.stdout)
+    got = _masked(fmt, result.stdout, copies)
     golden = GOLDEN / sample / f"{fmt}.{FORMATS[fmt]}"
     if os.environ.get("LOGSCAN_UPDATE_GOLDEN"):
         golden.parent.mkdir(parents=True, exist_ok=True)

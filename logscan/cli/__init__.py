@@ -14,6 +14,7 @@ from importlib import import_module
 from typing import Annotated
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from logscan.cli.exit_codes import EXIT_HEALTHY, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_STATUS_HELP
 
@@ -21,8 +22,111 @@ from logscan.cli.exit_codes import EXIT_HEALTHY, EXIT_FINDINGS, EXIT_USAGE, EXIT
 # here with a `register(app)` function, and its name in this tuple.
 COMMANDS = ("scan", "check", "report", "sweep", "rules", "lint")
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-                  pretty_exceptions_enable=False, epilog=EXIT_STATUS_HELP,
+class LogscanCommand(TyperCommand):
+    """A command whose help names each argument as its options are named, by what the user types
+    (`PATH...`), never by a Python type (`paths... <list[str]>`, `{paths}...`)."""
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name != "argument":
+                pieces += param.get_usage_pieces(ctx)
+            else:
+                pieces.append(_shown(param) if param.required else f"[{_shown(param)}]")
+        return pieces
+
+    def format_options(self, ctx, formatter) -> None:
+        arguments, options = [], []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                arguments.append((_shown(param), record[1]))
+            else:
+                options.append(record)
+        for title, records in (("Arguments", arguments), ("Options", options)):
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+
+def _shown(argument) -> str:
+    if argument.metavar:
+        return argument.metavar
+    return argument.name.upper() + ("..." if argument.nargs != 1 else "")
+
+
+def _named_as_typed(command) -> None:
+    """Every command of the tree made a LogscanCommand (its class gains methods, no state), and
+    an option that takes a value but declares no metavar named by its own name (`--stall-after
+    STALL_AFTER`), as click would, rather than by its Python type (`<str>`)."""
+    for sub in getattr(command, "commands", {}).values():
+        if type(sub) is TyperCommand:
+            sub.__class__ = LogscanCommand
+        for param in getattr(sub, "params", ()):
+            descriptor = getattr(param, "type_descriptor", None)
+            if (param.param_type_name == "option" and param.metavar is None and not param.is_flag
+                    and not param.count and not (descriptor is not None and descriptor.is_choice)):
+                param.metavar = param.name.upper()
+        _named_as_typed(sub)
+
+
+class LogscanGroup(TyperGroup):
+    """The command group, answering a bad command line in one line of its own (`logscan: error:
+    ...`, exit status 2) rather than click's usage block."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        _named_as_typed(self)
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+
+        try:
+            status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except NoArgsIsHelpError as exc:  # `logscan` alone: the help, as a usage error
+            exc.show()
+            sys.exit(EXIT_USAGE)
+        except UsageError as exc:
+            sys.exit(usage_error(exc))
+        except ClickException as exc:
+            from logscan.cli.common import say
+
+            say(f"logscan: error: {_sentence(exc.format_message())}")
+            sys.exit(EXIT_USAGE)
+        except typer.Abort:
+            sys.exit(EXIT_INTERRUPTED)
+        if not standalone_mode:
+            return status
+        sys.exit(status if isinstance(status, int) else EXIT_HEALTHY)
+
+
+def usage_error(exc) -> int:
+    """One line for a command line click could not take, with where to read how it goes."""
+    from logscan.cli.common import say
+
+    from typer._click.exceptions import MissingParameter
+
+    where = exc.ctx.command_path if exc.ctx is not None else "logscan"
+    if isinstance(exc, MissingParameter) and exc.param is not None:
+        param = exc.param
+        message = f"{where} needs {param.metavar or param.name.upper()}"
+    else:
+        message = _sentence(exc.format_message()).rstrip(".")
+    say(f"logscan: error: {message} (see '{where} --help')")
+    return EXIT_USAGE
+
+
+def _sentence(message: str) -> str:
+    text = " ".join(message.split())
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
+
+
+# -h beside --help, for every command below the group too.
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+app = typer.Typer(cls=LogscanGroup, no_args_is_help=True, rich_markup_mode=None,
+                  pretty_exceptions_enable=False, epilog=EXIT_STATUS_HELP, context_settings=CONTEXT,
                   help="Diagnose PyTorch DDP jobs launched with torchrun from their per-Worker logs.")
 
 
@@ -37,7 +141,7 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _root(
     show_version: Annotated[bool, typer.Option(
-        "--version", is_eager=True, callback=_print_version,
+        "--version", "-V", is_eager=True, callback=_print_version,
         help="Print logscan's version and exit.")] = False,
 ) -> None:
     """Diagnose PyTorch DDP jobs launched with torchrun from their per-Worker logs."""

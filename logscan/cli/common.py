@@ -16,17 +16,34 @@ from logscan.cli.exit_codes import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_USAGE
 from logscan.vocabulary import SEVERITY_ORDER, FailOn, JobStatus, Severity, Verdict
 
 
+# The name logscan is installed under: `logscan` on PyPI is an unrelated project.
+DISTRIBUTION = "ddp-logscan"
+
+
 def version() -> str:
     """The installed distribution's version, else the package's own (run from a checkout)."""
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as installed_version
 
     try:
-        return installed_version("ddp-logscan")
+        return installed_version(DISTRIBUTION)
     except PackageNotFoundError:
         from logscan import __version__
 
         return __version__
+
+
+def project_url() -> str:
+    """The project's home page, as the installed distribution's metadata declares it ("" if
+    none): reports for CI systems link to it."""
+    from importlib.metadata import PackageNotFoundError, metadata
+
+    try:
+        entries = metadata(DISTRIBUTION).get_all("Project-URL") or []
+    except PackageNotFoundError:
+        return ""
+    urls = dict(entry.split(", ", 1) for entry in entries if ", " in entry)
+    return urls.get("Homepage", next(iter(urls.values()), ""))
 
 
 ConfigFile = Annotated[Optional[Path], typer.Option(
@@ -40,21 +57,60 @@ RuleDirs = Annotated[list[str], typer.Option(
 
 
 # The options of every command that diagnoses jobs (scan, check, report, sweep), declared once.
-Select = Annotated[list[str], typer.Option(help="Only these rule ids (repeatable).")]
-Ignore = Annotated[list[str], typer.Option(help="Skip these rule ids (repeatable).")]
+# Values with a fixed set of choices, and numbers, arrive as text and are checked by
+# Settings.resolve (or `whole_number`), so that a bad one is answered in logscan's words.
+Paths = Annotated[list[str], typer.Argument(
+    metavar="PATH...", show_default=False,
+    help="Log files or directories of ONE job; - reads one log from standard input.")]
+Select = Annotated[list[str], typer.Option(
+    metavar="ID[,ID...]", help="Only these rule ids (repeatable, or comma-separated).")]
+Ignore = Annotated[list[str], typer.Option(
+    metavar="ID[,ID...]", help="Skip these rule ids (repeatable, or comma-separated).")]
 ProgressPatterns = Annotated[list[str], typer.Option(
-    "--progress-pattern", help="Regex marking a line that shows training progress (repeatable).")]
-JobStatusOption = Annotated[Optional[JobStatus], typer.Option(
-    help="What the platform reports for the job (default: a job_status file, if any).")]
-Now = Annotated[Optional[str], typer.Option(help="Current time for staleness, ISO 8601.")]
-StallAfter = Annotated[Optional[str], typer.Option(
-    help="A log quiet for this long counts as stalled (e.g. 30m, 2h).")]
-Jobs = Annotated[int, typer.Option(help="Processes for scanning large logs (0: one per core).")]
-FailOnOption = Annotated[Optional[FailOn], typer.Option(
-    help="Exit 1 on findings at or above this severity.")]
-Output = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to FILE.")]
-Color = Annotated[Optional[bool], typer.Option("--color/--no-color", help="Colour the human report.")]
+    "--progress-pattern", metavar="REGEX",
+    help="Regex marking a line that shows training progress (repeatable).")]
+def completes(choices) -> dict:
+    """The shell completes an option given as text with its choices, as it would an enum's."""
+    return {"autocompletion": lambda incomplete: [c.value for c in choices
+                                                  if c.value.startswith(incomplete)]}
 
+
+JobStatusOption = Annotated[Optional[str], typer.Option(
+    metavar="STATUS", **completes(JobStatus), help=f"What the platform reports for the job: {', '.join(JobStatus)} "
+                           "(default: a job_status file, if any).")]
+Now = Annotated[Optional[str], typer.Option(
+    metavar="ISO-TIME", help="Current time for staleness, ISO 8601 (e.g. 2026-11-29T18:00:00Z).")]
+StallAfter = Annotated[Optional[str], typer.Option(
+    metavar="DURATION", help="A log quiet for this long counts as stalled (e.g. 30m, 2h).")]
+Jobs = Annotated[Optional[str], typer.Option(
+    metavar="N", show_default=False,
+    help="Processes for scanning large logs (default 0: one per core).")]
+FailOnOption = Annotated[Optional[str], typer.Option(
+    metavar="LEVEL", **completes(FailOn), help=f"Exit 1 on findings at or above this severity: {', '.join(FailOn)} "
+                          "(default: error).")]
+Output = Annotated[Optional[Path], typer.Option(
+    "--output", "-o", metavar="FILE", help="Write the report to FILE.")]
+Color = Annotated[Optional[bool], typer.Option(
+    "--color/--no-color", show_default=False,
+    help="Colour the human report (default: on a terminal; NO_COLOR and FORCE_COLOR are honoured).")]
+Quiet = Annotated[bool, typer.Option(
+    "--quiet", "-q", help="No report on standard output: only the exit status (and any -o or "
+                          "--FORMAT-output file).")]
+
+
+def whole_number(flag: str, value: str | None) -> int | None:
+    """A number given on the command line, or a one-line error in logscan's words."""
+    if value is None:
+        return None
+    text = value.strip()
+    if not text.isascii() or not text.isdigit():
+        fail(f"{flag} must be a whole number, not {value!r}")
+    return int(text)
+
+
+def rule_ids(values: Sequence[str]) -> list[str]:
+    """`--ignore a,b --ignore c` as [a, b, c]: a list flag takes commas as ruff's does."""
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
 def option(name: str, annotation, default=None) -> inspect.Parameter:
@@ -164,13 +220,20 @@ def _reason(exc: Exception) -> str:
     return getattr(exc, "strerror", None) or str(exc)
 
 
-def load_settings(flags: dict, config_file: Path | None, isolated: bool):
+def load_settings(flags: dict, config_file: Path | None, isolated: bool, gate: bool = False):
     """The run's Settings from the flags and the config file (the nearest one, the one given
-    with --config, or none with --isolated); a bad value is a one-line error."""
+    with --config, or none with --isolated); a bad value is a one-line error. Only the gate
+    (`check`) reads the config file's expectations."""
     from logscan.config import find_config, load_config
     from logscan.errors import ConfigError, LogscanError
     from logscan.settings import Settings
 
+    flags = dict(flags)
+    for name in ("select", "ignore"):
+        if name in flags:
+            flags[name] = rule_ids(flags[name])
+    if isinstance(flags.get("processes"), str):
+        flags["processes"] = whole_number("--jobs", flags["processes"])
     try:
         if config_file is not None and isolated:
             raise ConfigError("--config and --isolated cannot be used together")
@@ -180,7 +243,7 @@ def load_settings(flags: dict, config_file: Path | None, isolated: bool):
             table, path = load_config(config_file)
         else:
             table, path = find_config()
-        return Settings.resolve(flags, table, path)
+        return Settings.resolve(flags, table, path, gate=gate)
     except LogscanError as exc:
         fail(str(exc))
 
@@ -194,18 +257,94 @@ def checked_catalogue(settings):
     return catalogue
 
 
+STDIN_PATH = "-"
+STDIN_LABEL = "<stdin>"  # how a log read from standard input is named in every report
+
+
 def diagnose_or_fail(paths: list[str], settings):
     """(the Diagnosis of the job in PATHs, the catalogue it used); a problem the user can act on
-    ends the command in one line."""
+    ends the command in one line. A PATH inside another PATH is part of the same job, and `-`
+    is one log read from standard input, named <stdin> in the reports."""
     from logscan.errors import LogscanError
 
+    paths = outermost(paths)
     try:
         from logscan.diagnose.pipeline import diagnose_paths
 
         catalogue = checked_catalogue(settings)
-        return diagnose_paths(list(paths), settings, catalogue), catalogue
+        if STDIN_PATH not in paths:
+            return diagnose_paths(paths, settings, catalogue), catalogue
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="logscan-stdin-") as spool:
+            spooled = _spool_stdin(Path(spool) / "stdin")
+            given = [spooled if p == STDIN_PATH else p for p in paths]
+            try:
+                diagnosis = diagnose_paths(given, settings, catalogue)
+            except LogscanError as exc:
+                fail(renamed(str(exc), spooled, STDIN_LABEL))
+            return renamed(diagnosis, spooled, STDIN_LABEL), catalogue
     except LogscanError as exc:
         fail(str(exc))
+
+
+def outermost(paths: Sequence[str]) -> list[str]:
+    """The PATHs less any that lie inside (or are) another one given: `D D/worker-1` is D."""
+    def where(path: str) -> str:
+        return path if path == STDIN_PATH else os.path.realpath(path)
+
+    resolved = [where(p) for p in paths]
+    kept, seen = [], set()
+    for path, real in zip(paths, resolved):
+        if real in seen:
+            continue
+        inside = any(other != real and other != STDIN_PATH and os.path.isdir(other)
+                     and real.startswith(other.rstrip("/") + "/") for other in resolved)
+        if not inside:
+            kept.append(path)
+            seen.add(real)
+    return kept
+
+
+def _spool_stdin(target: Path) -> str:
+    """Standard input copied to `target`: the scanner reads regular files only (it seeks and
+    reads large logs in parallel pieces)."""
+    import shutil
+
+    stream = sys.stdin
+    if stream is None:
+        fail("- reads a log from standard input, but standard input is closed")
+    if stream.isatty():
+        fail("- reads a log from standard input, but it is a terminal: pipe a log into it "
+             "(kubectl logs POD | logscan scan -)")
+    source = getattr(stream, "buffer", stream)
+    try:
+        with open(target, "wb") as spool:
+            shutil.copyfileobj(source, spool)
+    except (OSError, ValueError) as exc:
+        fail(f"cannot read standard input: {_reason(exc)}")
+    return str(target)
+
+
+def renamed(value, old: str, new: str):
+    """`value` (a Diagnosis, or anything inside one) with the text `old` shown as `new`
+    wherever a path or a message holds it."""
+    import dataclasses
+
+    if isinstance(value, str):
+        return value.replace(old, new) if old in value else value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {f.name: renamed(getattr(value, f.name), old, new)
+                   for f in dataclasses.fields(value) if f.init}
+        return dataclasses.replace(value, **changes)
+    if isinstance(value, (list, tuple)):
+        items = [renamed(item, old, new) for item in value]
+        return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
+    if isinstance(value, dict):
+        return {renamed(k, old, new): renamed(v, old, new) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return type(value)(renamed(item, old, new) for item in value)
+    return value
 
 
 def exit_status(diagnosis, fail_on: FailOn) -> int:
@@ -227,7 +366,12 @@ def to_terminal(settings) -> bool:
 
 
 def use_color(color: bool | None, settings) -> bool:
-    """--color/--no-color, else colour on a terminal unless NO_COLOR is set (no-color.org)."""
+    """--color/--no-color; else none when NO_COLOR is set (no-color.org), colour when
+    FORCE_COLOR is (force-color.org: any value but the empty one), else colour on a terminal."""
     if color is not None:
         return color
-    return to_terminal(settings) and not os.environ.get("NO_COLOR")
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return to_terminal(settings)

@@ -14,3 +14,19 @@ Exit status:
   {EXIT_USAGE}    usage, config or input error (one line on stderr)
   {EXIT_INTERNAL}    internal error in logscan (one line on stderr; please report it)
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)"""
+
+# `logscan lint`: its verdict is HEALTHY or FAILED only, from findings on the scripts.
+LINT_EXIT_HELP = f"""\b
+Exit status:
+  {EXIT_HEALTHY}    no finding at or above --fail-on (default: error)
+  {EXIT_FINDINGS}    findings at or above --fail-on
+  {EXIT_USAGE}    usage, config or input error (one line on stderr)
+  {EXIT_INTERNAL}    internal error in logscan (one line on stderr; please report it)
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)"""
+
+# `logscan rules`: it judges nothing.
+RULES_EXIT_HELP = f"""\b
+Exit status:
+  {EXIT_HEALTHY}    the rules were listed or explained
+  {EXIT_USAGE}    usage or config error, a bad rule file, an unknown rule id (one line on stderr)
+  {EXIT_INTERNAL}    internal error in logscan (one line on stderr; please report it)"""

@@ -4,23 +4,24 @@ formats and exit statuses as `scan`: 0 clean, 1 findings at or above --fail-on, 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from logscan.cli.exit_codes import EXIT_STATUS_HELP
-from logscan.cli.common import (Color, ConfigFile, Isolated, RuleDirs, exit_status, fail,
-                                load_settings, use_color, write_report)
+from logscan.cli.exit_codes import LINT_EXIT_HELP
+from logscan.cli.common import (Color, ConfigFile, Isolated, Quiet, RuleDirs, exit_status, fail,
+                                load_settings, rule_ids, use_color, write_report)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("lint", epilog=EXIT_STATUS_HELP)(lint)
+    app.command("lint", epilog=LINT_EXIT_HELP)(lint)
 
 
 def lint(
     scripts: Annotated[Optional[list[str]], typer.Argument(
-        metavar="SCRIPT", help="Launch scripts (launch_ddp.sh) to lint.", show_default=False)] = None,
+        metavar="SCRIPT...", help="Launch scripts (launch_ddp.sh) to lint.", show_default=False)] = None,
     command: Annotated[Optional[str], typer.Option(
         "--command", "-c", metavar="TEXT", help="The platform launch command, as typed on the creation page.")] = None,
     command_file: Annotated[Optional[Path], typer.Option(
@@ -33,9 +34,12 @@ def lint(
     fail_on: Annotated[Optional[str], typer.Option(
         metavar="LEVEL", help="Exit 1 on findings at or above this severity: error, warning or never.")] = None,
     rules: RuleDirs = [],
-    select: Annotated[list[str], typer.Option(metavar="ID", help="Only these lint rule ids (repeatable).")] = [],
-    ignore: Annotated[list[str], typer.Option(metavar="ID", help="Skip these lint rule ids (repeatable).")] = [],
+    select: Annotated[list[str], typer.Option(
+        metavar="ID[,ID...]", help="Only these lint rule ids (repeatable, or comma-separated).")] = [],
+    ignore: Annotated[list[str], typer.Option(
+        metavar="ID[,ID...]", help="Skip these lint rule ids (repeatable, or comma-separated).")] = [],
     color: Color = None,
+    quiet: Quiet = False,
     config: ConfigFile = None,
     isolated: Isolated = False,
 ) -> None:
@@ -59,10 +63,15 @@ def lint(
                 fail(f"cannot read {command_file}: {exc.strerror or exc}")
         label = str(command_file) if command_file is not None else COMMAND_LABEL
         inp = read_input(scripts or [], command, train_script, label)
-        diagnosis = run_lint(inp, load_catalogue(settings.rule_dirs), select, ignore)
+        diagnosis = run_lint(inp, load_catalogue(settings.rule_dirs), rule_ids(select),
+                             rule_ids(ignore))
     except LogscanError as exc:
         fail(str(exc))
-    color = use_color(color, settings)
-    write_report(RENDERERS[settings.format](diagnosis, color=color and settings.format == "human"),
-                 settings.output)
+    if not (quiet and settings.output is None):
+        from logscan.cli.common import project_url, version
+
+        color = use_color(color, settings) and settings.format == "human"
+        machine = {} if settings.format == "human" else dict(
+            tool_version=version(), information_uri=project_url(), base_dir=os.getcwd())
+        write_report(RENDERERS[settings.format](diagnosis, color=color, **machine), settings.output)
     raise typer.Exit(exit_status(diagnosis, settings.fail_on))

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from logscan.cli.exit_codes import EXIT_STATUS_HELP
-from logscan.cli.common import (ConfigFile, Ignore, Isolated, Jobs, JobStatusOption, Now,
+from logscan.cli.common import (ConfigFile, Ignore, Isolated, Jobs, JobStatusOption, Now, Paths,
                                 ProgressPatterns, RuleDirs, Select, StallAfter, diagnose_or_fail,
                                 exit_status, load_settings, write_report)
 
@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
 
 
 def report(
-    paths: Annotated[list[str], typer.Argument(help="Log files or directories of ONE job.")],
+    paths: Paths,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", metavar="FILE", help="Write the page to FILE (default: standard output).")] = None,
     rules: RuleDirs = [],
@@ -29,7 +29,7 @@ def report(
     job_status: JobStatusOption = None,
     now: Now = None,
     stall_after: StallAfter = None,
-    jobs: Jobs = 0,
+    jobs: Jobs = None,
     config: ConfigFile = None,
     isolated: Isolated = False,
 ) -> None:

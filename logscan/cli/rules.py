@@ -10,16 +10,16 @@ from typing import Annotated
 
 import typer
 
-from logscan.cli.exit_codes import EXIT_STATUS_HELP
+from logscan.cli.exit_codes import RULES_EXIT_HELP
 from logscan.cli.common import ConfigFile, Isolated, RuleDirs, emit, fail, load_settings, text
 from logscan.vocabulary import RuleKind
 
-rules_app = typer.Typer(add_completion=False, rich_markup_mode=None,
+rules_app = typer.Typer(add_completion=False, rich_markup_mode=None, epilog=RULES_EXIT_HELP,
                         help="List the rules, or explain one.")
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(rules_app, name="rules", epilog=EXIT_STATUS_HELP)
+    app.add_typer(rules_app, name="rules", epilog=RULES_EXIT_HELP)
 
 
 def _catalogue(rule_dirs: list[str], config, isolated: bool):
@@ -49,7 +49,7 @@ def rules_list(ctx: typer.Context, rules: RuleDirs = [], config: ConfigFile = No
 
 
 @rules_app.command("explain")
-def rules_explain(ctx: typer.Context, rule_id: Annotated[str, typer.Argument(help="A rule id.")],
+def rules_explain(ctx: typer.Context, rule_id: Annotated[str, typer.Argument(metavar="ID", help="A rule id (see 'logscan rules').")],
                   rules: RuleDirs = []) -> None:
     """Print one rule's documentation."""
     from logscan.render.inert import inert

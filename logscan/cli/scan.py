@@ -10,7 +10,7 @@ import typer
 
 from logscan.cli.exit_codes import EXIT_STATUS_HELP
 from logscan.cli.common import (Color, ConfigFile, FailOnOption, Ignore, Isolated, Jobs,
-                                JobStatusOption, Now, Output, ProgressPatterns, RuleDirs, Select,
+                                JobStatusOption, Now, Paths, Output, ProgressPatterns, Quiet, RuleDirs, Select,
                                 StallAfter, diagnose_or_fail, exit_status, load_settings,
                                 to_terminal, use_color, with_options)
 from logscan.cli.outputs import REPORT_OPTIONS, FormatOption, report_files, write_reports
@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
 
 @with_options(after="output", options=REPORT_OPTIONS)
 def scan(
-    paths: Annotated[list[str], typer.Argument(help="Log files or directories of ONE job.")],
+    paths: Paths,
     format: FormatOption = None,
     output: Output = None,
     fail_on: FailOnOption = None,
@@ -33,10 +33,11 @@ def scan(
     job_status: JobStatusOption = None,
     now: Now = None,
     stall_after: StallAfter = None,
-    jobs: Jobs = 0,
+    jobs: Jobs = None,
     color: Color = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Human report: every evidence line and cascade in full.")] = False,
     timeline: Annotated[bool, typer.Option("--timeline", help="Human report: draw each Worker's stage timeline.")] = False,
+    quiet: Quiet = False,
     config: ConfigFile = None,
     isolated: Isolated = False,
     **given,
@@ -53,6 +54,6 @@ def scan(
     human = dict(verbose=verbose, timeline=timeline,
                  width=shutil.get_terminal_size().columns if terminal else None)
     write_reports(diagnosis, settings, catalogue, list(paths), color=use_color(color, settings),
-                  human=human)
+                  human=human, quiet=quiet)
     raise typer.Exit(exit_status(diagnosis, settings.fail_on))
 

@@ -1,5 +1,9 @@
 """GitHub Actions workflow commands: one annotation per finding, root cause first.
 
+The root cause, and any error that stands alone, is an `::error`; an error that is only a
+consequence of another (a cascade, or caused by it) is a `::notice` titled as one, so one failure
+with its consequences shows as one error on the pull request, not one per rank it took down.
+
 GitHub shows at most 10 errors, 10 warnings and 10 notices per step, so the most telling come
 first and the rest are counted in one notice (the step summary, `markdown`, has them all). Text
 is escaped as the runner unescapes it (`%`, CR, LF in messages; also `:` and `,` in properties),
@@ -41,8 +45,20 @@ def _body(f: Finding) -> str:
     return "\n".join(inert(line) for line in lines)
 
 
+def is_consequence(d: Diagnosis, f: Finding) -> bool:
+    return not d.is_root(f) and bool(f.cascade or f.caused_by)
+
+
+def level(d: Diagnosis, f: Finding) -> str:
+    """The annotation a finding is: a consequence of another error is a notice."""
+    if f.severity == Severity.ERROR and is_consequence(d, f):
+        return "notice"
+    return COMMANDS[f.severity]
+
+
 def _title(d: Diagnosis, f: Finding) -> str:
-    lead = "root cause: " if d.is_root(f) else ""
+    lead = "root cause: " if d.is_root(f) else (
+        "consequence: " if f.severity == Severity.ERROR and is_consequence(d, f) else "")
     return f"logscan {lead}{f.rule}{place_label(f.node_rank, f.rank)}"
 
 
@@ -54,7 +70,7 @@ def render_github(d: Diagnosis, **_) -> str:
         out.append(command("error", d.summary(), title=f"logscan: {d.verdict}"))
         left["error"] -= 1
     for f in ordered(d):
-        kind = COMMANDS[f.severity]
+        kind = level(d, f)
         if left[kind] == 0:
             hidden += 1
             continue

@@ -1,24 +1,29 @@
-"""JUnit XML as GitLab, Jenkins and GitHub test-report actions read it.
+"""JUnit XML as GitLab, Jenkins and GitHub test-report actions read it, valid against both the
+strict Apache Ant schema and Jenkins' xunit-plugin schema.
 
-One testsuite per job; one testcase per (rule or expectation, Worker) for every rule checked,
-passing ones included, so a fixed failure shows as resolved; a `job` testcase per rule for what is
-about the whole job, and a `verdict` testcase that fails when the job FAILED or the logs show
-nothing to judge (INCONCLUSIVE). An error finding is a failure carrying message, hint and evidence;
-a warning or note stays a pass with the finding in system-out. XML 1.0 cannot hold most control
-characters (and the standard library would write them raw, leaving a file no parser reads): they
-are removed.
+One testsuite per job (in a <testsuites> of one), and a testcase a person can read per question the run asked: `verdict`
+(fails when the job FAILED or the logs show nothing to judge), one per expectation asked, named
+with its value (`expect-workers (--expect-workers 2)`), and one per rule checked, passing ones
+included so that a fixed failure shows as resolved. The count does not grow with the Workers: a
+rule's findings on every Worker are one testcase, its failure naming each place. An error finding
+fails its testcase with message, places, evidence and hint; warnings and notes are listed in the
+suite's system-out (the Ant schema allows no output inside a testcase). The suite's properties
+are the expectations asked. XML 1.0 cannot hold most control characters (and the standard
+library would write them raw, leaving a file no parser reads): they are removed.
 """
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
 
 from logscan.diagnosis import Diagnosis, Finding
-from logscan.render.order import place_of, rules_of, verdict_fails
+from logscan.render.order import ordered, place_of, rules_of, verdict_fails
 from logscan.vocabulary import Severity
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+VERDICT_CASE = "verdict"
 
 
 def xml_text(text: str) -> str:
@@ -26,7 +31,7 @@ def xml_text(text: str) -> str:
 
 
 def _detail(f: Finding) -> str:
-    lines = [f.message]
+    lines = [f"[{place_of(f)}] {f.message}"]
     lines += [f"{e.file}:{e.line}  {e.text.strip()}" for e in f.evidence]
     lines.append(f"hint: {f.hint}")
     if f.fingerprint:
@@ -34,49 +39,61 @@ def _detail(f: Finding) -> str:
     return "\n".join(lines)
 
 
-def _places(d: Diagnosis) -> list[str]:
-    return [w.label if w.node_rank is None else f"node {w.node_rank}" for w in d.workers]
+def _stamp(when: datetime | None) -> str:
+    """The Ant schema's timestamp: UTC, to the second, with no zone written."""
+    when = when or datetime.now(timezone.utc)
+    if when.tzinfo is not None:
+        when = when.astimezone(timezone.utc)
+    return when.strftime("%Y-%m-%dT%H:%M:%S")
 
 
-def render_junit(d: Diagnosis, catalogue=None, checked=None, **_) -> str:
-    suites = ET.Element("testsuites", name="logscan")
-    suite = ET.SubElement(suites, "testsuite", name=xml_text(d.job))
-    by_case: dict[tuple[str, str], list[Finding]] = {}
-    for f in d.findings:
-        by_case.setdefault((f.rule, place_of(f)), []).append(f)
-    cases = [("verdict", "job")]
-    for rule_id, _rule in rules_of(d, catalogue, checked):
-        places = dict.fromkeys([*_places(d), "job"])
-        places.update(dict.fromkeys(place for rule, place in by_case if rule == rule_id))
-        cases += [(rule_id, place) for place in places]
-    failures = 0
-    for rule_id, place in cases:
-        case = ET.SubElement(suite, "testcase", classname=xml_text(f"logscan.{d.job}.{rule_id}"),
-                             name=xml_text(f"{rule_id} [{place}]"))
-        if rule_id == "verdict":
+def render_junit(d: Diagnosis, catalogue=None, checked=None, expectations=(), hostname: str = "",
+                 started: datetime | None = None, elapsed: float = 0.0, **_) -> str:
+    """`expectations`: (rule id, the flag and value asked) of each expectation of the run;
+    `hostname`, `started` and `elapsed`: where, when and how long the check ran."""
+    asked = dict(expectations)
+    job = xml_text(d.job) or "job"
+    # The Ant schema allows no attribute on <testsuites>, and asks a suite inside it for an id
+    # and a package.
+    suites = ET.Element("testsuites")
+    suite = ET.SubElement(suites, "testsuite", name=job, timestamp=_stamp(started),
+                          hostname=xml_text(hostname) or "localhost", package="logscan", id="0")
+    properties = ET.SubElement(suite, "properties")
+    for rule_id, flag in asked.items():
+        ET.SubElement(properties, "property", name=rule_id, value=xml_text(flag))
+    by_rule: dict[str, list[Finding]] = {}
+    for f in ordered(d):  # root cause first: a testcase's failure message is about it
+        by_rule.setdefault(f.rule, []).append(f)
+    rule_ids = [rule_id for rule_id, _rule in rules_of(d, catalogue, checked)]
+    # The verdict, then the expectations asked, then every other rule: what was asked reads first.
+    cases = [VERDICT_CASE, *(r for r in rule_ids if r in asked), *(r for r in rule_ids if r not in asked)]
+    failures, notes = 0, []
+    for rule_id in cases:
+        name = f"{rule_id} ({asked[rule_id]})" if rule_id in asked else rule_id
+        case = ET.SubElement(suite, "testcase", classname=xml_text(f"logscan.{d.job}") or "logscan",
+                             name=xml_text(name), time="0")
+        if rule_id == VERDICT_CASE:
             if verdict_fails(d):
                 failures += 1
                 failure = ET.SubElement(case, "failure", type=d.verdict, message=xml_text(d.summary()))
                 failure.text = xml_text(f"{d.summary()}\nwhy: {d.verdict_reason}")
-            else:
-                ET.SubElement(case, "system-out").text = xml_text(d.summary())
             continue
-        found = by_case.get((rule_id, place), [])
+        found = by_rule.get(rule_id, [])
         errors = [f for f in found if f.severity == Severity.ERROR]
         if errors:
             failures += 1
+            places = ", ".join(dict.fromkeys(place_of(f) for f in errors))
             failure = ET.SubElement(case, "failure", type=errors[0].severity,
-                                    message=xml_text(errors[0].message))
+                                    message=xml_text(f"{errors[0].message} ({places})"))
             failure.text = xml_text("\n\n".join(_detail(f) for f in errors))
-        others = [f for f in found if f.severity != Severity.ERROR]
-        if others:
-            ET.SubElement(case, "system-out").text = xml_text(
-                "\n\n".join(f"{f.severity}: {_detail(f)}" for f in others))
+        notes += [f"{f.severity} {f.rule}: {_detail(f)}" for f in found if f.severity != Severity.ERROR]
+    ET.SubElement(suite, "system-out").text = xml_text(
+        "\n\n".join([d.summary(), *notes]))
+    ET.SubElement(suite, "system-err")
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
     suite.set("skipped", "0")
-    suites.set("tests", str(len(cases)))
-    suites.set("failures", str(failures))
+    suite.set("time", f"{max(elapsed, 0.0):.3f}")
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

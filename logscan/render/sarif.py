@@ -1,9 +1,18 @@
 """SARIF 2.1.0 for code-scanning UIs: rule metadata (name, help, default level) from the
-catalogue, one result per finding with its fingerprint, the verdict as a tool notification."""
+catalogue, one result per finding with its fingerprint, the verdict as a tool notification.
+
+A file inside the directory logscan ran in (the checkout, in CI) is a URI relative to the base
+`%SRCROOT%`, which `originalUriBaseIds` resolves, so code scanning opens it in the repository; a
+file elsewhere is an absolute file: URI. What is not a file (the launch command given as text, a
+log read from standard input, a job with no file to point at) is a logical location, never a
+made-up file URI.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from urllib.parse import quote
 
 from logscan.diagnosis import Diagnosis, place_label
@@ -11,13 +20,40 @@ from logscan.diagnose.fingerprint import fingerprint
 from logscan.render.order import LEVELS, location, ordered, rules_of, verdict_fails
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+BASE_ID = "%SRCROOT%"
 
 
-def artifact_uri(path: str) -> str:
-    """A relative path as a relative URI reference; an absolute one as a file: URI."""
-    if path.startswith("/"):
-        return "file://" + quote(path)
-    return quote(path[2:] if path.startswith("./") else path)
+def artifact_location(path: str, base_dir: str | None) -> dict:
+    """A file as SARIF names it: relative to BASE_ID when it lies under `base_dir` (or is
+    relative, as typed from there), else an absolute file: URI."""
+    if not os.path.isabs(path):
+        relative = os.path.normpath(path)
+        if base_dir is not None and not relative.startswith(".."):
+            return {"uri": quote(relative), "uriBaseId": BASE_ID}
+        path = os.path.join(base_dir or os.getcwd(), path)
+    if base_dir is not None:
+        inside = os.path.relpath(path, base_dir)
+        if not inside.startswith(".."):
+            return {"uri": quote(inside), "uriBaseId": BASE_ID}
+    return {"uri": Path(os.path.normpath(path)).as_uri()}
+
+
+def is_file_label(path: str) -> bool:
+    """False for the names logscan gives what is not a file: `<launch command>`, `<stdin>`."""
+    return not (path.startswith("<") and path.endswith(">"))
+
+
+def _location(path: str, line: int, d: Diagnosis, base_dir: str | None, snippet: str | None = None,
+              **extra) -> dict:
+    files = {file for w in d.workers for file in w.files}
+    if is_file_label(path) and (path != d.job or path in files):
+        region = {"startLine": max(1, line)}
+        if snippet is not None:
+            region["snippet"] = {"text": snippet}
+        return {**extra, "physicalLocation": {"artifactLocation": artifact_location(path, base_dir),
+                                              "region": region}}
+    return {**extra, "logicalLocations": [{"name": path.strip("<>"), "fullyQualifiedName": path,
+                                           "kind": "resource"}]}
 
 
 def _name(rule_id: str) -> str:
@@ -43,7 +79,8 @@ def _rule(rule_id: str, rule) -> dict:
     return entry
 
 
-def render_sarif(d: Diagnosis, catalogue=None, checked=None, tool_version: str = "", **_) -> str:
+def render_sarif(d: Diagnosis, catalogue=None, checked=None, tool_version: str = "",
+                 information_uri: str = "", base_dir: str | None = None, **_) -> str:
     rules = rules_of(d, catalogue, checked)
     index = {rule_id: i for i, (rule_id, _) in enumerate(rules)}
     results = []
@@ -54,13 +91,9 @@ def render_sarif(d: Diagnosis, catalogue=None, checked=None, tool_version: str =
             "ruleIndex": index[f.rule],
             "level": LEVELS[f.severity],
             "message": {"text": f"{f.rule}{place_label(f.node_rank, f.rank)}: {f.message}\nHint: {f.hint}"},
-            "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": artifact_uri(path)},
-                "region": {"startLine": max(1, line)}}}],
-            "relatedLocations": [{"id": i, "physicalLocation": {
-                "artifactLocation": {"uri": artifact_uri(e.file)},
-                "region": {"startLine": max(1, e.line), "snippet": {"text": e.text}}}}
-                for i, e in enumerate(f.evidence[1:], 1)],
+            "locations": [_location(path, line, d, base_dir)],
+            "relatedLocations": [_location(e.file, e.line, d, base_dir, snippet=e.text, id=i)
+                                 for i, e in enumerate(f.evidence[1:], 1)],
             "partialFingerprints": {"logscanFingerprint/v1": f.fingerprint or fingerprint(f)},
             "properties": {"cascade": f.cascade, "caused_by": f.caused_by},
         })
@@ -68,20 +101,21 @@ def render_sarif(d: Diagnosis, catalogue=None, checked=None, tool_version: str =
               "rules": [_rule(rule_id, rule) for rule_id, rule in rules]}
     if tool_version:
         driver["version"] = tool_version
-    log = {
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": driver},
-            "invocations": [{
-                "executionSuccessful": True,
-                "toolExecutionNotifications": [{
-                    "level": "error" if verdict_fails(d) else "note",
-                    "message": {"text": d.summary()},
-                    "descriptor": {"id": "verdict"}}],
-            }],
-            "results": results,
-            "properties": {"verdict": d.verdict, "verdict_reason": d.verdict_reason},
+    if information_uri:
+        driver["informationUri"] = information_uri
+    run = {
+        "tool": {"driver": driver},
+        "invocations": [{
+            "executionSuccessful": True,
+            "toolExecutionNotifications": [{
+                "level": "error" if verdict_fails(d) else "note",
+                "message": {"text": d.summary()},
+                "descriptor": {"id": "verdict"}}],
         }],
+        "results": results,
+        "properties": {"verdict": d.verdict, "verdict_reason": d.verdict_reason},
     }
+    if base_dir is not None:
+        run["originalUriBaseIds"] = {BASE_ID: {"uri": Path(base_dir).as_uri().rstrip("/") + "/"}}
+    log = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2, ensure_ascii=True) + "\n"
