@@ -57,3 +57,15 @@ def test_a_sibling_torchrun_had_to_sigkill_is_not_the_oom_killers(run_cli, tmp_p
     report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
     assert report["root_cause"]["rule"] == "crash-during-training"
     assert "worker-killed" not in {f["rule"] for f in report["findings"]}
+
+
+def test_one_killed_process_told_by_its_failed_line_and_its_summary_row_is_one_finding(run_cli, tmp_path):
+    # Synthetic: the real self-sigkill run's Worker 1 without its launch line (a paste that lost it),
+    # so the `failed (exitcode: -9) local_rank: 0 (pid: P)` line names no global rank; the summary's
+    # row for pid P does.
+
+    job = sample_copy(tmp_path, "self-sigkill", "worker-1/launch_ddp.log",
+                      "DDP launch: nnodes=2 node_rank=1 gpus_per_node=2 total_procs=4 master=127.0.0.1:29660\n", "")
+    report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    killed = [f for f in report["findings"] if f["rule"] == "worker-killed"]
+    assert [(f["rank"], len(f["evidence"])) for f in killed] == [(2, 3)], killed

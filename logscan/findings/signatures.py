@@ -74,15 +74,24 @@ def signature_findings(job: Job, rule):
     by_key: dict = {}
     for worker in job.workers:
         stopped = None
-        for hit in worker.hits:
-            if hit.rule_id != rule.id:
-                continue
+        mine = [h for h in worker.hits if h.rule_id == rule.id]
+        # One process told by several lines (torchrun's `failed (exitcode: -9) ... (pid: P)` and
+        # its summary's row for pid P): the rank one of them names is every one's.
+        rank_of_pid = {}
+        for hit in mine:
+            groups = dict(hit.groups)
+            rank = worker.global_rank(hit.where, groups)
+            if rank is not None and groups.get(Group.PID) is not None:
+                rank_of_pid.setdefault(groups[Group.PID], rank)
+        for hit in mine:
             groups = dict(hit.groups)
             if Group.PID in groups:
                 stopped = _stopped_on_purpose(worker) if stopped is None else stopped
                 if groups[Group.PID] in stopped:
                     continue  # torchrun's own SIGTERM or SIGKILL of a sibling, not this rule's cause
             rank = worker.global_rank(hit.where, groups)
+            if rank is None:
+                rank = rank_of_pid.get(groups.get(Group.PID))
             key = (worker.label, rank)
             if key not in by_key:
                 by_key[key] = (worker, rank, {}, [])
