@@ -114,3 +114,17 @@ def test_a_report_beside_the_logs_and_stray_text_files_are_not_workers(tmp_path)
         f"{job}/worker-0/launch_ddp.log", f"{job}/worker-1/launch_ddp.log"]
     after = diagnose_paths([str(job)], Settings(now=NOW))
     assert after.summary() == before.summary()
+
+
+def test_an_oddly_named_excerpt_of_process_group_or_nccl_lines_is_a_log(tmp_path):
+    # Synthetic excerpts a user saves as console.txt: torch's NCCL watchdog line (ProcessGroupNCCL.cpp's
+    # format string, behind the `[rankN]:` prefix torch adds), and NCCL's own WARN line.
+    (tmp_path / "console.txt").write_text(
+        "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=4, NumelOut=4, "
+        "Timeout(ms)=600000) ran for 600060 milliseconds before timing out.\n")
+    (tmp_path / "nccl.txt").write_text("node-1:168:168 [0] misc/shmutils.cc:72 NCCL WARN Error: failed to extend "
+                                       "/dev/shm/nccl-UbzKZ9 to 9637892 bytes\n")
+    (tmp_path / "notes.txt").write_text("rerun on Monday with the larger batch\n")
+    found = discover([str(tmp_path)])
+    assert sorted(Path(f.display).name for f in found.logs) == ["console.txt", "nccl.txt"]

@@ -38,8 +38,11 @@ SURE_LOG_NAME = re.compile(r"(?i)(?:\.(?:log|out|err|stdout|stderr)(?:\.\d+)?(?:
 OWN_REPORT = re.compile(rb"^(?:(?:HEALTHY|FAILED|RUNNING|INCONCLUSIVE) [^\n]*: |\{\s*\"schema_version\")")
 # Trees of the machine itself, never walked whatever a link or an argument says.
 SYSTEM_TREES = ("/proc", "/sys", "/dev")
-# Content that marks an oddly named text file as a DDP launch log.
-LOG_MARKERS = (b"DDP launch:", b"torchrun", b"torch.distributed", b"LOCAL_RANK", b"Traceback (most recent")
+# Content that marks an oddly named text file as a DDP launch log: the launch line, torchrun's and
+# torch.distributed's own words, a process's `[rankN]:` prefix, the process groups' C++ logging
+# (`ProcessGroupNCCL.cpp:607]`, `ProcessGroupGloo`) and NCCL's own lines (`NCCL INFO`, `NCCL WARN`).
+LOG_MARKERS = (b"DDP launch:", b"torchrun", b"torch.distributed", b"LOCAL_RANK", b"Traceback (most recent",
+               b"[rank", b"ProcessGroupNCCL", b"ProcessGroupGloo", b"NCCL INFO", b"NCCL WARN")
 # torchrun --log-dir keeps per-process copies: <log_dir>/<run_id>_<rand>/attempt_<n>/<local_rank>/
 # {stdout,stderr}.log (and error.json). They are views of one Worker's processes, not Workers.
 PROCESS_COPY = re.compile(
