@@ -38,6 +38,8 @@ class Group(StrEnum):
     RESTART_COUNT = "count"      # the worker group's restart_count
     SIGNAL = "signal"            # the signal a process received, by name or number
     PID = "pid"                  # the process the line is about
+    HOST = "host"                # the address a line names (the store a client tried to reach)
+    PORT = "port"                # ...and its port
     # A rendezvous round's lines (Worker.rounds): which line it is, and what it says.
     ROUND_OPENS = "rendezvousing"          # `Rendezvous'ing worker group`: a round begins
     GROUP_STOPPING = "stopping"            # `Stopping worker group`

@@ -8,7 +8,7 @@ from logscan.diagnosis import format_duration
 from logscan.findings.base import finding, hits, plural
 from logscan.model.failures import SIGTERM, Failure, awaited_ranks, is_stale, job_ended
 from logscan.model.job import Job
-from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, SIBLING_TERMINATED, DEATH_SIGNAL_RECEIVED,
+from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, CONNECT_FAILED, SIBLING_TERMINATED, DEATH_SIGNAL_RECEIVED,
                               WAITING_EVIDENCE)
 from logscan.vocabulary import JobStatus, Role, RuleKind, RunStage
 
@@ -42,7 +42,13 @@ def hang_in_rendezvous(job: Job, rule):
             continue
         waits = [h for h in hits(worker, *rendezvous_signals) if worker.in_final_round(h.where)]
         terminated = hits(worker, DEATH_SIGNAL_RECEIVED)
-        if waits:
+        # A client that never reached the store says so (connect-failed), or says whom it timed out
+        # connecting to (store-timeout's client line names the host).
+        unreachable = [h for h in waits if h.rule_id == CONNECT_FAILED or h.group(Group.HOST)]
+        if unreachable:
+            reason = _unreachable(unreachable)
+            evidence = [h.where for h in unreachable]
+        elif waits:
             reason = "its rendezvous timed out waiting for the other Workers"
             evidence = [h.where for h in waits]
         elif terminated:
@@ -72,6 +78,16 @@ def hang_in_rendezvous(job: Job, rule):
         out.append(finding(rule, message, [worker.launch.where if worker.launch else None, *evidence],
                            node_rank=worker.node_rank, worker=worker.label))
     return out
+
+
+def _unreachable(connects) -> str:
+    """Why a Worker that never reached the rendezvous store waited: it is the one cut off."""
+    groups = dict(connects[-1].groups)
+    host, port = groups.get(Group.HOST), groups.get(Group.PORT)
+    at = f" at {host}:{port}" if host and port else ""
+    return (f"it could not connect to the rendezvous store{at}: nothing listened there in time (the master "
+            f"Worker not started, crashed or on another port) or the address is wrong or unreachable from "
+            f"this Worker")
 
 
 def _re_formed_round_hang(rule, hung: list, re_formed: list):

@@ -182,8 +182,11 @@ class EnvAssembler:
 TRACEBACK_START = "Traceback (most recent call last)"
 CHAINED = ("During handling of the above exception", "The above exception was the direct cause",
            "Original Traceback")
-# Frames of torchrun itself: a traceback holding one was raised by the agent, not a process.
-AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line')
+# Frames of torchrun itself: a traceback holding one was raised by the agent, not a process. Its
+# rendezvous and agent packages run in torchrun only (a training process's own rendezvous is
+# torch/distributed/rendezvous.py).
+AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line',
+                'torch/distributed/elastic/rendezvous/', 'torch/distributed/elastic/agent/')
 # An exception's class: one named as Python names them (`...Error`, `...Exception`, `...Interrupt`,
 # `...Exit`), or one of the builtins that are not (`raise Exception(...)` is common in scripts).
 EXCEPTION = re.compile(
