@@ -28,6 +28,8 @@ WORKER_VANISHED = "worker-vanished"
 STOPPED_FROM_OUTSIDE = "stopped-from-outside"
 HANG_ENDED_FROM_OUTSIDE = "hang-ended-from-outside"
 RANK_LEFT_EARLY = "rank-left-early"
+# A signature rule code defers to: torchrun's own report of a SIGKILLed process.
+WORKER_KILLED = "worker-killed"
 # Code rules of role "expectation": what a gate asked for (logscan.expectations.EXPECTATIONS).
 EXPECT_WORKERS = "expect-workers"
 EXPECT_GPUS_PER_NODE = "expect-gpus-per-node"

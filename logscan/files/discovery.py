@@ -40,9 +40,12 @@ OWN_REPORT = re.compile(rb"^(?:(?:HEALTHY|FAILED|RUNNING|INCONCLUSIVE) [^\n]*: |
 SYSTEM_TREES = ("/proc", "/sys", "/dev")
 # Content that marks an oddly named text file as a DDP launch log: the launch line, torchrun's and
 # torch.distributed's own words, a process's `[rankN]:` prefix, the process groups' C++ logging
-# (`ProcessGroupNCCL.cpp:607]`, `ProcessGroupGloo`) and NCCL's own lines (`NCCL INFO`, `NCCL WARN`).
+# (`ProcessGroupNCCL.cpp:607]`, `ProcessGroupGloo`), NCCL's own lines (`NCCL INFO`, `NCCL WARN`) and
+# other launchers' own lines.
 LOG_MARKERS = (b"DDP launch:", b"torchrun", b"torch.distributed", b"LOCAL_RANK", b"Traceback (most recent",
-               b"[rank", b"ProcessGroupNCCL", b"ProcessGroupGloo", b"NCCL INFO", b"NCCL WARN")
+               b"[rank", b"ProcessGroupNCCL", b"ProcessGroupGloo", b"NCCL INFO", b"NCCL WARN",
+               # other launchers' own lines: DeepSpeed's (`[launch.py:151:main] nnodes=1, ...`)
+               b"deepspeed", b"DeepSpeed")
 # torchrun --log-dir keeps per-process copies: <log_dir>/<run_id>_<rand>/attempt_<n>/<local_rank>/
 # {stdout,stderr}.log (and error.json). They are views of one Worker's processes, not Workers.
 PROCESS_COPY = re.compile(

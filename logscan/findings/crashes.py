@@ -11,14 +11,18 @@ from logscan.exit_signals import SIGNALS
 from logscan.findings.base import finding, hits, plural
 from logscan.model.failures import SIGKILL, SIGTERM, Failure, earlier_attempt_failures
 from logscan.model.job import ROUND_FAILURE, Job
-from logscan.rule_ids import WORKER_GROUP_RESTART
+from logscan.rule_ids import WORKER_GROUP_RESTART, WORKER_KILLED
 from logscan.vocabulary import JobStatus
 
 
 def _crashes(job: Job, rule, during: bool):
     failures = [f for f in job.failures if f.after_progress == during]
-    # A SIGKILL has its own rule (worker-killed); a SIGTERM is what victims get.
-    crashes = [f for f in failures if not f.cascade and f.exitcode not in (SIGKILL, SIGTERM)]
+    # A SIGKILL torchrun reported has its own rule (worker-killed); one only another launcher told
+    # (DeepSpeed's `exits with return code = -9`) is a crash like any other. A SIGTERM is what
+    # victims get.
+    told_killed = {w.label for w in job.workers if any(h.rule_id == WORKER_KILLED for h in w.hits)}
+    crashes = [f for f in failures if not f.cascade and f.exitcode != SIGTERM
+               and not (f.exitcode == SIGKILL and f.worker.label in told_killed)]
     when = "after training had started" if during else "before the first batch"
     terminated = {f.rank for f in failures if f.exitcode == SIGTERM and f.rank is not None}
     out = [_crash_finding(job, rule, same, when, terminated) for same in _same_error(crashes)]

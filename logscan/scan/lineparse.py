@@ -269,6 +269,14 @@ SUMMARY_ROOT_1_9 = "Root Cause:"
 SUMMARY_FAILURES = ("Failures:", "Other Failures:")
 FAILED_LINE = re.compile(
     r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)")
+# Other launchers' report of a process's end, read as torchrun's failed line: DeepSpeed's launcher
+# (deepspeed/launcher/launch.py, sigkill_handler) logs `{cmd} exits with return code = {code}`, the
+# command a list holding `'--local_rank=N'`; before 0.6 it raised subprocess.CalledProcessError,
+# `Command '[...]' returned non-zero exit status 1.` or `... died with <Signals.SIGKILL: 9>.`
+LAUNCHER_EXIT = re.compile(
+    r"exits with return code = (?P<exitcode>-?\d+)\s*$"
+    r"|Command '\[.*\]' (?:returned non-zero exit status (?P<status>\d+)|died with <Signals\.\w+: (?P<signal>\d+)>)")
+_LOCAL_RANK_ARGUMENT = re.compile(r"--local[_-]rank[= ](?P<local_rank>\d+)")
 _SUMMARY_RANK = re.compile(r"(-?\d+)(?:\s*\(local_rank:\s*(\d+)\))?")
 _SUMMARY_CODE = re.compile(r"-?\d+")
 
@@ -276,7 +284,8 @@ _SUMMARY_CODE = re.compile(r"-?\d+")
 @dataclass(frozen=True, slots=True)
 class SummaryLine:
     """One line of the failure summary. kind: "root" (`Root Cause ...`), "failures", "failed"
-    (value: (local_rank, exitcode) of a `failed (exitcode: N) local_rank: L` line), or a field
+    (value: (local_rank, exitcode) of a `failed (exitcode: N) local_rank: L` line, or of another
+    launcher's report of a process's end; local_rank None where it names none), or a field
     name: time (datetime | None), host (str), rank ((rank, local_rank | None) | None),
     exitcode (int | None), error_file or traceback (str)."""
 
@@ -290,6 +299,8 @@ class SummaryLine:
        Candidates((b" :", b"\t:"), rb"\b(?:time|host|rank|exitcode|traceback)[ \t]+:"),
        _literal(b"error_file:"),
        _literal(b"(exitcode: "),
+       _literal(b"exits with return code = "), _literal(b"returned non-zero exit status"),
+       _literal(b"died with <Signals."),
        # torch 1.9 pads no field: `  exitcode: 1 (pid: 14750)`, `  rank: 0 (local_rank: 0)`
        Candidates((b"exitcode: ", b"rank: ", b"time: "),
                   rb"^[ \t]+(?:exitcode: -?[0-9]+ \(pid: |rank: [0-9]+ \(local_rank: |time: [0-9]{4}-)"))
@@ -300,6 +311,10 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         return SummaryLine("failures")
     if (failed := FAILED_LINE.search(body)) is not None:
         return SummaryLine("failed", (int(failed["local_rank"]), int(failed["exitcode"])))
+    if (ended := LAUNCHER_EXIT.search(body)) is not None:
+        code = int(ended["exitcode"] or ended["status"] or f"-{ended['signal']}")
+        local_rank = _LOCAL_RANK_ARGUMENT.search(body)
+        return SummaryLine("failed", (int(local_rank["local_rank"]) if local_rank else None, code))
     field_match = SUMMARY_FIELD.fullmatch(body)
     if field_match is None:
         return None

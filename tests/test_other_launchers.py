@@ -1,0 +1,51 @@
+"""Other launchers' report of a process's end is read as torchrun's: DeepSpeed's launcher
+(deepspeed/launcher/launch.py) logs `{cmd} exits with return code = {code}`, and before 0.6 raised
+subprocess.CalledProcessError. The lines are built from those format strings (a DeepSpeed run
+needs DeepSpeed and, for its launcher's usual use, GPUs); the log around them is DeepSpeed's own
+logging format."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import POST_MORTEM_NOW
+from logscan.scan.lineparse import parse_summary_line
+
+CMD = "['/usr/bin/python3', '-u', 'main.py', '--local_rank=1', '--deepspeed', 'ds.json']"
+HEAD = """\
+[2023-04-14 13:10:01,101] [INFO] [launch.py:145:main] WORLD INFO DICT: {'localhost': [0, 1]}
+[2023-04-14 13:10:01,101] [INFO] [launch.py:151:main] nnodes=1, num_local_procs=2, node_rank=0
+[2023-04-14 13:10:05,201] [INFO] [comm.py:652:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl
+[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13266
+[2023-04-14 13:11:27,880] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13267
+"""
+
+
+@pytest.mark.parametrize("line, local_rank, exitcode", [
+    (f"[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] {CMD} exits with return code = -9", 1, -9),
+    (f"[2024-03-20 20:31:29,269] [ERROR] [launch.py:321:sigkill_handler] {CMD} exits with return code = 1", 1, 1),
+    ("subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', '--local_rank=3']' "
+     "died with <Signals.SIGSEGV: 11>.", 3, -11),
+    ("subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', '--local_rank=0']' "
+     "returned non-zero exit status 1.", 0, 1),
+    ("exits with return code = -7", None, -7),
+])
+def test_deepspeeds_report_of_a_process_end_is_an_exit(line, local_rank, exitcode):
+    parsed = parse_summary_line(line)
+    assert (parsed.kind, parsed.value) == ("failed", (local_rank, exitcode))
+
+
+@pytest.mark.parametrize("code, words", [
+    (-9, "was killed by SIGKILL"),
+    (-11, "was killed by SIGSEGV"),
+    (-7, "was killed by SIGBUS"),
+])
+def test_a_process_deepspeed_saw_die_by_a_signal_is_the_crash(run_cli, tmp_path, code, words):
+    (tmp_path / "ds_console.txt").write_text(
+        HEAD + f"[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] {CMD} exits with return code = {code}\n")
+    report = json.loads(run_cli("scan", tmp_path, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert report["verdict"] == "FAILED"
+    assert report["root_cause"]["rule"] == "crash-before-first-batch"
+    assert words in report["root_cause"]["message"]
