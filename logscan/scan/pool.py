@@ -29,15 +29,21 @@ def usable_cores() -> int:
 
 def forked_pool(workers: int, initializer=None, initargs=()):
     """A pool of processes forked from this one, so each inherits what this process has loaded
-    (the scanner, the catalogue, imported modules) instead of loading it again; None where
-    processes cannot be forked."""
+    (the scanner, the catalogue, imported modules) instead of loading it again, and each ends
+    when this process does; None where processes cannot be forked."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     if "fork" not in multiprocessing.get_all_start_methods():
         return None
     return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                               initializer=initializer, initargs=initargs)
+                               initializer=_start_forked, initargs=(initializer, initargs))
+
+
+def _start_forked(initializer, initargs) -> None:
+    _die_with_parent()
+    if initializer is not None:
+        initializer(*initargs)
 
 
 class ScanPool:

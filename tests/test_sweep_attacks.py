@@ -1,0 +1,288 @@
+"""The fleet sweep under attack: each test reproduces a way alerts were lost, repeated or stopped
+with nothing anyone saw, or a state file that was not plain data, and checks what the sweep
+does now. The trees are copies of real samples; what a test does to them (names that are not
+UTF-8, directories beyond PATH_MAX, emptied mount points, damaged state files, webhook servers
+that misbehave) is synthetic and said so where it happens."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from conftest import POST_MORTEM_NOW, REPO, SAMPLES
+
+# Two failures and a healthy job: small, so every attack below costs little.
+LAYOUT = {"alice/job-1": "crash-mid-training", "bob/job-2": "healthy-2x2",
+          "run-top": "import-error-one-rank"}
+FAILING = {"alice/job-1", "run-top"}
+
+
+@pytest.fixture
+def outputs(tmp_path) -> Path:
+    root = tmp_path / "outputs"
+    for where, sample in LAYOUT.items():
+        shutil.copytree(SAMPLES / sample, root / where, ignore=shutil.ignore_patterns("expected.json"))
+    return root
+
+
+def sweep_json(run_cli, outputs, state, *args, code: int = 0) -> dict:
+    result = run_cli("sweep", outputs, "--state", state, "--format", "json", "--now",
+                     POST_MORTEM_NOW, *args)
+    assert result.exit_code == code, result.output
+    return json.loads(result.stdout)
+
+
+def told(report: dict) -> list[str]:
+    return sorted(job["job_id"] for job in report["jobs"] if job["change"])
+
+
+def failing(outputs: Path) -> list[str]:
+    return sorted(f"{outputs}/{where}" for where in FAILING)
+
+
+def logscan(*args, **kwargs) -> subprocess.CompletedProcess:
+    """logscan as cron runs it: its own process, nothing captured by a test runner."""
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    kwargs.setdefault("stderr", subprocess.PIPE)
+    return subprocess.run([sys.executable, "-m", "logscan", *map(str, args)], cwd=REPO,
+                          timeout=120, **kwargs)
+
+
+# -- the lock -------------------------------------------------------------------------------------
+
+KILL_WITH_WORKERS = """
+import json, multiprocessing, os, signal, sys
+import logscan.sweep.engine as engine
+pids = sys.argv.pop(1)
+engine.FAN_OUT_MIN_JOBS = 2
+commit, done = engine.Sweep._commit, []
+def commit_then_die(self, *args):
+    commit(self, *args)
+    done.append(1)
+    if len(done) == 1:
+        with open(pids, "w") as out:
+            json.dump([p.pid for p in multiprocessing.active_children()], out)
+        os.kill(os.getpid(), signal.SIGKILL)
+engine.Sweep._commit = commit_then_die
+sys.argv = ["logscan", *sys.argv[1:]]
+from logscan.cli import main
+main()
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_killed_sweep_leaves_no_worker_holding_the_lock_and_the_next_one_alerts(outputs, tmp_path):
+    state, pids = tmp_path / "s.db", tmp_path / "workers.json"
+    args = ["sweep", outputs, "--state", state, "--format", "jsonl", "--now", POST_MORTEM_NOW,
+            "--jobs", "2"]
+    killed = subprocess.run([sys.executable, "-c", KILL_WITH_WORKERS, str(pids), *map(str, args)],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    workers = json.loads(pids.read_text())
+    assert workers  # the fan-out had forked its processes
+    for _ in range(100):  # the kernel ends them with their parent (PR_SET_PDEATHSIG)
+        if not any(map(_alive, workers)):
+            break
+        time.sleep(0.05)
+    assert not any(map(_alive, workers))
+    rerun = logscan(*args)
+    assert rerun.returncode == 0, rerun.stderr
+    alerts = [json.loads(line)["job_id"] for line in rerun.stdout.splitlines()]
+    assert sorted(alerts) == failing(outputs)  # nothing was printed before the kill
+
+
+HOLD_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+os.write(fd, str(os.getpid()).encode())
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_lock_really_held_is_a_failure_whatever_name_the_state_is_reached_by(outputs, tmp_path):
+    real = tmp_path / "state" / "s.db"
+    real.parent.mkdir()
+    sweep_args = ["sweep", outputs, "--now", POST_MORTEM_NOW]
+    assert logscan(*sweep_args, "--state", real).returncode == 0
+    alias = tmp_path / "alias.db"
+    alias.symlink_to(real)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, f"{real}.lock"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        busy = logscan(*sweep_args, "--state", alias, text=True)
+    finally:
+        holder.communicate("")
+    assert busy.returncode == 75 and busy.stdout == ""
+    assert busy.stderr.count("\n") == 1 and "another sweep" in busy.stderr
+    assert f"pid {holder.pid}" in busy.stderr
+    assert not Path(f"{alias}.lock").exists()  # the lock is the real file's
+
+
+# -- names that are not UTF-8 -------------------------------------------------------------------
+
+def test_a_directory_name_that_is_not_utf8_never_fails_the_sweep(run_cli, outputs, tmp_path):
+    # Synthetic: a user directory named with bytes that are not UTF-8, holding a real crash.
+    odd = os.path.join(os.fsencode(outputs), b"\xff\xfeuser")
+    shutil.copytree(SAMPLES / "crash-mid-training", os.fsdecode(os.path.join(odd, b"job-\xe9")),
+                    ignore=shutil.ignore_patterns("expected.json"))
+    state = tmp_path / "s.db"
+    first = sweep_json(run_cli, outputs, state)
+    shown = f"{outputs}/\\xff\\xfeuser/job-\\xe9"
+    assert told(first) == sorted([*failing(outputs), shown])
+    assert all(job["job_path"].isprintable() for job in first["jobs"])
+    assert sweep_json(run_cli, outputs, state)["jobs"] == []  # told once, found again by its bytes
+    every = sweep_json(run_cli, outputs, state, "--all", "--export", tmp_path / "jobs.csv")
+    assert shown in {job["job_id"] for job in every["jobs"]}
+    assert "\\xff\\xfeuser" in (tmp_path / "jobs.csv").read_text()
+    human = run_cli("sweep", outputs, "--state", tmp_path / "h.db", "--now", POST_MORTEM_NOW)
+    assert human.exit_code == 0 and "\\xff\\xfeuser/job-\\xe9" in human.stdout
+
+
+# -- standard output ------------------------------------------------------------------------------
+
+def _small_pipe() -> tuple[int, int]:
+    """A pipe that holds 4 KiB (the smallest a pipe is given), its write end non-blocking: a
+    write larger than what is left is cut short, as a slow or vanished reader cuts one."""
+    read, write = os.pipe()
+    fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, 4096)
+    fcntl.fcntl(write, fcntl.F_SETFL, fcntl.fcntl(write, fcntl.F_GETFL) | os.O_NONBLOCK)
+    return read, write
+
+
+@pytest.mark.parametrize("reader", ["short write", "closed"])
+def test_output_not_taken_whole_is_not_acknowledged(outputs, tmp_path, reader):
+    state = tmp_path / "s.db"
+    args = ["sweep", outputs, "--state", state, "--format", "json", "--now", POST_MORTEM_NOW]
+    read, write = _small_pipe()
+    if reader == "closed":
+        os.close(read)
+    try:
+        cut = logscan(*args, stdout=write, stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    finally:
+        os.close(write)
+        if reader != "closed":
+            os.close(read)
+    assert cut.returncode == 69, cut.stderr
+    assert cut.stderr.decode().count("\n") == 1 and b"standard output" in cut.stderr
+    again = logscan(*args, text=True)
+    assert again.returncode == 0, again.stderr
+    assert told(json.loads(again.stdout)) == failing(outputs)
+    assert json.loads(logscan(*args, text=True).stdout)["jobs"] == []
+
+
+# -- the state is data ---------------------------------------------------------------------------
+
+def _as_schema(state: Path, version: int, surveys: bytes) -> None:
+    """Synthetic: a state made by this logscan, turned back into an older schema's layout, its
+    surveys replaced by `surveys` (what that schema stored: pickles)."""
+    db = sqlite3.connect(state)
+    db.executescript("ALTER TABLE outbox DROP COLUMN printed; ALTER TABLE outbox DROP COLUMN posted;")
+    if version == 2:
+        db.executescript("ALTER TABLE files RENAME COLUMN surveys TO facts; "
+                         "UPDATE meta SET key = 'facts_code' WHERE key = 'reading_code';")
+    db.execute("UPDATE files SET {} = ?".format("facts" if version == 2 else "surveys"), (surveys,))
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_an_older_state_is_migrated_without_loading_its_pickles(run_cli, outputs, tmp_path, version):
+    import pickle
+    import zlib
+
+    state, ran = tmp_path / "s.db", tmp_path / "pickle-ran"
+
+    class Runs:  # what a pickle can do when it is loaded: call anything
+        def __reduce__(self):
+            return (Path.touch, (ran,))
+
+    assert told(sweep_json(run_cli, outputs, state)) == failing(outputs)
+    _as_schema(state, version, zlib.compress(pickle.dumps(Runs())))
+    again = sweep_json(run_cli, outputs, state)
+    assert not ran.exists()
+    assert again["jobs"] == []  # jobs and alerts already sent are kept: nothing told twice
+    assert again["sweep"]["files_opened"] > 0  # what could not be converted is read again
+    db = sqlite3.connect(state)
+    surveys = [zlib.decompress(blob) for blob, in db.execute("SELECT surveys FROM files "
+                                                             "WHERE surveys IS NOT NULL")]
+    assert surveys and all(json.loads(s) for s in surveys)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
+
+
+def _damaged(state: Path, kind: str) -> Path:
+    """Synthetic damage to the state file (or a --state that is no file)."""
+    if kind == "garbage":
+        state.write_bytes(b"this is not a database\n" * 100)
+    elif kind == "truncated":
+        whole = state.read_bytes()
+        state.write_bytes(whole[: len(whole) // 3])
+    elif kind == "fifo":
+        os.mkfifo(state)
+    elif kind == "directory":
+        state.mkdir()
+    elif kind == "device":
+        return Path("/dev/null")
+    return state
+
+
+def _listing(directory: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() and not p.is_fifo()
+            else "" for p in directory.iterdir()}
+
+
+@pytest.mark.parametrize("kind", ["garbage", "truncated", "fifo", "directory", "device"])
+def test_a_state_that_cannot_be_used_is_one_line_exit_2_and_left_as_it_is(
+        run_cli, outputs, tmp_path, kind):
+    state = tmp_path / "state" / "s.db"
+    state.parent.mkdir()
+    if kind == "truncated":
+        sweep_json(run_cli, outputs, state)
+        for extra in state.parent.glob("s.db-*"):
+            extra.unlink()
+    given = _damaged(state, kind)
+    before = _listing(state.parent)
+    result = run_cli("sweep", outputs, "--state", given, "--now", POST_MORTEM_NOW)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and result.stderr.count("\n") == 1, result.output
+    assert str(given) in result.stderr and "internal error" not in result.stderr
+    assert _listing(state.parent) == before  # nothing overwritten, nothing created beside it
+    assert not Path(f"{given}.lock").exists() or kind in ("truncated",)
+
+
+def test_a_full_disk_while_sweeping_is_one_line_exit_2(outputs, tmp_path):
+    import resource
+
+    def small_files() -> None:  # synthetic full disk: no file of this process may pass 24 KiB
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (24 << 10, 24 << 10))
+
+    state = tmp_path / "s.db"
+    full = logscan("sweep", outputs, "--state", state, "--now", POST_MORTEM_NOW, text=True,
+                   preexec_fn=small_files)
+    assert full.returncode == 2, full.stderr
+    assert full.stderr.count("\n") == 1 and str(state) in full.stderr, full.stderr
+    assert full.stdout == ""
