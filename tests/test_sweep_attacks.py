@@ -410,3 +410,64 @@ def test_a_kill_during_delivery_repeats_at_most_the_alert_in_flight(run_cli, out
     with Hook("200") as hook:
         sweep_json(run_cli, outputs, state, "--webhook", hook.url)
     assert posted[:1] + [m["job_id"] for m in hook.received] == failing(outputs)
+
+
+# -- what cannot be walked ------------------------------------------------------------------------
+
+def test_a_swept_directory_found_empty_keeps_its_jobs_and_alerts_nothing_again(run_cli, outputs,
+                                                                               tmp_path):
+    state, away = tmp_path / "s.db", tmp_path / "away"
+    assert told(sweep_json(run_cli, outputs, state)) == failing(outputs)
+    outputs.rename(away)  # synthetic: the filesystem is not mounted, its mount point is empty
+    outputs.mkdir()
+    empty = run_cli("sweep", outputs, "--state", state, "--all", "--format", "json", "--now",
+                    POST_MORTEM_NOW)
+    assert empty.exit_code == 0 and empty.stderr.count("\n") == 1
+    assert "is empty but held 3 job(s)" in empty.stderr
+    assert len(json.loads(empty.stdout)["jobs"]) == len(LAYOUT)
+    outputs.rmdir()
+    away.rename(outputs)  # mounted again
+    back = sweep_json(run_cli, outputs, state)
+    assert back["jobs"] == [] and back["sweep"]["refreshed"] == 0
+
+
+def _beyond_path_max(parent: Path) -> Path:
+    """Synthetic: directories nested until their path is longer than PATH_MAX (4096)."""
+    fd = os.open(parent, os.O_RDONLY)
+    try:
+        for _ in range(18):
+            os.mkdir("d" * 250, dir_fd=fd)
+            inner = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+    return parent / ("d" * 250)
+
+
+@pytest.mark.parametrize("how", ["beyond PATH_MAX", "chmod 000"])
+def test_a_directory_that_cannot_be_walked_is_said_and_its_job_kept(run_cli, outputs, tmp_path, how):
+    state = tmp_path / "s.db"
+    job = outputs / "alice" / "job-1"
+    assert told(sweep_json(run_cli, outputs, state)) == failing(outputs)
+    if how == "chmod 000":
+        if os.geteuid() == 0:
+            pytest.skip("root lists any directory")
+        hidden = job / "worker-1"
+        hidden.chmod(0)
+    else:
+        hidden = _beyond_path_max(job)
+    try:
+        result = run_cli("sweep", outputs, "--state", state, "--all", "--format", "json", "--now",
+                         POST_MORTEM_NOW)
+    finally:
+        if how == "chmod 000":
+            hidden.chmod(0o755)
+    assert result.exit_code == 0 and result.stderr.count("\n") == 1, result.output
+    assert "cannot walk" in result.stderr and "keep their last diagnosis" in result.stderr
+    report = json.loads(result.stdout)
+    kept = {j["job_id"]: j for j in report["jobs"]}[str(job)]
+    assert kept["verdict"] == "FAILED" and kept["change"] is None and report["sweep"]["refreshed"] == 0
+    if how != "chmod 000":
+        shutil.rmtree(hidden)
+    assert sweep_json(run_cli, outputs, state)["jobs"] == []  # seen whole again: nothing new
