@@ -471,3 +471,21 @@ def test_a_directory_that_cannot_be_walked_is_said_and_its_job_kept(run_cli, out
     if how != "chmod 000":
         shutil.rmtree(hidden)
     assert sweep_json(run_cli, outputs, state)["jobs"] == []  # seen whole again: nothing new
+
+
+def test_a_grown_log_is_read_on_from_where_the_last_sweep_stopped(run_cli, outputs, tmp_path):
+    """Stored surveys are resumed, not thrown away: the bytes read after a log grows are the new
+    ones (and the few looked at around them), not the whole file."""
+    log = outputs / "bob" / "job-2" / "worker-0" / "launch_ddp.log"
+    lines = log.read_bytes().splitlines(keepends=True)
+    # Synthetic: the healthy run's progress lines repeated until the log is 300 KB.
+    steps = [line for line in lines if line.startswith(b"step ")]
+    body = b"".join(steps) * (300_000 // len(b"".join(steps)) + 1)
+    log.write_bytes(b"".join(lines[:-1]) + body + lines[-1])
+    state = tmp_path / "s.db"
+    sweep_json(run_cli, outputs, state)
+    with log.open("ab") as handle:
+        handle.write(steps[-1])
+    grown = sweep_json(run_cli, outputs, state)
+    assert grown["sweep"]["refreshed"] == 1
+    assert grown["sweep"]["bytes_read"] < 4096 + 512 + len(steps[-1]) < log.stat().st_size // 50
