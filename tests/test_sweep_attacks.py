@@ -360,23 +360,37 @@ def quick_webhook(monkeypatch):
 def test_an_alert_is_kept_until_a_2xx_comes_back(run_cli, outputs, tmp_path, quick_webhook,
                                                  monkeypatch):
     state = tmp_path / "s.db"
+
+    def kept(hook: Hook, answer: str, alerts: int) -> str:
+        hook.answers = [answer]
+        result = run_cli("sweep", outputs, "--state", state, "--webhook", hook.url)
+        assert result.exit_code == 69, (answer, result.output)
+        assert result.stdout == "" and result.stderr.count("\n") == 1, (answer, result.output)
+        assert f"{alerts} alert(s) kept" in result.stderr, (answer, result.stderr)
+        return result.stderr
+
     with Hook("500") as hook:
         first = sweep_json(run_cli, outputs, state, "--webhook", hook.url, code=69)
         assert told(first) == failing(outputs)  # printed once, whatever the webhook did
-        for answer in ["429", "404", "307", "302", "close", "slow", "dribble", "429 retry 3600"]:
-            hook.answers = [answer]
-            result = run_cli("sweep", outputs, "--state", state, "--webhook", hook.url)
-            assert result.exit_code == 69, (answer, result.output)
-            assert result.stdout == "" and result.stderr.count("\n") == 1, (answer, result.output)
-            assert "2 alert(s) kept" in result.stderr, (answer, result.stderr)
-        assert "retry after 3600 s" in result.stderr
+        for answer in ["429", "404", "307", "302", "close", "slow", "dribble"]:
+            kept(hook, answer, 2)
         assert hook.received == []
         assert hook.dribbled < 40  # cut at the deadline, not read on while bytes trickle in
         monkeypatch.setattr(quick_webhook, "DEADLINE", 2.0)
         hook.answers = ["429 retry 1", "200"]  # rate-limited: answered when it says
         assert sweep_json(run_cli, outputs, state, "--webhook", hook.url)["jobs"] == []
         assert sweep_json(run_cli, outputs, state, "--webhook", hook.url)["jobs"] == []
-    assert sorted(m["job_id"] for m in hook.received) == failing(outputs)  # posted once each
+        # Never answered before: one digest of both, posted once.
+        assert [sorted(m["job_ids"]) for m in hook.received] == [failing(outputs)]
+        shutil.copytree(SAMPLES / "crash-mid-training", outputs / "carol" / "job-3",
+                        ignore=shutil.ignore_patterns("expected.json"))
+        hook.answers = ["429 retry 3600"]
+        limited = run_cli("sweep", outputs, "--state", state, "--format", "json", "--now",
+                          POST_MORTEM_NOW, "--webhook", hook.url)
+        assert limited.exit_code == 69 and "retry after 3600 s" in limited.stderr, limited.output
+        assert told(json.loads(limited.stdout)) == [f"{outputs}/carol/job-3"]
+        assert "asked not to be posted to before" in kept(hook, "200", 1)  # not for an hour
+    assert len(hook.received) == 1
 
 
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "data:,hello", "http://127.0.0.1:99999/x",
@@ -390,9 +404,28 @@ def test_a_webhook_url_that_cannot_be_posted_to_is_refused_before_anything(run_c
     assert list(tmp_path.iterdir()) == [outputs]
 
 
+def test_a_first_sweep_sends_one_digest_then_each_new_failure(run_cli, outputs, tmp_path):
+    state = tmp_path / "s.db"
+    with Hook("200") as hook:
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+        [first] = hook.received
+        assert first["digest"] and first["failures"] == 2 and sorted(first["job_ids"]) == failing(outputs)
+        assert first["text"].startswith("logscan: first sweep: 2 failure(s) found\n- new failure: ")
+        shutil.copytree(SAMPLES / "crash-mid-training", outputs / "carol" / "job-3",
+                        ignore=shutil.ignore_patterns("expected.json"))
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+    assert [m.get("job_id") for m in hook.received[1:]] == [f"{outputs}/carol/job-3"]
+
+
 def test_a_kill_during_delivery_repeats_at_most_the_alert_in_flight(run_cli, outputs, tmp_path,
                                                                      quick_webhook, monkeypatch):
-    state = tmp_path / "s.db"
+    state, aside = tmp_path / "s.db", tmp_path / "aside"
+    (outputs / "run-top").rename(aside)
+    with Hook("200") as hook:  # one failure, alerted alone: the webhook has answered
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+    aside.rename(outputs / "run-top")
+    shutil.copytree(SAMPLES / "crash-mid-training", outputs / "carol" / "job-3",
+                    ignore=shutil.ignore_patterns("expected.json"))
     with Hook("500") as down:
         sweep_json(run_cli, outputs, state, "--webhook", down.url, code=69)
     posted = []
@@ -409,7 +442,9 @@ def test_a_kill_during_delivery_repeats_at_most_the_alert_in_flight(run_cli, out
     assert stopped.exit_code != 0
     with Hook("200") as hook:
         sweep_json(run_cli, outputs, state, "--webhook", hook.url)
-    assert posted[:1] + [m["job_id"] for m in hook.received] == failing(outputs)
+    assert sorted(posted[:1] + [m["job_id"] for m in hook.received]) == \
+        sorted([f"{outputs}/run-top", f"{outputs}/carol/job-3"])
+    assert [m["job_id"] for m in hook.received] == posted[1:]  # the one in flight, told again
 
 
 # -- what cannot be walked ------------------------------------------------------------------------

@@ -255,12 +255,31 @@ def _deliver(run, report, stats, format, all_jobs, summary, shard_label, webhook
     if printed:
         run.printed(printed, posted=not needs_post)
     if not needs_post:
-        run.posted([seq for seq, _ in run.to_post()])  # no webhook: no alert is owed to one
+        run.posted([seq for seq, _ in run.to_post()], answered=False)  # no alert is owed
         return []
+    return _post(run, webhook)
+
+
+def _post(run, webhook: str) -> list[str]:
+    """The alerts not yet acknowledged, POSTed (one digest while the webhook never answered),
+    unless the server asked to be left alone until later."""
+    import time
+    from datetime import datetime, timezone
+
     from logscan.sweep.alerts import is_alert, send
 
-    return send(webhook, ((seq, change) for seq, change in run.to_post() if is_alert(change)),
-                delivered=lambda seq: run.posted([seq]))
+    alerts = ((seq, change) for seq, change in run.to_post() if is_alert(change))
+    wait = run.webhook_retry_at()
+    if wait is not None and wait > time.time():
+        kept = sum(1 for _ in alerts)
+        if not kept:
+            return []
+        until = datetime.fromtimestamp(wait, timezone.utc).isoformat(timespec="seconds")
+        return [f"webhook: the server asked not to be posted to before {until} (Retry-After): "
+                f"{kept} alert(s) kept in the state and sent by a sweep after that"]
+    outcome = send(webhook, alerts, delivered=run.posted, as_digest=not run.webhook_answered())
+    run.set_webhook_retry_at(outcome.retry_at)
+    return outcome.problems
 
 
 def _noting(changes, seqs: list[int]):

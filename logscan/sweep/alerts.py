@@ -7,7 +7,11 @@ reply not finished by the deadline leaves it in the state's outbox for the next 
 delivery of one sweep has a deadline, counted across every request and every read (a server
 that dribbles its reply is cut at it), so an endpoint that hangs cannot hold the sweep, nor its
 lock, for long. A 429 or 503 that says when to come back (Retry-After) is waited for when that
-falls within the deadline; otherwise the rest waits for the next sweep.
+falls within the deadline; otherwise no sweep posts again before then.
+
+A webhook that has never answered 2xx for this state (a first sweep, a new state) gets one digest
+of every failure found rather than one message each: the first sweep of a big tree would
+otherwise flood it (Slack drops most of such a burst).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ ATTEMPTS = 3           # tries of one alert within a sweep
 BACKOFF = 0.5          # seconds before the second attempt, doubled after
 DEADLINE = 15.0        # seconds for every alert of one sweep together
 SCHEMES = ("http", "https")
+DIGEST_LISTS = 20      # failures named in a digest; the rest are counted
 
 
 def check_url(url: str) -> None:
@@ -77,27 +82,62 @@ class Answer:
     final: bool = False                 # retrying within this sweep will not help
 
 
-def send(url: str, alerts: Iterable[tuple[int, dict]], delivered: Callable[[int], None],
-         deadline: float = DEADLINE) -> list[str]:
-    """POST each alert in order, calling `delivered(seq)` as each is acknowledged with a 2xx;
-    the first that cannot be delivered ends this sweep's delivery (it and the rest are kept).
-    Returns the problem lines to say."""
+def digest(changes: list[dict], count: int) -> dict:
+    """One message for `count` failures, the first DIGEST_LISTS of them (`changes`) named."""
+    lines = [f"logscan: first sweep: {count} failure(s) found"]
+    lines += [f"- {alert_text(change).removeprefix('logscan: ')}" for change in changes]
+    if count > len(changes):
+        lines.append(f"... and {count - len(changes)} more (logscan sweep --all lists every job)")
+    return {"text": "\n".join(lines), "digest": True, "failures": count,
+            "job_ids": [change["job_id"] for change in changes]}
+
+
+@dataclass
+class Outcome:
+    """What one sweep's delivery came to."""
+
+    problems: list[str]
+    retry_at: float | None = None    # Unix time before which the server asked not to be posted to
+
+
+def send(url: str, alerts: Iterable[tuple[int, dict]], delivered: Callable[[list[int]], None],
+         as_digest: bool = False, deadline: float = DEADLINE) -> Outcome:
+    """POST each alert in order (or, `as_digest`, one digest of them all), calling
+    `delivered(seqs)` as each is acknowledged with a 2xx; the first that cannot be delivered
+    ends this sweep's delivery (it and the rest are kept)."""
     ends = time.monotonic() + deadline
-    kept, problem = 0, None
+    if as_digest:
+        seqs, named = [], []
+        for seq, change in alerts:
+            seqs.append(seq)
+            if len(named) < DIGEST_LISTS:
+                named.append(change)
+        if len(seqs) > 1:
+            answer = _deliver(url, json.dumps(digest(named, len(seqs)), ensure_ascii=True).encode(), ends)
+            if answer.delivered:
+                delivered(seqs)
+                return Outcome([])
+            return _kept(f"the digest of {len(seqs)} failures not delivered: {answer.problem}",
+                         len(seqs), answer)
+        alerts = zip(seqs, named)
+    kept, problem, last = 0, None, None
     for seq, change in alerts:
         if problem is not None:
             kept += 1
             continue
-        body = json.dumps(message(change), ensure_ascii=True).encode()
-        answer = _deliver(url, body, ends)
+        answer = _deliver(url, json.dumps(message(change), ensure_ascii=True).encode(), ends)
         if answer.delivered:
-            delivered(seq)
+            delivered([seq])
         else:
-            problem = f"alert for {change['job_id']} not delivered: {answer.problem}"
+            problem, last = f"alert for {change['job_id']} not delivered: {answer.problem}", answer
             kept += 1
-    if problem is None:
-        return []
-    return [f"webhook: {problem}; {kept} alert(s) kept in the state and sent by the next sweep"]
+    return Outcome([]) if problem is None else _kept(problem, kept, last)
+
+
+def _kept(problem: str, kept: int, answer: Answer) -> Outcome:
+    retry_at = None if answer.retry_after is None else time.time() + answer.retry_after
+    return Outcome([f"webhook: {problem}; {kept} alert(s) kept in the state and sent by the next "
+                    f"sweep"], retry_at)
 
 
 def _deliver(url: str, body: bytes, ends: float) -> Answer:

@@ -49,7 +49,6 @@ class SweepReport:
     unwalkable: list[tuple[str, str]] = field(default_factory=list)   # (directory, why)
     empty: list[tuple[str, int]] = field(default_factory=list)        # (swept DIR, jobs kept)
     kept: int = 0             # known jobs neither judged nor forgotten: part of them unseen
-    first: bool = False       # no sweep had finished on this state: a new state, or a first run
 
 
 class Sweep:
@@ -99,8 +98,6 @@ class Sweep:
         db, settings = self.db, self.settings
         now = settings.now or datetime.now(timezone.utc)
         report = SweepReport(started=time.time())
-        report.first = db.execute("SELECT count(*) FROM sweeps WHERE finished IS NOT NULL"
-                                  ).fetchone()[0] == 0
         sweep_id = db.execute("INSERT INTO sweeps (started) VALUES (?)", (report.started,)).lastrowid
         reading_code, diagnosis_code = st.code_fingerprint(
             [r.source for r in (*self.catalogue.rules.values(), *self.catalogue.signals.values())],
@@ -296,12 +293,32 @@ class Sweep:
         is configured)."""
         self._acknowledge(seqs, "printed = 1, posted = 1" if posted else "printed = 1")
 
-    def posted(self, seqs: list[int]) -> None:
-        """The webhook answered 2xx for these alerts."""
-        self._acknowledge(seqs, "posted = 1")
+    def posted(self, seqs: list[int], answered: bool = True) -> None:
+        """The webhook answered 2xx for these alerts (or, not `answered`, none is owed to one)."""
+        self._acknowledge(seqs, "posted = 1", answered)
 
-    def _acknowledge(self, seqs: list[int], done: str) -> None:
+    def webhook_answered(self) -> bool:
+        """A webhook has answered 2xx for this state before."""
+        return st.get_meta(self.db, "webhook_answered") is not None
+
+    def webhook_retry_at(self) -> float | None:
+        """When the webhook asked to be posted to again (a Retry-After past a sweep's deadline)."""
+        value = st.get_meta(self.db, "webhook_retry_at")
+        try:
+            return None if value is None else float(value)
+        except ValueError:
+            return None
+
+    def set_webhook_retry_at(self, when: float | None) -> None:
+        if when is None:
+            self.db.execute("DELETE FROM meta WHERE key = 'webhook_retry_at'")
+        else:
+            st.set_meta(self.db, "webhook_retry_at", repr(when))
+
+    def _acknowledge(self, seqs: list[int], done: str, answered: bool = False) -> None:
         self.db.execute("BEGIN IMMEDIATE")
+        if answered:
+            st.set_meta(self.db, "webhook_answered", repr(time.time()))
         self.db.executemany(f"UPDATE outbox SET {done} WHERE seq = ?", [(s,) for s in seqs])
         self.db.executemany("DELETE FROM outbox WHERE seq = ? AND printed = 1 AND posted = 1",
                             [(s,) for s in seqs])
