@@ -127,9 +127,9 @@ def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, w
     state_path = state or st.default_state_path(dirs, shard)
     st.check_state_path(state_path, dirs)
     shard_label = f"{shard[0]}/{shard[1]}" if shard else None
-    from logscan.scan.pool import ScanPool
-
     import sqlite3
+
+    from logscan.scan.pool import ScanPool
 
     status = EXIT_HEALTHY
     try:
@@ -200,7 +200,7 @@ def _deliver(run, report, stats, format, all_jobs, summary, shard_label, webhook
     """Print the changes (or every job, or the fleet view), then POST the alerts; each change is
     marked as it is delivered, so it is told by exactly one sweep and a sweep that stops halfway
     repeats at most the one in flight. Returns the problems to say (standard output failing
-    ends the printing; what was not written is printed by the next sweep)."""
+    ends the printing, not the posting; what was not written is printed by the next sweep)."""
     from logscan.sweep import listing
 
     printed: list[int] = []
@@ -250,14 +250,16 @@ def _deliver(run, report, stats, format, all_jobs, summary, shard_label, webhook
                 run.printed([seq], posted=not needs_post)
     except OSError as exc:
         kept = sum(1 for _ in run.to_print())
-        return [f"error: cannot write to standard output ({exc.strerror or exc}): {kept} change(s) "
-                f"not printed whole are kept and printed by the next sweep"]
-    if printed:
-        run.printed(printed, posted=not needs_post)
+        problems = [f"error: cannot write to standard output ({exc.strerror or exc}): {kept} "
+                    f"change(s) not printed whole are kept and printed by the next sweep"]
+    else:
+        problems = []
+        if printed:
+            run.printed(printed, posted=not needs_post)
     if not needs_post:
         run.posted([seq for seq, _ in run.to_post()], answered=False)  # no alert is owed
-        return []
-    return _post(run, webhook)
+        return problems
+    return problems + _post(run, webhook)
 
 
 def _post(run, webhook: str) -> list[str]:
