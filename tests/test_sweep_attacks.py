@@ -147,8 +147,11 @@ def test_a_lock_really_held_is_a_failure_whatever_name_the_state_is_reached_by(r
 def test_a_directory_name_that_is_not_utf8_never_fails_the_sweep(run_cli, outputs, tmp_path):
     # Synthetic: a user directory named with bytes that are not UTF-8, holding a real crash.
     odd = os.path.join(os.fsencode(outputs), b"\xff\xfeuser")
-    shutil.copytree(SAMPLES / "crash-mid-training", os.fsdecode(os.path.join(odd, b"job-\xe9")),
+    job = os.path.join(odd, b"job-\xe9")
+    shutil.copytree(SAMPLES / "crash-mid-training", os.fsdecode(job),
                     ignore=shutil.ignore_patterns("expected.json"))
+    worker = os.path.join(job, b"worker-1")
+    os.rename(os.path.join(worker, b"launch_ddp.log"), os.path.join(worker, b"launch_ddp-\xfe.log"))
     state = tmp_path / "s.db"
     first = sweep_json(run_cli, outputs, state)
     shown = f"{outputs}/\\xff\\xfeuser/job-\\xe9"
