@@ -112,6 +112,30 @@ def test_a_killed_sweep_leaves_no_worker_holding_the_lock_and_the_next_one_alert
     assert sorted(alerts) == failing(outputs)  # nothing was printed before the kill
 
 
+AS_PROCESS_ONE = """
+import sys
+import logscan.sweep.engine as engine
+engine.FAN_OUT_MIN_JOBS = 2
+sys.argv = ["logscan", *sys.argv[1:]]
+from logscan.cli import main
+main()
+"""
+
+
+def test_the_fan_out_works_when_the_sweep_is_process_1(outputs, tmp_path):
+    """In a container the command is often process 1: its workers' parent is 1 while it lives."""
+    unshare = shutil.which("unshare")
+    probe = unshare and subprocess.run([unshare, "-fp", "--mount-proc", "true"], capture_output=True)
+    if not probe or probe.returncode != 0:
+        pytest.skip("no PID namespace to be process 1 in")
+    args = ["sweep", outputs, "--state", tmp_path / "s.db", "--format", "jsonl", "--now",
+            POST_MORTEM_NOW, "--jobs", "2"]
+    first = subprocess.run([unshare, "-fp", "--mount-proc", sys.executable, "-c", AS_PROCESS_ONE,
+                            *map(str, args)], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    assert sorted(json.loads(line)["job_id"] for line in first.stdout.splitlines()) == failing(outputs)
+
+
 HOLD_LOCK = """
 import fcntl, os, sys, time
 fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
