@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from logscan.files.discovery import printable
 from logscan.sweep import state as st
 from logscan.sweep.changes import FAILED_CHANGES, change_of, root_fingerprint
 from logscan.sweep.reading import Counters, FileReader, FileRecord, JobResult, refresh, status_signature
-from logscan.files.discovery import printable
 from logscan.sweep.tree import JobDir, Walk, find_jobs, shard_of
 
 # Fewer jobs than this to refresh: done in this process (big files still split across the
@@ -48,7 +48,6 @@ class SweepReport:
     changes: int = 0          # changes to print: this sweep's and any a killed sweep left
     unwalkable: list[tuple[str, str]] = field(default_factory=list)   # (directory, why)
     empty: list[tuple[str, int]] = field(default_factory=list)        # (swept DIR, jobs kept)
-    kept: int = 0             # known jobs neither judged nor forgotten: part of them unseen
 
 
 class Sweep:
@@ -165,7 +164,6 @@ class Sweep:
         for key, row in known_jobs.items():
             if row[1] in empty or (walk.unwalkable and walk.hidden(key) is not None):
                 unseen.add(key)
-        report.kept = len(unseen)
         return unseen
 
     def _forget_vanished(self, jobs, known_jobs, known_files, unseen, report) -> None:
