@@ -11,13 +11,21 @@ logs/ layouts), then times, as whole commands (start-up included, output into a 
 - an unchanged sweep (nothing opened), median of --runs, with the sweep's own duration (walk,
   state, report: the figure beyond start-up) and the command's start-up alone
   (`logscan sweep --help`);
-- a sweep after one job's log grew by a real traceback.
+- a sweep after one job's log grew by a real traceback;
+- `--all --format json` (every job listed, one document).
+
+Each command's peak memory (the largest resident set of the command and its forked workers,
+from wait4) is printed beside its time: the first sweep and `--all` stream their changes and
+jobs, so it should not grow with the number of jobs.
+
+    python bench/bench_sweep.py --jobs 10000 --runs 1   # the size the memory figures are for
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -47,13 +55,27 @@ def build(root: Path, jobs: int) -> None:
 
 
 def logscan(*args: str) -> tuple[float, str]:
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "logscan", *args], cwd=REPO, capture_output=True,
-                          text=True)
-    took = time.perf_counter() - started
-    if done.returncode != 0:
-        sys.exit(f"logscan {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
-    return took, done.stdout
+    took, out, _ = measured(*args)
+    return took, out
+
+
+def measured(*args: str) -> tuple[float, str, float]:
+    """(seconds, standard output, peak resident MiB) of one logscan command."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        process = subprocess.Popen([sys.executable, "-m", "logscan", *args], cwd=REPO, stdout=out,
+                                   stderr=err)
+        _, status, usage = os.wait4(process.pid, 0)
+        took = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if process.returncode != 0:
+            sys.exit(f"logscan {' '.join(args)} failed ({process.returncode}): "
+                     f"{err.read().decode(errors='replace').strip()}")
+        return took, out.read().decode(), usage.ru_maxrss / 1024
 
 
 def main() -> None:
@@ -68,10 +90,11 @@ def main() -> None:
         leftover.unlink()
     sweep = ["sweep", str(root), "--state", str(state), "--format", "json", "--now", NOW]
 
-    took, out = logscan(*sweep)
+    took, out, peak = measured(*sweep)
     first = json.loads(out)["sweep"]
-    print(f"{options.jobs} jobs, first sweep: {took:.2f} s ({first['files_opened']} files opened, "
-          f"{first['bytes_read'] / 2**20:.1f} MiB read, {len(json.loads(out)['jobs'])} changes)")
+    print(f"{options.jobs} jobs, first sweep: {took:.2f} s, peak {peak:.0f} MiB "
+          f"({first['files_opened']} files opened, {first['bytes_read'] / 2**20:.1f} MiB read, "
+          f"{len(json.loads(out)['jobs'])} changes)")
 
     startup = statistics.median(logscan("sweep", "--help")[0] for _ in range(options.runs))
     walls, inside = [], []
@@ -95,6 +118,10 @@ def main() -> None:
           f"{report['sweep']['bytes_read']} bytes read, "
           f"changes: {[j['change'] for j in report['jobs']]}")
     shutil.copyfile(SAMPLES / "healthy-2x2" / "worker-0" / "launch_ddp.log", log)
+
+    took, out, peak = measured(*sweep, "--all")
+    print(f"--all --format json: {took:.2f} s, peak {peak:.0f} MiB, "
+          f"{len(json.loads(out)['jobs'])} jobs listed")
 
 
 if __name__ == "__main__":

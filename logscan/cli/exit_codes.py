@@ -5,6 +5,9 @@ EXIT_FINDINGS = 1     # findings at or above --fail-on
 EXIT_USAGE = 2        # usage, config or input error: one line on stderr
 EXIT_INTERNAL = 3     # a bug in logscan: one line on stderr, asking for a report
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+# sweep only (sysexits.h numbers: a service manager counts both as a failure):
+EXIT_UNDELIVERED = 69  # EX_UNAVAILABLE: changes not all delivered (webhook, standard output); kept
+EXIT_BUSY = 75         # EX_TEMPFAIL: another sweep holds the state's lock; nothing was done
 
 # `\b` keeps click from re-wrapping the table.
 EXIT_STATUS_HELP = f"""\b

@@ -1,7 +1,9 @@
 """`logscan sweep DIR...`: every job under shared output directories, each change told once.
 
 Options in, one Sweep (logscan.sweep.engine) under its lock, then the outbox delivered: printed,
-POSTed to the webhook, and acknowledged; metrics, export and the fleet view from the state.
+then POSTed to the webhook, each change acknowledged as it is delivered (a document, `--all` or
+the terminal's table, once it is written whole); metrics, export and the fleet view from the
+state.
 """
 
 from __future__ import annotations
@@ -13,18 +15,19 @@ from typing import Annotated, Optional
 
 import typer
 
-from logscan.cli.exit_codes import EXIT_HEALTHY, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
+from logscan.cli.exit_codes import (EXIT_BUSY, EXIT_HEALTHY, EXIT_INTERNAL, EXIT_INTERRUPTED,
+                                    EXIT_UNDELIVERED, EXIT_USAGE)
 from logscan.cli.common import (ConfigFile, Ignore, Isolated, Now, ProgressPatterns, RuleDirs, Select,
-                                checked_catalogue, emit, fail, load_settings, say)
+                                checked_catalogue, fail, load_settings, say)
 
-EXIT_BUSY = 75  # EX_TEMPFAIL: another sweep holds this state's lock; try again later
 PROGRESS_MIN_JOBS = 20  # a progress bar only for a sweep with this many jobs to diagnose
 
 SWEEP_EXIT_HELP = f"""\b
 Exit status:
-  {EXIT_HEALTHY}    the sweep ran (whatever it found: changes are in the report)
-  {EXIT_USAGE}    usage, config or input error (one line on stderr)
+  {EXIT_HEALTHY}    the sweep ran and delivered every change (whatever it found)
+  {EXIT_USAGE}    usage, config, input or state-file error (one line on stderr)
   {EXIT_INTERNAL}    internal error in logscan (one line on stderr; please report it)
+  {EXIT_UNDELIVERED}   changes not all delivered (webhook, standard output): kept for the next sweep
   {EXIT_BUSY}   another sweep holds this state's lock: nothing was done
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)"""
 
@@ -88,6 +91,10 @@ def sweep(
     from logscan.errors import LogscanError
 
     try:
+        if webhook is not None:
+            from logscan.sweep.alerts import check_url
+
+            check_url(webhook)
         raise typer.Exit(_run(dirs, state, settings, format.value, all_jobs, summary, export,
                               prometheus, webhook, shard_k_n, progress))
     except LogscanError as exc:
@@ -120,8 +127,11 @@ def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, w
     state_path = state or st.default_state_path(dirs, shard)
     st.check_state_path(state_path, dirs)
     shard_label = f"{shard[0]}/{shard[1]}" if shard else None
+    import sqlite3
+
     from logscan.scan.pool import ScanPool
 
+    status = EXIT_HEALTHY
     try:
         with ScanPool(catalogue, settings) as pool, \
                 Sweep(dirs, state_path, settings, catalogue, shard, pool) as run:
@@ -130,23 +140,41 @@ def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, w
                 report = run.run(on_start=bar.start, on_job=bar.advance)
             finally:
                 bar.stop()
-            every_job = run.all_jobs() if (all_jobs or summary or export or prometheus) else None
+            _say_unseen(report)
             stats = _stats(report, state_path)
-            _deliver(run, report, stats, format, every_job if all_jobs else None, summary,
-                     every_job, shard_label, webhook)
+            problems = _deliver(run, report, stats, format, all_jobs, summary, shard_label, webhook)
+            for problem in problems:
+                say(f"logscan: {problem}")
+            if problems:
+                status = EXIT_UNDELIVERED
             if prometheus is not None:
                 from logscan.sweep.metrics import render, write_atomically
 
-                _write(prometheus, lambda: write_atomically(prometheus, render(every_job, stats, shard_label)))
+                _write(prometheus, lambda: write_atomically(
+                    prometheus, render(run.all_jobs(), stats, shard_label)))
             if export is not None:
                 from logscan.sweep.fleet import export_rows, write_export
 
-                _write(export, lambda: write_export(export, export_rows(every_job, shard_label)))
+                _write(export, lambda: write_export(export, export_rows(run.all_jobs(), shard_label)))
     except st.Busy as busy:
-        say(f"logscan: another sweep (pid {busy}) holds {state_path}.lock: this one does nothing")
+        say(f"logscan: error: another sweep (pid {busy}) holds {state_path}.lock: this one did "
+            f"nothing; if that sweep hangs, stop it")
         return EXIT_BUSY
-    return EXIT_HEALTHY
+    except sqlite3.Error as exc:
+        if isinstance(exc, (sqlite3.ProgrammingError, sqlite3.InterfaceError)):
+            raise  # logscan's own SQL: a bug
+        raise st.state_error(state_path, exc) from None
+    return status
 
+
+def _say_unseen(report) -> None:
+    """What the walk could not see: its jobs are kept as they were, never re-alerted."""
+    for directory, why in report.unwalkable:
+        say(f"logscan: cannot walk {directory} ({why}): the jobs at, above or inside it keep their "
+            f"last diagnosis")
+    for root, jobs in report.empty:
+        say(f"logscan: {root} is empty but held {jobs} job(s) at the last sweep (a filesystem not "
+            f"mounted?): they are kept as they were")
 
 def _write(path: Path, write) -> None:
     from logscan.errors import LogscanError
@@ -163,48 +191,131 @@ def _stats(report, state_path: Path) -> dict:
     import time
 
     return {"jobs": report.jobs, "refreshed": report.refreshed, "removed": report.removed,
-            "changes": len(report.pending), "files_opened": report.counters.files_opened,
+            "changes": report.changes, "files_opened": report.counters.files_opened,
             "bytes_read": report.counters.bytes_read, "duration_seconds": report.duration,
             "started": report.started, "finished": time.time(), "state": str(state_path)}
 
 
-def _deliver(run, report, stats, format, every_job, summary, all_rows, shard_label, webhook) -> None:
-    """Print the changes (or every job, or the fleet view), POST the failures, then mark them
-    delivered: a change is told by exactly one sweep."""
+def _deliver(run, report, stats, format, all_jobs, summary, shard_label, webhook) -> list[str]:
+    """Print the changes (or every job, or the fleet view), then POST the alerts; each change is
+    marked as it is delivered, so it is told by exactly one sweep and a sweep that stops halfway
+    repeats at most the one in flight. Returns the problems to say (standard output failing
+    ends the printing, not the posting; what was not written is printed by the next sweep)."""
     from logscan.sweep import listing
 
-    changes = report.changes
-    if summary:
-        from logscan.sweep.fleet import export_rows, render_summary, summarize
+    printed: list[int] = []
+    needs_post = webhook is not None
+    try:
+        if summary:
+            from logscan.sweep.fleet import export_rows, render_summary, summarize
 
-        view = summarize(export_rows(all_rows, shard_label))
-        if format == SweepFormat.HUMAN:
-            text = render_summary(view)
+            view = summarize(export_rows(run.all_jobs(), shard_label))
+            if format == SweepFormat.HUMAN:
+                text = render_summary(view)
+            else:
+                import json
+
+                text = json.dumps({"schema_version": 1, "sweep": stats, "summary": view},
+                                  indent=2, sort_keys=True) + "\n"
+            printed = [seq for seq, _ in run.to_print()]
+            _write_out(text)
+        elif format == SweepFormat.JSON or all_jobs or _terminal():
+            # One listing: its changes are delivered once it is written whole.
+            if all_jobs:
+                latest: dict[str, str] = {}
+                for seq, change in run.to_print():
+                    printed.append(seq)
+                    latest[change["job_id"]] = change["change"]
+                rows = ({**job, "change": latest.get(job["job_id"])} for job in run.all_jobs())
+            else:
+                rows = _noting(run.to_print(), printed)
+            if format == SweepFormat.JSON:
+                for piece in listing.json_pieces(rows, stats):
+                    _write_out(piece)
+            elif format == SweepFormat.JSONL:
+                for row in rows:
+                    _write_out(listing.render_jsonl([row]))
+            elif _terminal():
+                import shutil
+
+                _write_out(listing.render_table(list(rows), stats, color=True,
+                                               width=shutil.get_terminal_size().columns))
+            else:
+                for row in rows:
+                    _write_out(listing.render_lines([row]))
         else:
-            import json
-
-            text = json.dumps({"schema_version": 1, "sweep": stats, "summary": view},
-                              indent=2, sort_keys=True) + "\n"
+            render = listing.render_jsonl if format == SweepFormat.JSONL else listing.render_lines
+            for seq, change in run.to_print():
+                _write_out(render([change]))
+                run.printed([seq], posted=not needs_post)
+    except OSError as exc:
+        kept = sum(1 for _ in run.to_print())
+        problems = [f"error: cannot write to standard output ({exc.strerror or exc}): {kept} "
+                    f"change(s) not printed whole are kept and printed by the next sweep"]
     else:
-        rows = listing.rows_to_print(changes, every_job)
-        if format == SweepFormat.JSONL:
-            text = listing.render_jsonl(rows)
-        elif format == SweepFormat.JSON:
-            text = listing.render_json(rows, stats)
-        elif sys.stdout is not None and sys.stdout.isatty():
-            import shutil
+        problems = []
+        if printed:
+            run.printed(printed, posted=not needs_post)
+    if not needs_post:
+        run.posted([seq for seq, _ in run.to_post()], answered=False)  # no alert is owed
+        return problems
+    return problems + _post(run, webhook)
 
-            text = listing.render_table(rows, stats, color=True, width=shutil.get_terminal_size().columns)
-        else:
-            text = listing.render_lines(rows)
-    if text:
-        emit(text)
-    if webhook and changes:
-        from logscan.sweep.alerts import send
 
-        for problem in send(webhook, changes):
-            say(f"logscan: {problem}")
-    run.acknowledge([seq for seq, _ in report.pending])
+def _post(run, webhook: str) -> list[str]:
+    """The alerts not yet acknowledged, POSTed (one digest while the webhook never answered),
+    unless the server asked to be left alone until later."""
+    import time
+    from datetime import datetime, timezone
+
+    from logscan.sweep.alerts import is_alert, send
+
+    alerts = ((seq, change) for seq, change in run.to_post() if is_alert(change))
+    wait = run.webhook_retry_at()
+    if wait is not None and wait > time.time():
+        kept = sum(1 for _ in alerts)
+        if not kept:
+            return []
+        until = datetime.fromtimestamp(wait, timezone.utc).isoformat(timespec="seconds")
+        return [f"webhook: the server asked not to be posted to before {until} (Retry-After): "
+                f"{kept} alert(s) kept in the state and sent by a sweep after that"]
+    outcome = send(webhook, alerts, delivered=run.posted, as_digest=not run.webhook_answered())
+    run.set_webhook_retry_at(outcome.retry_at)
+    return outcome.problems
+
+
+def _noting(changes, seqs: list[int]):
+    """The changes, each one's outbox seq noted as it is handed on."""
+    for seq, change in changes:
+        seqs.append(seq)
+        yield change
+
+
+def _terminal() -> bool:
+    return sys.stdout is not None and sys.stdout.isatty()
+
+
+def _write_out(text: str) -> None:
+    """Write to standard output, all of it or an OSError: past Python's buffers, straight to the
+    file descriptor, a short write continued until every byte is taken (a text stream over an
+    unbuffered one, as with PYTHONUNBUFFERED=1, drops the rest of a short write unseen)."""
+    import os
+
+    stream = sys.stdout
+    if stream is None:
+        raise OSError(9, "standard output is closed")
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):
+        fd = None  # not a file (captured output): the stream's own write
+    if fd is None:
+        stream.write(text)
+        stream.flush()
+        return
+    stream.flush()
+    data = memoryview(text.encode(getattr(stream, "encoding", None) or "utf-8", "backslashreplace"))
+    while data:
+        data = data[os.write(fd, data):]
 
 
 class _ProgressBar:

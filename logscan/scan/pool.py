@@ -29,15 +29,21 @@ def usable_cores() -> int:
 
 def forked_pool(workers: int, initializer=None, initargs=()):
     """A pool of processes forked from this one, so each inherits what this process has loaded
-    (the scanner, the catalogue, imported modules) instead of loading it again; None where
-    processes cannot be forked."""
+    (the scanner, the catalogue, imported modules) instead of loading it again, and each ends
+    when this process does; None where processes cannot be forked."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     if "fork" not in multiprocessing.get_all_start_methods():
         return None
     return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                               initializer=initializer, initargs=initargs)
+                               initializer=_start_forked, initargs=(os.getpid(), initializer, initargs))
+
+
+def _start_forked(parent: int, initializer, initargs) -> None:
+    _die_with_parent(parent)
+    if initializer is not None:
+        initializer(*initargs)
 
 
 class ScanPool:
@@ -62,7 +68,7 @@ class ScanPool:
         from concurrent.futures import ProcessPoolExecutor
 
         return ProcessPoolExecutor(self.workers, initializer=_init_worker,
-                                   initargs=(self.settings.rule_dirs, self.settings.progress_patterns))
+                                   initargs=(os.getpid(), self.settings.rule_dirs, self.settings.progress_patterns))
 
     def close(self) -> None:
         if self._executor is not None:
@@ -141,7 +147,7 @@ def _size(path: str, known: dict[str, int]) -> int:
 _worker_scanner: Scanner | None = None
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent: int) -> None:
     """A worker ends when the command does, even when it is SIGKILLed and cannot say so (Linux:
     the kernel sends the worker SIGKILL then)."""
     try:
@@ -152,18 +158,19 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
     except (OSError, AttributeError):
         return
-    if os.getppid() == 1:  # the parent was gone before the call
+    # The parent was gone before the call. Not `getppid() == 1`: in a container the command is
+    # often process 1 itself, and its workers' parent is 1 while it lives.
+    if os.getppid() != parent:
         os._exit(1)
 
 
-def _init_worker(rule_dirs, progress_patterns) -> None:
-    _die_with_parent()
+def _init_worker(parent: int, rule_dirs, progress_patterns) -> None:
+    _die_with_parent(parent)
     global _worker_scanner
     _worker_scanner = Scanner(load_catalogue(rule_dirs), progress_patterns)
 
 
-def _adopt_scanner(scanner: Scanner) -> None:
-    _die_with_parent()
+def _adopt_scanner(scanner: Scanner) -> None:  # forked_pool has made it die with its parent
     global _worker_scanner
     _worker_scanner = scanner
 

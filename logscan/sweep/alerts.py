@@ -1,20 +1,58 @@
 """Webhook alerts: each new failure POSTed as JSON with a `text` field (what Slack's incoming
-webhooks show), the diagnosis beside it. Retried briefly; the whole delivery has a deadline, so
-an endpoint that hangs cannot hold the sweep (nor its lock) for long."""
+webhooks show), the diagnosis beside it.
+
+An alert is delivered when the server answers 2xx, and only then: any other status (a redirect
+included: following a 302 would turn the POST into a body-less GET), a closed connection or a
+reply not finished by the deadline leaves it in the state's outbox for the next sweep. The whole
+delivery of one sweep has a deadline, counted across every request and every read (a server
+that dribbles its reply is cut at it), so an endpoint that hangs cannot hold the sweep, nor its
+lock, for long. A 429 or 503 that says when to come back (Retry-After) is waited for when that
+falls within the deadline; otherwise no sweep posts again before then.
+
+A webhook that has never answered 2xx for this state (a first sweep, a new state) gets one digest
+of every failure found rather than one message each: the first sweep of a big tree would
+otherwise flood it (Slack drops most of such a burst).
+"""
 
 from __future__ import annotations
 
+import email.utils
+import http.client
 import json
+import socket
+import threading
 import time
-import urllib.error
+import urllib.parse
 import urllib.request
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
+from logscan.errors import InputError
 from logscan.sweep.changes import FAILED_CHANGES, Change
 
-TIMEOUT = 5.0          # seconds for one request
-ATTEMPTS = 3
+TIMEOUT = 5.0          # seconds for one request, connection to the end of the reply
+ATTEMPTS = 3           # tries of one alert within a sweep
 BACKOFF = 0.5          # seconds before the second attempt, doubled after
 DEADLINE = 15.0        # seconds for every alert of one sweep together
+SCHEMES = ("http", "https")
+DIGEST_LISTS = 20      # failures named in a digest; the rest are counted
+
+
+def check_url(url: str) -> None:
+    """An http(s) URL with a host and a valid port, else an InputError (said before the sweep)."""
+    if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in url):
+        raise InputError(f"--webhook {url!r}: a URL holds no spaces or control characters")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise InputError(f"--webhook {url!r}: not a valid URL ({exc})") from None
+    if parts.scheme.lower() not in SCHEMES:
+        raise InputError(f"--webhook {url!r}: only http:// and https:// URLs are posted to")
+    if not parts.hostname:
+        raise InputError(f"--webhook {url!r}: the URL names no host")
+    if port == 0:
+        raise InputError(f"--webhook {url!r}: port 0 is no port")
 
 
 def alert_text(change: dict) -> str:
@@ -30,40 +68,188 @@ def message(change: dict) -> dict:
             "summary": change["summary"]}
 
 
-def send(url: str, changes: list[dict], deadline: float = DEADLINE) -> list[str]:
-    """POST each failure change; return one problem line per alert that could not be sent."""
+def is_alert(change: dict) -> bool:
+    return change["change"] in FAILED_CHANGES
+
+
+@dataclass
+class Answer:
+    """How one POST ended."""
+
+    delivered: bool
+    problem: str | None = None
+    retry_after: float | None = None    # seconds, when the server said when to come back
+    final: bool = False                 # retrying within this sweep will not help
+
+
+def digest(changes: list[dict], count: int) -> dict:
+    """One message for `count` failures, the first DIGEST_LISTS of them (`changes`) named."""
+    lines = [f"logscan: first sweep: {count} failure(s) found"]
+    lines += [f"- {alert_text(change).removeprefix('logscan: ')}" for change in changes]
+    if count > len(changes):
+        lines.append(f"... and {count - len(changes)} more (logscan sweep --all lists every job)")
+    return {"text": "\n".join(lines), "digest": True, "failures": count,
+            "job_ids": [change["job_id"] for change in changes]}
+
+
+@dataclass
+class Outcome:
+    """What one sweep's delivery came to."""
+
+    problems: list[str]
+    retry_at: float | None = None    # Unix time before which the server asked not to be posted to
+
+
+def send(url: str, alerts: Iterable[tuple[int, dict]], delivered: Callable[[list[int]], None],
+         as_digest: bool = False, deadline: float = DEADLINE) -> Outcome:
+    """POST each alert in order (or, `as_digest`, one digest of them all), calling
+    `delivered(seqs)` as each is acknowledged with a 2xx; the first that cannot be delivered
+    ends this sweep's delivery (it and the rest are kept)."""
     ends = time.monotonic() + deadline
-    problems = []
-    for change in changes:
-        if change["change"] not in FAILED_CHANGES:
+    if as_digest:
+        seqs, named = [], []
+        for seq, change in alerts:
+            seqs.append(seq)
+            if len(named) < DIGEST_LISTS:
+                named.append(change)
+        if len(seqs) > 1:
+            answer = _deliver(url, json.dumps(digest(named, len(seqs)), ensure_ascii=True).encode(), ends)
+            if answer.delivered:
+                delivered(seqs)
+                return Outcome([])
+            return _kept(f"the digest of {len(seqs)} failures not delivered: {answer.problem}",
+                         len(seqs), answer)
+        alerts = zip(seqs, named)
+    kept, problem, last = 0, None, None
+    for seq, change in alerts:
+        if problem is not None:
+            kept += 1
             continue
-        body = json.dumps(message(change), ensure_ascii=True).encode()
-        error = _post(url, body, ends)
-        if error is not None:
-            problems.append(f"webhook: alert for {change['job_id']} not sent: {error}")
-    return problems
+        answer = _deliver(url, json.dumps(message(change), ensure_ascii=True).encode(), ends)
+        if answer.delivered:
+            delivered([seq])
+        else:
+            problem, last = f"alert for {change['job_id']} not delivered: {answer.problem}", answer
+            kept += 1
+    return Outcome([]) if problem is None else _kept(problem, kept, last)
 
 
-def _post(url: str, body: bytes, ends: float) -> str | None:
-    delay, error = BACKOFF, "deadline passed"
+def _kept(problem: str, kept: int, answer: Answer) -> Outcome:
+    retry_at = None if answer.retry_after is None else time.time() + answer.retry_after
+    return Outcome([f"webhook: {problem}; {kept} alert(s) kept in the state and sent by the next "
+                    f"sweep"], retry_at)
+
+
+def _deliver(url: str, body: bytes, ends: float) -> Answer:
+    """One alert, tried up to ATTEMPTS times within the deadline."""
+    delay = BACKOFF
+    answer = Answer(False, "the delivery deadline passed")
     for attempt in range(ATTEMPTS):
-        left = ends - time.monotonic()
-        if left <= 0:
-            return error
-        request = urllib.request.Request(url, data=body, method="POST",
-                                         headers={"Content-Type": "application/json",
-                                                  "User-Agent": "logscan-sweep"})
-        try:
-            with urllib.request.urlopen(request, timeout=min(TIMEOUT, left)) as response:
-                response.read(1024)
-            return None
-        except urllib.error.HTTPError as exc:
-            error = f"HTTP {exc.code}"
-            if 400 <= exc.code < 500 and exc.code != 429:
-                return error  # the request itself is wrong: retrying will not help
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            error = str(getattr(exc, "reason", exc))
-        if attempt + 1 < ATTEMPTS:
-            time.sleep(max(0.0, min(delay, ends - time.monotonic())))
-            delay *= 2
-    return error
+        if ends - time.monotonic() <= 0:
+            return Answer(False, "the delivery deadline passed")
+        answer = post(url, body, ends)
+        if answer.delivered or answer.final or attempt + 1 == ATTEMPTS:
+            return answer
+        wait = delay if answer.retry_after is None else answer.retry_after
+        if time.monotonic() + wait >= ends:
+            if answer.retry_after is not None:
+                answer.problem += f" (retry after {answer.retry_after:.0f} s, past this sweep's deadline)"
+            return answer
+        time.sleep(wait)
+        delay *= 2
+    return answer
+
+
+def post(url: str, body: bytes, ends: float) -> Answer:
+    """POST `body` as JSON; what came back. Redirects are not followed; the request, reads
+    included, ends at min(now + TIMEOUT, ends)."""
+    parts = urllib.parse.urlsplit(url)
+    budget = min(TIMEOUT, ends - time.monotonic())
+    if budget <= 0:
+        return Answer(False, "the delivery deadline passed")
+    connection, target = _connection(url, parts, budget)
+    cut = threading.Event()
+
+    def at_deadline() -> None:  # wakes a read that is still waiting: the budget is total
+        cut.set()
+        sock = connection.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    watchdog = threading.Timer(budget, at_deadline)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        connection.request("POST", target, body=body,
+                           headers={"Content-Type": "application/json", "User-Agent": "logscan-sweep"})
+        response = connection.getresponse()
+        status = response.status
+        retry_after = _retry_after(response.getheader("Retry-After"))
+        response.read(1 << 16)
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        if cut.is_set():
+            return Answer(False, f"no complete answer within {budget:.1f} s")
+        return Answer(False, _reason(exc))
+    finally:
+        watchdog.cancel()
+        connection.close()
+    if cut.is_set():
+        return Answer(False, f"no complete answer within {budget:.1f} s")
+    if 200 <= status < 300:
+        return Answer(True)
+    if 300 <= status < 400:
+        return Answer(False, f"HTTP {status}: a redirect, not followed (give the webhook's final URL)",
+                      final=True)
+    if status in (429, 503):
+        return Answer(False, f"HTTP {status}", retry_after=retry_after)
+    # Another 4xx: the request is refused as it is, and retrying now will not change that.
+    return Answer(False, f"HTTP {status}", final=400 <= status < 500)
+
+
+def _connection(url: str, parts: urllib.parse.SplitResult, timeout: float
+                ) -> tuple[http.client.HTTPConnection, str]:
+    """A connection to the URL's host, through the proxy the environment names (http_proxy,
+    https_proxy, no_proxy) as urllib would use, and the request target to send on it."""
+    path = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
+    https = parts.scheme.lower() == "https"
+    host, port = parts.hostname, parts.port
+    proxy = urllib.request.getproxies().get(parts.scheme.lower())
+    if proxy and urllib.request.proxy_bypass(parts.hostname or ""):
+        proxy = None
+    kind = http.client.HTTPSConnection if https else http.client.HTTPConnection
+    if not proxy:
+        return kind(host, port, timeout=timeout), path
+    via = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    if https:
+        connection = http.client.HTTPSConnection(via.hostname, via.port or 3128, timeout=timeout)
+        connection.set_tunnel(host, port or 443)
+        return connection, path
+    # A plain-HTTP proxy takes the whole URL as the target.
+    return http.client.HTTPConnection(via.hostname, via.port or 3128, timeout=timeout), url
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Retry-After in seconds: a number of seconds, or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, http.client.RemoteDisconnected):
+        return "the server closed the connection without an answer"
+    if isinstance(exc, socket.timeout):
+        return "timed out"
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__

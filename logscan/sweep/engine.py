@@ -14,19 +14,26 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from logscan.files.discovery import printable
 from logscan.sweep import state as st
-from logscan.sweep.changes import change_of, root_fingerprint
+from logscan.sweep.changes import FAILED_CHANGES, change_of, root_fingerprint
 from logscan.sweep.reading import Counters, FileReader, FileRecord, JobResult, refresh, status_signature
-from logscan.sweep.tree import JobDir, find_jobs, shard_of
+from logscan.sweep.tree import JobDir, Walk, find_jobs, shard_of
 
 # Fewer jobs than this to refresh: done in this process (big files still split across the
 # ScanPool's workers); more: one job per task across forked processes, every core busy.
 FAN_OUT_MIN_JOBS = 8
+# Jobs handed to the forked processes ahead of the one being committed: enough to keep every
+# core busy, few enough that memory does not grow with the number of jobs.
+FAN_OUT_AHEAD_PER_WORKER = 4
+# Outbox rows read at a time while delivering.
+OUTBOX_BATCH = 256
 PAYLOAD_SCHEMA_VERSION = 1
 
 
@@ -38,11 +45,9 @@ class SweepReport:
     refreshed: int = 0
     removed: int = 0
     counters: Counters = field(default_factory=Counters)
-    pending: list[tuple[int, dict]] = field(default_factory=list)   # (outbox seq, change payload)
-
-    @property
-    def changes(self) -> list[dict]:
-        return [payload for _, payload in self.pending]
+    changes: int = 0          # changes to print: this sweep's and any a killed sweep left
+    unwalkable: list[tuple[str, str]] = field(default_factory=list)   # (directory, why)
+    empty: list[tuple[str, int]] = field(default_factory=list)        # (swept DIR, jobs kept)
 
 
 class Sweep:
@@ -57,14 +62,22 @@ class Sweep:
         self.catalogue = catalogue
         self.shard = shard
         self.pool = pool
-        self.lock = st.Lock(state_path)
+        self.lock: st.Lock | None = None
         self.db = None
 
     def __enter__(self) -> "Sweep":
-        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            from logscan.errors import InputError
+
+            raise InputError(f"cannot create the state's directory {self.state_path.parent}: "
+                             f"{exc.strerror or exc}: pass another --state") from None
+        real = st.real_state_path(self.state_path)
+        self.lock = st.Lock(real)
         self.lock.acquire()
         try:
-            self.db = st.connect(self.state_path)
+            self.db = st.connect(real)
         except BaseException:
             self.lock.release()
             raise
@@ -74,7 +87,8 @@ class Sweep:
         if self.db is not None:
             self.db.close()
             self.db = None
-        self.lock.release()
+        if self.lock is not None:
+            self.lock.release()
 
     # -- the sweep -----------------------------------------------------------------------------
 
@@ -94,25 +108,33 @@ class Sweep:
             st.set_meta(db, "reading_code", reading_code)
             db.execute("COMMIT")
 
-        jobs = find_jobs(self.dirs, self.shard)
+        walk = find_jobs(self.dirs, self.shard)
+        jobs = walk.jobs
         report.jobs = len(jobs)
+        report.unwalkable = walk.unwalkable
         known_files: dict[str, dict[str, tuple]] = {}
         for path, job, *identity in db.execute(
                 "SELECT path, job, dev, ino, size, mtime_ns FROM files"):
-            known_files.setdefault(job, {})[path] = tuple(identity)
-        known_jobs = {row[0]: row for row in db.execute(
-            "SELECT job, root, rel, verdict, root_fingerprint, status_sig, status, wake_at, code "
-            "FROM jobs")}
-        self._forget_vanished(jobs, known_jobs, known_files, report)
+            known_files.setdefault(st.loaded_path(job), {})[st.loaded_path(path)] = tuple(identity)
+        known_jobs = {}
+        for row in db.execute("SELECT job, root, rel, verdict, root_fingerprint, status_sig, status, "
+                              "wake_at, code FROM jobs"):
+            row = (st.loaded_path(row[0]), st.loaded_path(row[1]), st.loaded_path(row[2]), *row[3:])
+            known_jobs[row[0]] = row
+        unseen = self._unseen(walk, known_jobs, report)
+        self._forget_vanished(jobs, known_jobs, known_files, unseen, report)
 
         stale = []
         for key, job in sorted(jobs.items()):
             row = known_jobs.get(key)
+            if row is not None and key in unseen:
+                continue  # part of it could not be seen: its record stands until it can be
             current = {f.path: f.identity for f in job.files}
             if (row is None or known_files.get(key, {}) != current or row[8] != diagnosis_code
                     or status_signature(job) != row[5]
                     or (row[7] is not None and row[7] <= now.timestamp())):
                 stale.append(job)
+        del known_files
         report.refreshed = len(stale)
         if on_start is not None:
             on_start(len(stale))
@@ -121,26 +143,41 @@ class Sweep:
             report.counters.add(result.counters)
             if on_job is not None:
                 on_job()
-        report.pending = self.pending()
+        report.changes = db.execute("SELECT count(*) FROM outbox WHERE printed = 0").fetchone()[0]
         report.duration = time.time() - report.started
         db.execute("UPDATE sweeps SET finished = ?, jobs = ?, refreshed = ?, changes = ?, "
                    "files_opened = ?, bytes_read = ? WHERE id = ?",
-                   (time.time(), report.jobs, report.refreshed, len(report.pending),
+                   (time.time(), report.jobs, report.refreshed, report.changes,
                     report.counters.files_opened, report.counters.bytes_read, sweep_id))
         db.execute("DELETE FROM sweeps WHERE id <= ?", (sweep_id - 1000,))
         return report
 
-    def _forget_vanished(self, jobs, known_jobs, known_files, report) -> None:
-        """Jobs of the swept DIRs (and shard) whose run directory is gone leave the state."""
+    def _unseen(self, walk: Walk, known_jobs, report: SweepReport) -> set[str]:
+        """Known jobs that this walk could not see whole: under or inside a directory it could
+        not list, or under a swept DIR that was found empty (an unmounted filesystem looks so)."""
+        empty = set(walk.empty)
+        unseen = set()
+        for root in walk.empty:
+            held = sum(1 for row in known_jobs.values() if row[1] == root)
+            if held:
+                report.empty.append((printable(root), held))
+        for key, row in known_jobs.items():
+            if row[1] in empty or (walk.unwalkable and walk.hidden(key) is not None):
+                unseen.add(key)
+        return unseen
+
+    def _forget_vanished(self, jobs, known_jobs, known_files, unseen, report) -> None:
+        """Jobs of the swept DIRs (and shard) whose run directory is gone leave the state; not
+        those the walk could not see."""
         roots = {os.path.abspath(d) for d in self.dirs}
         for key, row in list(known_jobs.items()):
-            if key in jobs or row[1] not in roots:
+            if key in jobs or key in unseen or row[1] not in roots:
                 continue
             if self.shard is not None and shard_of(row[2], self.shard[1]) != self.shard[0]:
                 continue
             self.db.execute("BEGIN IMMEDIATE")
             for table in ("files", "jobs", "alerted"):
-                self.db.execute(f"DELETE FROM {table} WHERE job = ?", (key,))
+                self.db.execute(f"DELETE FROM {table} WHERE job = ?", (st.stored_path(key),))
             self.db.execute("COMMIT")
             del known_jobs[key]
             known_files.pop(key, None)
@@ -149,35 +186,38 @@ class Sweep:
     def _old_records(self, key: str) -> dict[str, FileRecord]:
         rows = self.db.execute(
             "SELECT path, job, dev, ino, size, mtime_ns, kind, compressed, committed, edge, surveys "
-            "FROM files WHERE job = ?", (key,))
-        return {r[0]: FileRecord(*r[:7], bool(r[7]), *r[8:]) for r in rows}
+            "FROM files WHERE job = ?", (st.stored_path(key),))
+        return {st.loaded_path(r[0]): FileRecord(st.loaded_path(r[0]), st.loaded_path(r[1]), *r[2:7],
+                                                 bool(r[7]), *r[8:]) for r in rows}
 
     def _refresh(self, stale: list[JobDir], known_jobs, now):
-        tasks = [(job, self._old_records(job.job), *(known_jobs[job.job][5:7] if job.job in known_jobs
-                                                      else (None, None))) for job in stale]
+        # One job's stored records at a time, as it is handed out: never every job's at once.
+        tasks = ((job, self._old_records(job.job), *(known_jobs[job.job][5:7] if job.job in known_jobs
+                                                      else (None, None))) for job in stale)
         workers = self.settings.processes or _usable_cores()
-        if len(tasks) < FAN_OUT_MIN_JOBS or workers < 2:
+        if len(stale) < FAN_OUT_MIN_JOBS or workers < 2:
             for job, old, sig, status in tasks:
                 reader = FileReader(self.pool.scanner if self.pool else _scanner(self.catalogue, self.settings),
                                     self.pool)
                 yield refresh(job, old, reader, self.catalogue, self.settings, now, sig, status)
             return
-        yield from _fan_out(tasks, self.catalogue, self.settings, now, workers,
+        yield from _fan_out(tasks, min(workers, len(stale)), self.catalogue, self.settings, now,
                             self.pool.scanner if self.pool else None)
 
     def _commit(self, result: JobResult, previous, diagnosis_code: str, now: datetime) -> None:
         """One job's files, diagnosis, fingerprints and change: one transaction."""
         db, job = self.db, result.job
         db.execute("BEGIN IMMEDIATE")
-        db.execute("DELETE FROM files WHERE job = ?", (job.job,))
+        key = st.stored_path(job.job)
+        db.execute("DELETE FROM files WHERE job = ?", (key,))
         db.executemany(
             "INSERT OR REPLACE INTO files (path, job, dev, ino, size, mtime_ns, kind, compressed, "
             "committed, edge, surveys) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(r.path, r.job, r.dev, r.ino, r.size, r.mtime_ns, r.kind, int(r.compressed),
-              r.committed, r.edge, r.surveys) for r in result.records])
+            [(st.stored_path(r.path), st.stored_path(r.job), r.dev, r.ino, r.size, r.mtime_ns, r.kind,
+              int(r.compressed), r.committed, r.edge, r.surveys) for r in result.records])
         diagnosis = result.diagnosis
         if diagnosis is None:
-            db.execute("DELETE FROM jobs WHERE job = ?", (job.job,))
+            db.execute("DELETE FROM jobs WHERE job = ?", (key,))
             db.execute("COMMIT")
             return
         from logscan.render.json_v1 import diagnosis_record
@@ -185,7 +225,7 @@ class Sweep:
         record = diagnosis_record(diagnosis)
         fingerprint = root_fingerprint(diagnosis)
         alerted = fingerprint is not None and db.execute(
-            "SELECT 1 FROM alerted WHERE job = ? AND fingerprint = ?", (job.job, fingerprint)
+            "SELECT 1 FROM alerted WHERE job = ? AND fingerprint = ?", (key, fingerprint)
         ).fetchone() is not None
         before = previous[3] if previous else None
         change = change_of(before, previous[4] if previous else None, diagnosis, alerted)
@@ -208,49 +248,100 @@ class Sweep:
             "OR jobs.root_fingerprint IS NOT excluded.root_fingerprint THEN excluded.changed_at "
             "ELSE jobs.changed_at END, diagnosed_at = excluded.diagnosed_at, code = excluded.code, "
             "rules = excluded.rules, record = excluded.record",
-            (job.job, job.shown, job.root, job.rel, diagnosis.verdict, root.rule if root else None,
+            (key, job.shown, st.stored_path(job.root), st.stored_path(job.rel), diagnosis.verdict,
+             root.rule if root else None,
              fingerprint, diagnosis.summary(), len(diagnosis.workers), activity, result.status_sig,
              result.status, result.wake_at, stamp, stamp, stamp, diagnosis_code,
              json.dumps(rules, sort_keys=True), json.dumps(record, sort_keys=True)))
         if fingerprint is not None:
             db.execute("INSERT OR IGNORE INTO alerted (job, fingerprint, at) VALUES (?, ?, ?)",
-                       (job.job, fingerprint, stamp))
+                       (key, fingerprint, stamp))
         if change is not None:
             payload = {"schema_version": PAYLOAD_SCHEMA_VERSION, "job_id": job.shown,
-                       "job_path": job.job, "change": change, "previous_verdict": before,
+                       "job_path": printable(job.job), "change": change, "previous_verdict": before,
                        "swept_at": datetime.fromtimestamp(stamp, timezone.utc).isoformat(), **record}
-            db.execute("INSERT INTO outbox (job, change, payload) VALUES (?, ?, ?)",
-                       (job.job, change, json.dumps(payload, sort_keys=True)))
+            db.execute("INSERT INTO outbox (job, change, payload, posted) VALUES (?, ?, ?, ?)",
+                       (key, change, json.dumps(payload, sort_keys=True),
+                        int(change not in FAILED_CHANGES)))
         db.execute("COMMIT")
 
     # -- delivery ------------------------------------------------------------------------------
 
-    def pending(self) -> list[tuple[int, dict]]:
-        """Changes not yet delivered, oldest first."""
-        return [(seq, json.loads(payload)) for seq, payload in
-                self.db.execute("SELECT seq, payload FROM outbox ORDER BY seq")]
+    def to_print(self) -> Iterator[tuple[int, dict]]:
+        """(outbox seq, change) not yet printed, oldest first, read a batch at a time."""
+        yield from self._outbox("printed = 0")
 
-    def acknowledge(self, seqs: list[int]) -> None:
-        """These changes were delivered: never again."""
+    def to_post(self) -> Iterator[tuple[int, dict]]:
+        """(outbox seq, change) of the alerts the webhook has not acknowledged, oldest first."""
+        yield from self._outbox("posted = 0")
+
+    def _outbox(self, condition: str) -> Iterator[tuple[int, dict]]:
+        last = 0
+        while True:
+            rows = self.db.execute(f"SELECT seq, payload FROM outbox WHERE {condition} AND seq > ? "
+                                   f"ORDER BY seq LIMIT ?", (last, OUTBOX_BATCH)).fetchall()
+            for seq, payload in rows:
+                yield seq, json.loads(payload)
+            if len(rows) < OUTBOX_BATCH:
+                return
+            last = rows[-1][0]
+
+    def printed(self, seqs: list[int], posted: bool = False) -> None:
+        """These changes were written out in full (and, with `posted`, need no webhook: none
+        is configured)."""
+        self._acknowledge(seqs, "printed = 1, posted = 1" if posted else "printed = 1")
+
+    def posted(self, seqs: list[int], answered: bool = True) -> None:
+        """The webhook answered 2xx for these alerts (or, not `answered`, none is owed to one)."""
+        self._acknowledge(seqs, "posted = 1", answered)
+
+    def webhook_answered(self) -> bool:
+        """A webhook has answered 2xx for this state before."""
+        return st.get_meta(self.db, "webhook_answered") is not None
+
+    def webhook_retry_at(self) -> float | None:
+        """When the webhook asked to be posted to again (a Retry-After past a sweep's deadline)."""
+        value = st.get_meta(self.db, "webhook_retry_at")
+        try:
+            return None if value is None else float(value)
+        except ValueError:
+            return None
+
+    def set_webhook_retry_at(self, when: float | None) -> None:
+        if when is None:
+            self.db.execute("DELETE FROM meta WHERE key = 'webhook_retry_at'")
+        else:
+            st.set_meta(self.db, "webhook_retry_at", repr(when))
+
+    def _acknowledge(self, seqs: list[int], done: str, answered: bool = False) -> None:
         self.db.execute("BEGIN IMMEDIATE")
-        self.db.executemany("DELETE FROM outbox WHERE seq = ?", [(s,) for s in seqs])
+        if answered:
+            st.set_meta(self.db, "webhook_answered", repr(time.time()))
+        self.db.executemany(f"UPDATE outbox SET {done} WHERE seq = ?", [(s,) for s in seqs])
+        self.db.executemany("DELETE FROM outbox WHERE seq = ? AND printed = 1 AND posted = 1",
+                            [(s,) for s in seqs])
         self.db.execute("COMMIT")
 
-    def all_jobs(self) -> list[dict]:
-        """Every job of the swept DIRs (and shard) as last diagnosed, by job id."""
+    def all_jobs(self) -> Iterator[dict]:
+        """Every job of the swept DIRs (and shard) as last diagnosed, by job id, read a batch
+        at a time."""
         roots = sorted({os.path.abspath(d) for d in self.dirs})
         marks = ",".join("?" * len(roots))
-        rows = self.db.execute(
-            f"SELECT shown, rel, record, first_seen, changed_at, diagnosed_at, root FROM jobs "
-            f"WHERE root IN ({marks}) ORDER BY shown", roots).fetchall()
-        out = []
-        for shown, rel, record, first_seen, changed_at, diagnosed_at, root in rows:
-            if self.shard is not None and shard_of(rel, self.shard[1]) != self.shard[0]:
-                continue
-            out.append({"job_id": shown, "rel": rel, "root": root, "first_seen": first_seen,
-                        "changed_at": changed_at, "diagnosed_at": diagnosed_at,
-                        **json.loads(record)})
-        return out
+        after = ("", "")
+        while True:
+            rows = self.db.execute(
+                f"SELECT shown, rel, record, first_seen, changed_at, diagnosed_at, root, job FROM jobs "
+                f"WHERE root IN ({marks}) AND (shown, job) > (?, ?) ORDER BY shown, job LIMIT ?",
+                [*map(st.stored_path, roots), *after, OUTBOX_BATCH]).fetchall()
+            for shown, rel, record, first_seen, changed_at, diagnosed_at, root, _ in rows:
+                rel, root = st.loaded_path(rel), st.loaded_path(root)
+                if self.shard is not None and shard_of(rel, self.shard[1]) != self.shard[0]:
+                    continue
+                yield {"job_id": shown, "rel": rel, "root": root, "first_seen": first_seen,
+                       "changed_at": changed_at, "diagnosed_at": diagnosed_at, **json.loads(record)}
+            if len(rows) < OUTBOX_BATCH:
+                return
+            after = (rows[-1][0], rows[-1][7])
 
 
 def _settings_key(settings) -> str:
@@ -282,19 +373,26 @@ def _refresh_task(task) -> JobResult:
                    sig, status)
 
 
-def _fan_out(tasks, catalogue, settings, now, workers, scanner):
+def _fan_out(tasks, workers, catalogue, settings, now, scanner):
     """Jobs refreshed in forked processes, which inherit the scanner, catalogue and settings
-    (and the job model and rules, imported first so each child does not import them again)."""
+    (and the job model and rules, imported first so each child does not import them again).
+    A few jobs per process are handed out ahead; results come back in order."""
     import logscan.diagnose.build  # noqa: F401  (loaded once, before the fork)
     import logscan.model.build  # noqa: F401
     from logscan.scan.pool import forked_pool
 
     _worker.update(scanner=scanner or _scanner(catalogue, settings), catalogue=catalogue,
                    settings=settings, now=now)
-    executor = forked_pool(min(workers, len(tasks)))
+    executor = forked_pool(workers)
     if executor is None:
         for task in tasks:
             yield _refresh_task(task)
         return
     with executor:
-        yield from executor.map(_refresh_task, tasks, chunksize=max(1, min(16, len(tasks) // (4 * workers))))
+        ahead = deque()
+        for task in tasks:
+            ahead.append(executor.submit(_refresh_task, task))
+            if len(ahead) >= workers * FAN_OUT_AHEAD_PER_WORKER:
+                yield ahead.popleft().result()
+        while ahead:
+            yield ahead.popleft().result()

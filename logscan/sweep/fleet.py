@@ -30,10 +30,12 @@ import csv
 import io
 import json
 import os
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 
 from logscan.errors import InputError
+from logscan.files.discovery import printable
 from logscan.vocabulary import Verdict
 
 COLUMNS = ("job_id", "job_path", "group", "verdict", "root_cause_rule", "root_cause_node_rank",
@@ -46,7 +48,7 @@ def _iso(stamp: float | None) -> str | None:
     return None if stamp is None else datetime.fromtimestamp(stamp, timezone.utc).isoformat()
 
 
-def export_rows(jobs: list[dict], shard: str | None) -> list[dict]:
+def export_rows(jobs: Iterable[dict], shard: str | None) -> list[dict]:
     rows = []
     for job in jobs:
         root = job.get("root_cause") or {}
@@ -55,8 +57,8 @@ def export_rows(jobs: list[dict], shard: str | None) -> list[dict]:
         first_seen = _iso(job.get("first_seen"))
         rows.append({
             "job_id": job["job_id"],
-            "job_path": os.path.join(job["root"], job["rel"]) if job["rel"] else job["root"],
-            "group": job["rel"].split("/")[0] if "/" in job["rel"] else "",
+            "job_path": printable(os.path.join(job["root"], job["rel"]) if job["rel"] else job["root"]),
+            "group": printable(job["rel"].split("/")[0]) if "/" in job["rel"] else "",
             "verdict": job["verdict"],
             "root_cause_rule": root.get("rule"),
             "root_cause_node_rank": root.get("node_rank"),

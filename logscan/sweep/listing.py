@@ -4,6 +4,7 @@ JSON Lines. Every row is a diagnosis record (JSON schema v1) plus `job_id` and `
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 
 from logscan.render.inert import inert
 from logscan.vocabulary import Verdict
@@ -27,6 +28,18 @@ def render_json(rows: list[dict], stats: dict) -> str:
     document = {"schema_version": SCHEMA_VERSION, "sweep": stats,
                 "jobs": [_clean(r) for r in rows]}
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=True) + "\n"
+
+
+def json_pieces(rows: Iterable[dict], stats: dict) -> Iterator[str]:
+    """render_json's document, a job at a time: memory does not grow with the jobs."""
+    yield '{\n  "jobs": ['
+    first = True
+    for row in rows:
+        job = json.dumps(_clean(row), indent=2, sort_keys=True, ensure_ascii=True)
+        yield ("\n" if first else ",\n") + "\n".join("    " + line for line in job.split("\n"))
+        first = False
+    sweep = json.dumps(stats, indent=2, sort_keys=True, ensure_ascii=True).replace("\n", "\n  ")
+    yield ("]" if first else "\n  ]") + f',\n  "schema_version": {SCHEMA_VERSION},\n  "sweep": {sweep}\n}}\n'
 
 
 def _clean(row: dict) -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from logscan.vocabulary import Verdict
@@ -27,7 +28,7 @@ def _number(value: float) -> str:
     return repr(float(value)) if isinstance(value, float) else str(int(value))
 
 
-def render(jobs: list[dict], stats: dict, shard: str | None = None) -> str:
+def render(jobs: Iterable[dict], stats: dict, shard: str | None = None) -> str:
     """The metrics, from every job's last diagnosis and this sweep's figures."""
     base = {"shard": shard} if shard else {}
     lines: list[str] = []

@@ -16,16 +16,16 @@ truncated, rewritten or compressed-and-changed file is read again from the start
 
 from __future__ import annotations
 
+import json
 import os
-import pickle
 import zlib
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 
 from logscan.files.discovery import (SNIFF_BYTES, Discovery, LogFile, copy_local_rank, read_job_status,
                                settle, sniff, stream_of, why_not_a_log)
-from logscan.files.reader import open_regular
-from logscan.scan.scanner import Survey
+from logscan.files.reader import ReadState, open_regular
+from logscan.scan.scanner import TAIL_LINES, Survey
 from logscan.sweep.tree import FileStat, JobDir
 from logscan.vocabulary import JobStatus
 
@@ -47,7 +47,7 @@ class FileRecord:
     compressed: bool = False
     committed: int = 0            # bytes read, up to a line start
     edge: bytes | None = None
-    surveys: bytes | None = None  # zlib(pickle((committed survey, surveys of the unfinished line)))
+    surveys: bytes | None = None  # pack((committed survey, survey of the unfinished line))
 
     @property
     def identity(self) -> tuple[int, int, int, int]:
@@ -75,16 +75,71 @@ class JobResult:
     counters: Counters = field(default_factory=Counters)
 
 
+# A stored blob inflates to at most this: the surveys of one file are a few KiB to a few MiB.
+MAX_UNPACKED = 256 << 20
+
+
+class UnreadableSurveys(ValueError):
+    """Stored surveys this code cannot use (another layout, damaged): the file is read again."""
+
+
 def pack(surveys: tuple) -> bytes:
-    return zlib.compress(pickle.dumps(surveys, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    """Surveys as zlib-compressed JSON: data only (bytes and tuples tagged), never code."""
+    return zlib.compress(json.dumps(_data(surveys), separators=(",", ":")).encode("ascii"), 1)
 
 
 def unpack(blob: bytes) -> tuple:
-    return pickle.loads(zlib.decompress(blob))
+    try:
+        inflate = zlib.decompressobj()
+        text = inflate.decompress(blob, MAX_UNPACKED)
+        if inflate.unconsumed_tail:
+            raise UnreadableSurveys("stored surveys too big")
+        found = _value(json.loads(text))
+        if not isinstance(found, tuple) or not all(s is None or isinstance(s, Survey) for s in found):
+            raise UnreadableSurveys("not surveys")
+        return found
+    except (zlib.error, ValueError, TypeError, RecursionError) as exc:
+        raise UnreadableSurveys(str(exc)) from None
+
+
+def _data(value):
+    """`value` as JSON data: bytes, tuples, surveys and read states as one-key tagged objects."""
+    if isinstance(value, (str, int, float)) or value is None:
+        return value
+    if isinstance(value, bytes):
+        return {"b": value.decode("latin-1")}
+    if isinstance(value, tuple):
+        return {"t": [_data(v) for v in value]}
+    if isinstance(value, list):
+        return [_data(v) for v in value]
+    if isinstance(value, Survey):
+        return {"survey": {f.name: _data(getattr(value, f.name)) for f in fields(Survey)}}
+    if isinstance(value, ReadState):
+        return {"read": {f.name: _data(getattr(value, f.name)) for f in fields(ReadState)}}
+    raise TypeError(f"cannot store {type(value).__name__} in the state")
+
+
+def _value(data):
+    """What _data stored, back: only these shapes are read, and nothing in them is run."""
+    if isinstance(data, list):
+        return [_value(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if len(data) == 1:
+        (tag, inner), = data.items()
+        if tag == "b" and isinstance(inner, str):
+            return inner.encode("latin-1")
+        if tag == "t" and isinstance(inner, list):
+            return tuple(_value(v) for v in inner)
+        if tag == "survey" and isinstance(inner, dict):
+            return Survey(**{k: _value(v) for k, v in inner.items()})
+        if tag == "read" and isinstance(inner, dict):
+            return ReadState(**{k: _value(v) for k, v in inner.items()})
+    raise UnreadableSurveys(f"unknown stored value {sorted(data)!r}")
 
 
 _SURVEY_FIELDS = {"newlines", "ends_with_newline", "candidates", "first_progress", "last_progress",
-                  "head", "tail", "keywordless", "rule_timeouts", "state", "read_error"}
+                  "head", "tail", "tail_lines", "keywordless", "rule_timeouts", "state", "read_error"}
 
 
 def can_concat() -> bool:
@@ -104,6 +159,7 @@ def concat(a: Survey, b: Survey) -> Survey:
         last_progress=shift(b.last_progress) if b.first_progress is not None else a.last_progress,
         head=a.head if a.head is not None else b.head,
         tail=b.tail if b.tail is not None else a.tail,
+        tail_lines=(a.tail_lines + b.tail_lines)[-TAIL_LINES:],
         keywordless=a.keywordless + [(r, n + i, raw, g) for r, i, raw, g in b.keywordless],
         rule_timeouts=a.rule_timeouts + b.rule_timeouts,
         read_error=a.read_error or b.read_error)
@@ -193,10 +249,13 @@ class FileReader:
         """The file's new record and its surveys, in order (the complete lines', then the
         unfinished last line's)."""
         record = FileRecord(now.path, job, now.dev, now.ino, now.size, now.mtime_ns, SKIP)
+        kept = _kept_surveys(old)
+        if old is not None and kept is None:
+            old = None  # surveys this code cannot use: the file is read again
         if old is not None and old.identity == now.identity:
             record.kind, record.compressed = old.kind, old.compressed
             record.committed, record.edge, record.surveys = old.committed, old.edge, old.surveys
-            return record, _present(unpack(old.surveys) if old.surveys else ())
+            return record, _present(kept)
         committed, start, content = None, 0, None
         resume = (old is not None and old.kind == LOG and not old.compressed and old.surveys
                   and (old.dev, old.ino) == (now.dev, now.ino) and now.size >= old.committed
@@ -207,7 +266,7 @@ class FileReader:
             except OSError:
                 resume = False
         if resume:
-            committed, start = unpack(old.surveys)[0], old.committed
+            committed, start = kept[0], old.committed
             record.kind = LOG
         else:
             try:
@@ -243,6 +302,16 @@ class FileReader:
         record.committed, record.edge = cut, edge
         record.surveys = pack((committed, tail))
         return record, _present((committed, tail))
+
+
+def _kept_surveys(old: FileRecord | None) -> tuple | None:
+    """The surveys stored for a file (() for none), or None when they cannot be used."""
+    if old is None or not old.surveys:
+        return ()
+    try:
+        return unpack(old.surveys)
+    except UnreadableSurveys:
+        return None
 
 
 def _present(surveys) -> tuple:

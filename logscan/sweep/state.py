@@ -6,6 +6,10 @@ job is committed in its own transaction (its files, its diagnosis, its alerted f
 the changes to report, in the outbox): a sweep killed at any point leaves every job either as
 the last sweep left it or as this one made it, and changes already committed are delivered by
 the next sweep.
+
+The state holds data only (text, numbers, JSON, zlib-compressed JSON): nothing in it is run or
+unpickled. Paths are kept as text when they are UTF-8 and as their bytes otherwise (a directory
+anyone can name holds any bytes; SQLite cannot bind the surrogates Python reads them into).
 """
 
 from __future__ import annotations
@@ -14,25 +18,33 @@ import errno
 import hashlib
 import os
 import sqlite3
+import stat
 from pathlib import Path
 
 from logscan.errors import InputError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # schema version → the statements that bring a state of that version to the next one. Version 2
 # moved the reading code into packages: surveys pickled under version 1 name classes that no longer
 # exist there, so their files are read again; jobs, alerts already sent and the outbox are kept.
 # Version 3 names the files' surveys and the reading code's fingerprint for what they are.
+# Version 4 stores surveys as JSON: the pickles of version 3 are never loaded (loading one runs
+# whatever it names), so their files are read again; jobs, alerts already sent and the outbox are
+# kept, the outbox learning which of its changes were printed and which were posted.
 MIGRATIONS = {
     1: "DELETE FROM files; DELETE FROM meta WHERE key = 'facts_code';",
     2: "ALTER TABLE files RENAME COLUMN facts TO surveys; "
        "UPDATE meta SET key = 'reading_code' WHERE key = 'facts_code';",
+    3: "DELETE FROM files; DELETE FROM meta WHERE key = 'reading_code'; "
+       "ALTER TABLE outbox ADD COLUMN printed INTEGER NOT NULL DEFAULT 0; "
+       "ALTER TABLE outbox ADD COLUMN posted INTEGER NOT NULL DEFAULT 0;",
 }
+SQLITE_MAGIC = b"SQLite format 3\0"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 -- One row per file seen under a job: its identity when last read, how far it was read
--- (a line start), and what the parser extracted (zlib-compressed pickled surveys).
+-- (a line start), and what the parser extracted (zlib-compressed JSON surveys).
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY,
     job TEXT NOT NULL,
@@ -71,7 +83,9 @@ CREATE TABLE IF NOT EXISTS alerted (
 );
 CREATE TABLE IF NOT EXISTS outbox (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    job TEXT NOT NULL, change TEXT NOT NULL, payload TEXT NOT NULL
+    job TEXT NOT NULL, change TEXT NOT NULL, payload TEXT NOT NULL,
+    printed INTEGER NOT NULL DEFAULT 0,   -- written to standard output
+    posted INTEGER NOT NULL DEFAULT 0     -- answered 2xx by the webhook, or no alert to post
 );
 CREATE TABLE IF NOT EXISTS sweeps (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -83,6 +97,20 @@ CREATE TABLE IF NOT EXISTS sweeps (
 
 class Busy(Exception):
     """Another sweep holds the state's lock."""
+
+
+def stored_path(path: str) -> str | bytes:
+    """A path as the state keeps it: its text when that is UTF-8, else its bytes."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path)
+    return path
+
+
+def loaded_path(value: str | bytes) -> str:
+    """A path kept by stored_path, as Python names it."""
+    return value if isinstance(value, str) else os.fsdecode(value)
 
 
 def default_state_path(dirs: list[str], shard: tuple[int, int] | None) -> Path:
@@ -98,17 +126,61 @@ def default_state_path(dirs: list[str], shard: tuple[int, int] | None) -> Path:
 
 def check_state_path(state: Path, dirs: list[str]) -> None:
     """The state must not live inside a swept directory (a shared, often network, filesystem)."""
-    where = os.path.abspath(state)
+    where = os.path.realpath(state)
     for d in dirs:
-        root = os.path.abspath(d)
+        root = os.path.realpath(d)
         if os.path.commonpath([where, root]) == root:
             raise InputError(f"--state {state} is inside the swept directory {d}: keep the state "
                              f"on local disk outside it (SQLite locking fails on shared filesystems)")
 
 
+def real_state_path(state: Path) -> Path:
+    """The file the state really is (symbolic links resolved): two sweeps reaching one state by
+    two names take one lock. Refused, before anything is created beside it: a directory, a
+    device, a FIFO or a socket, and a file that is not an SQLite database (it is never
+    overwritten)."""
+    real = Path(os.path.realpath(state))
+    try:
+        info = os.stat(real)
+    except FileNotFoundError:
+        return real
+    except OSError as exc:
+        raise InputError(f"--state {state}: {exc.strerror or exc}: give a file on local disk") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"--state {state} is a directory: give a file path (e.g. {state}/sweep.sqlite3)")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"--state {state} is not a regular file (a device, FIFO or socket): "
+                         f"give a file on local disk")
+    if info.st_size:
+        try:
+            with open(real, "rb") as handle:
+                head = handle.read(len(SQLITE_MAGIC))
+        except OSError as exc:
+            raise InputError(f"cannot read the state {state}: {exc.strerror or exc}") from None
+        if head != SQLITE_MAGIC:
+            raise InputError(f"--state {state} is not a logscan state (not an SQLite database): it is "
+                             f"left as it is; give another --state")
+    return real
+
+
+def state_error(state: Path, exc: sqlite3.Error) -> InputError:
+    """What the user is told when SQLite cannot use the state file: one line naming it."""
+    reason = str(exc) or type(exc).__name__
+    if isinstance(exc, sqlite3.OperationalError) and "full" in reason:
+        return InputError(f"the state {state}: {reason}: free space on its disk or pass another --state")
+    if isinstance(exc, sqlite3.OperationalError) and ("readonly" in reason or "unable to open" in reason
+                                                       or "disk I/O" in reason):
+        return InputError(f"the state {state}: {reason}: make it and its directory writable by this "
+                          f"user or pass another --state")
+    return InputError(f"the state {state} is damaged ({reason}): move it aside (the sweep then starts "
+                      f"afresh and alerts every failure once more) or pass another --state")
+
+
 class Lock:
-    """An exclusive flock on <state>.lock, held for the whole sweep; released by the kernel if the
-    process dies, so a killed sweep never leaves a stale lock."""
+    """An exclusive POSIX lock on <state>.lock (the real file's), held for the whole sweep.
+    The kernel releases it when this process ends, however it ends; processes forked from it
+    never hold it (an flock would be shared with them, and a killed sweep's workers would keep
+    every later sweep out)."""
 
     def __init__(self, state: Path):
         self.path = Path(str(state) + ".lock")
@@ -117,17 +189,31 @@ class Lock:
     def acquire(self) -> None:
         import fcntl
 
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise InputError(f"cannot open the lock {self.path}: {exc.strerror or exc}: make its "
+                             f"directory writable by this user or pass another --state") from None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise InputError(f"the lock {self.path} is not a regular file: remove it or pass "
+                                 f"another --state")
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise Busy(holder or "?") from None
+            raise InputError(f"cannot lock {self.path}: {exc.strerror or exc}") from None
+        except BaseException:
+            os.close(fd)
             raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError:
+            pass  # the pid is only a hint for the message of a sweep kept out
         self.fd = fd
 
     def release(self) -> None:
@@ -137,19 +223,29 @@ class Lock:
 
 
 def connect(state: Path) -> sqlite3.Connection:
-    state.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(state, isolation_level=None)  # transactions are explicit: BEGIN/COMMIT
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
-    db.executescript(SCHEMA)
-    version = get_meta(db, "schema_version")
-    if version is None:
-        set_meta(db, "schema_version", str(SCHEMA_VERSION))
-    elif version.isdigit() and int(version) in MIGRATIONS:
-        _migrate(db, int(version))
-    elif version != str(SCHEMA_VERSION):
-        raise InputError(f"{state}: state written by another logscan (schema {version}, this one "
-                         f"reads {SCHEMA_VERSION}); remove it or pass another --state")
+    """The state, opened, created or migrated; an SQLite failure is an InputError naming it."""
+    try:
+        db = sqlite3.connect(state, isolation_level=None)  # transactions are explicit: BEGIN/COMMIT
+    except sqlite3.Error as exc:
+        raise state_error(state, exc) from None
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(SCHEMA)
+        version = get_meta(db, "schema_version")
+        if version is None:
+            set_meta(db, "schema_version", str(SCHEMA_VERSION))
+        elif version.isdigit() and int(version) in MIGRATIONS:
+            _migrate(db, int(version))
+        elif version != str(SCHEMA_VERSION):
+            raise InputError(f"{state}: state written by a newer logscan (schema {version}, this "
+                             f"one reads up to {SCHEMA_VERSION}): upgrade logscan or pass another --state")
+    except sqlite3.Error as exc:
+        db.close()
+        raise state_error(state, exc) from None
+    except BaseException:
+        db.close()
+        raise
     return db
 
 

@@ -55,17 +55,43 @@ def shard_of(rel: str, shards: int) -> int:
     return int.from_bytes(digest[:8], "big") % shards
 
 
-def _walk_names(root: str) -> tuple[set[str], list[str], list[str]]:
+@dataclass
+class Walk:
+    """What the walk found: the jobs, and what it could not see."""
+
+    jobs: dict[str, JobDir] = field(default_factory=dict)
+    # (directory, why), as printable text: a directory that could not be listed (permissions,
+    # a name beyond PATH_MAX, a system tree). The jobs at, above or below it are not judged.
+    unwalkable: list[tuple[str, str]] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)   # swept DIRs (absolute) holding no file at all
+
+    def hidden(self, job: str) -> str | None:
+        """The unwalkable directory that hides part or all of `job` (its key), if any."""
+        shown = printable(job)
+        for directory, _ in self.unwalkable:
+            if shown == directory or shown.startswith(directory.rstrip("/") + "/") \
+                    or directory.startswith(shown.rstrip("/") + "/"):
+                return directory
+        return None
+
+
+def _walk_names(root: str, walk: Walk) -> tuple[set[str], list[str], list[str]]:
     """(log-like files, job_status files, every other file), relative to root with '/'
     separators, as discovery walks a directory (logscan.files.discovery.walk_files)."""
     logs, status, files = set(), [], []
-    for entry, rel in walk_files(root, "", Discovery(), set()):
+    found = Discovery()
+    for entry, rel in walk_files(root, "", found, set()):
         if entry.name == JOB_STATUS_FILE:
             status.append(rel)
             continue
         files.append(rel)
         if is_log_name(entry.name):
             logs.add(rel)
+    # Discovery notes a directory it cannot list by its full path; a link out of the tree is
+    # noted by its name below root (relative) and is no directory of the tree.
+    walk.unwalkable += [(path, why) for path, why in found.notes if path.startswith("/")]
+    if not (logs or status or files) and not found.notes:
+        walk.empty.append(root)
     return logs, status, files
 
 
@@ -83,12 +109,13 @@ def _stat(root: str, rel: str, display: str, job: JobDir) -> FileStat | None:
                     info.st_mtime)
 
 
-def find_jobs(dirs: list[str], shard: tuple[int, int] | None = None) -> dict[str, JobDir]:
-    """{job key: JobDir} of every run directory under the DIRs (of one shard, if given)."""
-    jobs: dict[str, JobDir] = {}
+def find_jobs(dirs: list[str], shard: tuple[int, int] | None = None) -> Walk:
+    """Every run directory under the DIRs (of one shard, if given), by job key."""
+    walk = Walk()
+    jobs = walk.jobs
     for given in dirs:
         root = os.path.abspath(given)
-        logs, status, files = _walk_names(root)
+        logs, status, files = _walk_names(root, walk)
         shown_root = given.rstrip("/") or "/"
         base = os.path.basename(root) or root
         groups = group_by_run(files, status)
@@ -118,4 +145,4 @@ def find_jobs(dirs: list[str], shard: tuple[int, int] | None = None) -> dict[str
                     job.status_files.append(found)
             if job.files:
                 jobs[key] = job
-    return jobs
+    return walk

@@ -1,0 +1,553 @@
+"""The fleet sweep under attack: each test reproduces a way alerts were lost, repeated or stopped
+with nothing anyone saw, or a state file that was not plain data, and checks what the sweep
+does now. The trees are copies of real samples; what a test does to them (names that are not
+UTF-8, directories beyond PATH_MAX, emptied mount points, damaged state files, webhook servers
+that misbehave) is synthetic and said so where it happens."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from conftest import POST_MORTEM_NOW, REPO, SAMPLES
+
+# Two failures and a healthy job: small, so every attack below costs little.
+LAYOUT = {"alice/job-1": "crash-mid-training", "bob/job-2": "healthy-2x2",
+          "run-top": "import-error-one-rank"}
+FAILING = {"alice/job-1", "run-top"}
+
+
+@pytest.fixture
+def outputs(tmp_path) -> Path:
+    root = tmp_path / "outputs"
+    for where, sample in LAYOUT.items():
+        shutil.copytree(SAMPLES / sample, root / where, ignore=shutil.ignore_patterns("expected.json"))
+    return root
+
+
+def sweep_json(run_cli, outputs, state, *args, code: int = 0) -> dict:
+    result = run_cli("sweep", outputs, "--state", state, "--format", "json", "--now",
+                     POST_MORTEM_NOW, *args)
+    assert result.exit_code == code, result.output
+    return json.loads(result.stdout)
+
+
+def told(report: dict) -> list[str]:
+    return sorted(job["job_id"] for job in report["jobs"] if job["change"])
+
+
+def failing(outputs: Path) -> list[str]:
+    return sorted(f"{outputs}/{where}" for where in FAILING)
+
+
+def logscan(*args, **kwargs) -> subprocess.CompletedProcess:
+    """logscan as cron runs it: its own process, nothing captured by a test runner."""
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    kwargs.setdefault("stderr", subprocess.PIPE)
+    return subprocess.run([sys.executable, "-m", "logscan", *map(str, args)], cwd=REPO,
+                          timeout=120, **kwargs)
+
+
+# -- the lock -------------------------------------------------------------------------------------
+
+KILL_WITH_WORKERS = """
+import json, multiprocessing, os, signal, sys
+import logscan.sweep.engine as engine
+pids = sys.argv.pop(1)
+engine.FAN_OUT_MIN_JOBS = 2
+commit, done = engine.Sweep._commit, []
+def commit_then_die(self, *args):
+    commit(self, *args)
+    done.append(1)
+    if len(done) == 1:
+        with open(pids, "w") as out:
+            json.dump([p.pid for p in multiprocessing.active_children()], out)
+        os.kill(os.getpid(), signal.SIGKILL)
+engine.Sweep._commit = commit_then_die
+sys.argv = ["logscan", *sys.argv[1:]]
+from logscan.cli import main
+main()
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_killed_sweep_leaves_no_worker_holding_the_lock_and_the_next_one_alerts(run_cli, outputs,
+                                                                                  tmp_path):
+    state, pids = tmp_path / "s.db", tmp_path / "workers.json"
+    args = ["sweep", outputs, "--state", state, "--format", "jsonl", "--now", POST_MORTEM_NOW,
+            "--jobs", "2"]
+    killed = subprocess.run([sys.executable, "-c", KILL_WITH_WORKERS, str(pids), *map(str, args)],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    workers = json.loads(pids.read_text())
+    assert workers  # the fan-out had forked its processes
+    for _ in range(100):  # the kernel ends them with their parent (PR_SET_PDEATHSIG)
+        if not any(map(_alive, workers)):
+            break
+        time.sleep(0.05)
+    assert not any(map(_alive, workers))
+    rerun = run_cli(*args)  # not kept out by a lock the workers would hold
+    assert rerun.exit_code == 0, rerun.output
+    alerts = [json.loads(line)["job_id"] for line in rerun.stdout.splitlines()]
+    assert sorted(alerts) == failing(outputs)  # nothing was printed before the kill
+
+
+AS_PROCESS_ONE = """
+import sys
+import logscan.sweep.engine as engine
+engine.FAN_OUT_MIN_JOBS = 2
+sys.argv = ["logscan", *sys.argv[1:]]
+from logscan.cli import main
+main()
+"""
+
+
+def test_the_fan_out_works_when_the_sweep_is_process_1(outputs, tmp_path):
+    """In a container the command is often process 1: its workers' parent is 1 while it lives."""
+    unshare = shutil.which("unshare")
+    probe = unshare and subprocess.run([unshare, "-fp", "--mount-proc", "true"], capture_output=True)
+    if not probe or probe.returncode != 0:
+        pytest.skip("no PID namespace to be process 1 in")
+    args = ["sweep", outputs, "--state", tmp_path / "s.db", "--format", "jsonl", "--now",
+            POST_MORTEM_NOW, "--jobs", "2"]
+    first = subprocess.run([unshare, "-fp", "--mount-proc", sys.executable, "-c", AS_PROCESS_ONE,
+                            *map(str, args)], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    assert sorted(json.loads(line)["job_id"] for line in first.stdout.splitlines()) == failing(outputs)
+
+
+HOLD_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+os.write(fd, str(os.getpid()).encode())
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_lock_really_held_is_a_failure_whatever_name_the_state_is_reached_by(run_cli, outputs,
+                                                                               tmp_path):
+    real = tmp_path / "state" / "s.db"
+    real.parent.mkdir()
+    alias = tmp_path / "alias.db"
+    alias.symlink_to(real)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, f"{real}.lock"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        busy = run_cli("sweep", outputs, "--state", alias, "--now", POST_MORTEM_NOW)
+    finally:
+        holder.communicate("")
+    assert busy.exit_code == 75 and busy.stdout == ""
+    assert busy.stderr.count("\n") == 1 and "another sweep" in busy.stderr
+    assert f"pid {holder.pid}" in busy.stderr
+    assert not Path(f"{alias}.lock").exists() and not real.exists()  # the real file's lock
+    assert told(sweep_json(run_cli, outputs, alias)) == failing(outputs)  # free again
+
+
+# -- names that are not UTF-8 -------------------------------------------------------------------
+
+def test_a_directory_name_that_is_not_utf8_never_fails_the_sweep(run_cli, outputs, tmp_path):
+    # Synthetic: a user directory named with bytes that are not UTF-8, holding a real crash.
+    odd = os.path.join(os.fsencode(outputs), b"\xff\xfeuser")
+    job = os.path.join(odd, b"job-\xe9")
+    shutil.copytree(SAMPLES / "crash-mid-training", os.fsdecode(job),
+                    ignore=shutil.ignore_patterns("expected.json"))
+    worker = os.path.join(job, b"worker-1")
+    os.rename(os.path.join(worker, b"launch_ddp.log"), os.path.join(worker, b"launch_ddp-\xfe.log"))
+    state = tmp_path / "s.db"
+    first = sweep_json(run_cli, outputs, state)
+    shown = f"{outputs}/\\xff\\xfeuser/job-\\xe9"
+    assert told(first) == sorted([*failing(outputs), shown])
+    assert all(job["job_path"].isprintable() for job in first["jobs"])
+    assert sweep_json(run_cli, outputs, state)["jobs"] == []  # told once, found again by its bytes
+    every = sweep_json(run_cli, outputs, state, "--all", "--export", tmp_path / "jobs.csv")
+    assert shown in {job["job_id"] for job in every["jobs"]}
+    assert "\\xff\\xfeuser" in (tmp_path / "jobs.csv").read_text()
+    lines = run_cli("sweep", outputs, "--state", state, "--all", "--now", POST_MORTEM_NOW)
+    assert lines.exit_code == 0 and "\\xff\\xfeuser/job-\\xe9" in lines.stdout
+
+
+# -- standard output ------------------------------------------------------------------------------
+
+def _small_pipe() -> tuple[int, int]:
+    """A pipe that holds 4 KiB (the smallest a pipe is given), its write end non-blocking: a
+    write larger than what is left is cut short, as a slow or vanished reader cuts one."""
+    read, write = os.pipe()
+    fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, 4096)
+    fcntl.fcntl(write, fcntl.F_SETFL, fcntl.fcntl(write, fcntl.F_GETFL) | os.O_NONBLOCK)
+    return read, write
+
+
+def test_output_not_taken_whole_is_not_acknowledged(run_cli, outputs, tmp_path):
+    state = tmp_path / "s.db"
+    args = ["sweep", outputs, "--state", state, "--format", "json", "--now", POST_MORTEM_NOW]
+    read, write = _small_pipe()
+    try:
+        cut = logscan(*args, stdout=write, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        taken = os.read(read, 1 << 16)
+    finally:
+        os.close(write)
+        os.close(read)
+    assert 0 < len(taken) <= 4096  # the pipe took what it could hold, the rest was refused
+    assert cut.returncode == 69, cut.stderr
+    assert cut.stderr.decode().count("\n") == 1 and b"standard output" in cut.stderr
+    assert told(sweep_json(run_cli, outputs, state)) == failing(outputs)
+    assert sweep_json(run_cli, outputs, state)["jobs"] == []
+
+
+# -- the state is data ---------------------------------------------------------------------------
+
+def _as_schema(state: Path, version: int, surveys: bytes) -> None:
+    """Synthetic: a state made by this logscan, turned back into an older schema's layout, its
+    surveys replaced by `surveys` (what that schema stored: pickles)."""
+    db = sqlite3.connect(state)
+    db.executescript("ALTER TABLE outbox DROP COLUMN printed; ALTER TABLE outbox DROP COLUMN posted;")
+    if version == 2:
+        db.executescript("ALTER TABLE files RENAME COLUMN surveys TO facts; "
+                         "UPDATE meta SET key = 'facts_code' WHERE key = 'reading_code';")
+    db.execute("UPDATE files SET {} = ?".format("facts" if version == 2 else "surveys"), (surveys,))
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_an_older_state_is_migrated_without_loading_its_pickles(run_cli, outputs, tmp_path, version):
+    import pickle
+    import zlib
+
+    state, ran = tmp_path / "s.db", tmp_path / "pickle-ran"
+
+    class Runs:  # what a pickle can do when it is loaded: call anything
+        def __reduce__(self):
+            return (Path.touch, (ran,))
+
+    assert told(sweep_json(run_cli, outputs, state)) == failing(outputs)
+    _as_schema(state, version, zlib.compress(pickle.dumps(Runs())))
+    again = sweep_json(run_cli, outputs, state)
+    assert not ran.exists()
+    assert again["jobs"] == []  # jobs and alerts already sent are kept: nothing told twice
+    assert again["sweep"]["files_opened"] > 0  # what could not be converted is read again
+    db = sqlite3.connect(state)
+    surveys = [zlib.decompress(blob) for blob, in db.execute("SELECT surveys FROM files "
+                                                             "WHERE surveys IS NOT NULL")]
+    assert surveys and all(json.loads(s) for s in surveys)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
+
+
+def _damaged(state: Path, kind: str) -> Path:
+    """Synthetic damage to the state file (or a --state that is no file)."""
+    if kind == "garbage":
+        state.write_bytes(b"this is not a database\n" * 100)
+    elif kind == "truncated":
+        whole = state.read_bytes()
+        state.write_bytes(whole[: len(whole) // 3])
+    elif kind == "fifo":
+        os.mkfifo(state)
+    elif kind == "directory":
+        state.mkdir()
+    elif kind == "device":
+        return Path("/dev/null")
+    return state
+
+
+def _listing(directory: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() and not p.is_fifo()
+            else "" for p in directory.iterdir()}
+
+
+@pytest.mark.parametrize("kind", ["garbage", "truncated", "fifo", "directory", "device"])
+def test_a_state_that_cannot_be_used_is_one_line_exit_2_and_left_as_it_is(
+        run_cli, outputs, tmp_path, kind):
+    state = tmp_path / "state" / "s.db"
+    state.parent.mkdir()
+    if kind == "truncated":
+        sweep_json(run_cli, outputs, state)
+        for extra in state.parent.glob("s.db-*"):
+            extra.unlink()
+    given = _damaged(state, kind)
+    before = _listing(state.parent)
+    result = run_cli("sweep", outputs, "--state", given, "--now", POST_MORTEM_NOW)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and result.stderr.count("\n") == 1, result.output
+    assert str(given) in result.stderr and "internal error" not in result.stderr
+    assert _listing(state.parent) == before  # nothing overwritten, nothing created beside it
+    assert not Path(f"{given}.lock").exists() or kind in ("truncated",)
+
+
+def test_a_full_disk_while_sweeping_is_one_line_exit_2(outputs, tmp_path):
+    import resource
+
+    def small_files() -> None:  # synthetic full disk: no file of this process may pass 24 KiB
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (24 << 10, 24 << 10))
+
+    state = tmp_path / "s.db"
+    full = logscan("sweep", outputs, "--state", state, "--now", POST_MORTEM_NOW, text=True,
+                   preexec_fn=small_files)
+    assert full.returncode == 2, full.stderr
+    assert full.stderr.count("\n") == 1 and str(state) in full.stderr, full.stderr
+    assert full.stdout == ""
+
+
+# -- the webhook ------------------------------------------------------------------------------------
+
+class Hook:
+    """A webhook on loopback (threads in this test) that answers as told: `answers` are used in
+    order, the last one for every request after. Synthetic servers: each misbehaves one way."""
+
+    def __init__(self, *answers: str):
+        self.answers = list(answers)
+        self.received: list[dict] = []
+        self.dribbled = 0
+        hook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                answer = hook.answers.pop(0) if len(hook.answers) > 1 else hook.answers[0]
+                if answer == "close":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if answer == "dribble":  # a byte at a time, never done
+                    try:
+                        for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"x" * 100:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            hook.dribbled += 1
+                            time.sleep(0.05)
+                    except OSError:
+                        pass
+                    return
+                if answer == "slow":  # answers 200, but only after the deadline
+                    time.sleep(1)
+                    status = 200
+                else:
+                    status = int(answer.partition(" ")[0])
+                    if 200 <= status < 300:
+                        hook.received.append(json.loads(body))
+                self.send_response(status)
+                if "retry" in answer:
+                    self.send_header("Retry-After", answer.rpartition(" ")[2])
+                if status in (301, 302, 307, 308):
+                    self.send_header("Location", "/elsewhere")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *_):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+
+    def __enter__(self) -> "Hook":
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def quick_webhook(monkeypatch):
+    """Deadlines of a fraction of a second, not seconds: the behaviour is the same, the test short."""
+    import logscan.sweep.alerts as alerts
+
+    monkeypatch.setattr(alerts, "TIMEOUT", 0.4)
+    monkeypatch.setattr(alerts, "DEADLINE", 0.6)
+    monkeypatch.setattr(alerts, "BACKOFF", 0.02)
+    return alerts
+
+
+def test_an_alert_is_kept_until_a_2xx_comes_back(run_cli, outputs, tmp_path, quick_webhook,
+                                                 monkeypatch):
+    state = tmp_path / "s.db"
+
+    def kept(hook: Hook, answer: str, alerts: int) -> str:
+        hook.answers = [answer]
+        result = run_cli("sweep", outputs, "--state", state, "--webhook", hook.url)
+        assert result.exit_code == 69, (answer, result.output)
+        assert result.stdout == "" and result.stderr.count("\n") == 1, (answer, result.output)
+        assert f"{alerts} alert(s) kept" in result.stderr, (answer, result.stderr)
+        return result.stderr
+
+    with Hook("500") as hook:
+        first = sweep_json(run_cli, outputs, state, "--webhook", hook.url, code=69)
+        assert told(first) == failing(outputs)  # printed once, whatever the webhook did
+        for answer in ["429", "404", "307", "302", "close", "slow", "dribble"]:
+            kept(hook, answer, 2)
+        assert hook.received == []
+        assert hook.dribbled < 40  # cut at the deadline, not read on while bytes trickle in
+        monkeypatch.setattr(quick_webhook, "DEADLINE", 2.0)
+        hook.answers = ["429 retry 1", "200"]  # rate-limited: answered when it says
+        assert sweep_json(run_cli, outputs, state, "--webhook", hook.url)["jobs"] == []
+        assert sweep_json(run_cli, outputs, state, "--webhook", hook.url)["jobs"] == []
+        # Never answered before: one digest of both, posted once.
+        assert [sorted(m["job_ids"]) for m in hook.received] == [failing(outputs)]
+        shutil.copytree(SAMPLES / "crash-mid-training", outputs / "carol" / "job-3",
+                        ignore=shutil.ignore_patterns("expected.json"))
+        hook.answers = ["429 retry 3600"]
+        limited = run_cli("sweep", outputs, "--state", state, "--format", "json", "--now",
+                          POST_MORTEM_NOW, "--webhook", hook.url)
+        assert limited.exit_code == 69 and "retry after 3600 s" in limited.stderr, limited.output
+        assert told(json.loads(limited.stdout)) == [f"{outputs}/carol/job-3"]
+        assert "asked not to be posted to before" in kept(hook, "200", 1)  # not for an hour
+    assert len(hook.received) == 1
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "data:,hello", "http://127.0.0.1:99999/x",
+                                 "http://", "hooks.slack.com/services/T0", "http://a b/",
+                                 "ftp://example.com/"])
+def test_a_webhook_url_that_cannot_be_posted_to_is_refused_before_anything(run_cli, outputs,
+                                                                           tmp_path, url):
+    result = run_cli("sweep", outputs, "--state", tmp_path / "s.db", "--webhook", url)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "--webhook" in result.stderr
+    assert list(tmp_path.iterdir()) == [outputs]
+
+
+def test_a_first_sweep_sends_one_digest_then_each_new_failure(run_cli, outputs, tmp_path):
+    state = tmp_path / "s.db"
+    with Hook("200") as hook:
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+        [first] = hook.received
+        assert first["digest"] and first["failures"] == 2 and sorted(first["job_ids"]) == failing(outputs)
+        assert first["text"].startswith("logscan: first sweep: 2 failure(s) found\n- new failure: ")
+        shutil.copytree(SAMPLES / "crash-mid-training", outputs / "carol" / "job-3",
+                        ignore=shutil.ignore_patterns("expected.json"))
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+    assert [m.get("job_id") for m in hook.received[1:]] == [f"{outputs}/carol/job-3"]
+
+
+def test_a_kill_during_delivery_repeats_at_most_the_alert_in_flight(run_cli, outputs, tmp_path,
+                                                                     quick_webhook, monkeypatch):
+    state, aside = tmp_path / "s.db", tmp_path / "aside"
+    (outputs / "run-top").rename(aside)
+    with Hook("200") as hook:  # one failure, alerted alone: the webhook has answered
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+    aside.rename(outputs / "run-top")
+    shutil.copytree(SAMPLES / "crash-mid-training", outputs / "carol" / "job-3",
+                    ignore=shutil.ignore_patterns("expected.json"))
+    with Hook("500") as down:
+        sweep_json(run_cli, outputs, state, "--webhook", down.url, code=69)
+    posted = []
+
+    def post_then_die(url, body, ends):
+        posted.append(json.loads(body)["job_id"])
+        if len(posted) == 2:
+            raise KeyboardInterrupt  # the sweep stops here, the second alert in flight
+        return quick_webhook.Answer(True)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(quick_webhook, "post", post_then_die)
+        stopped = run_cli("sweep", outputs, "--state", state, "--webhook", "http://127.0.0.1:9/")
+    assert stopped.exit_code != 0
+    with Hook("200") as hook:
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+    assert sorted(posted[:1] + [m["job_id"] for m in hook.received]) == \
+        sorted([f"{outputs}/run-top", f"{outputs}/carol/job-3"])
+    assert [m["job_id"] for m in hook.received] == posted[1:]  # the one in flight, told again
+
+
+# -- what cannot be walked ------------------------------------------------------------------------
+
+def test_a_swept_directory_found_empty_keeps_its_jobs_and_alerts_nothing_again(run_cli, outputs,
+                                                                               tmp_path):
+    state, away = tmp_path / "s.db", tmp_path / "away"
+    assert told(sweep_json(run_cli, outputs, state)) == failing(outputs)
+    outputs.rename(away)  # synthetic: the filesystem is not mounted, its mount point is empty
+    outputs.mkdir()
+    empty = run_cli("sweep", outputs, "--state", state, "--all", "--format", "json", "--now",
+                    POST_MORTEM_NOW)
+    assert empty.exit_code == 0 and empty.stderr.count("\n") == 1
+    assert "is empty but held 3 job(s)" in empty.stderr
+    assert len(json.loads(empty.stdout)["jobs"]) == len(LAYOUT)
+    outputs.rmdir()
+    away.rename(outputs)  # mounted again
+    back = sweep_json(run_cli, outputs, state)
+    assert back["jobs"] == [] and back["sweep"]["refreshed"] == 0
+
+
+def _beyond_path_max(parent: Path) -> Path:
+    """Synthetic: directories nested until their path is longer than PATH_MAX (4096)."""
+    fd = os.open(parent, os.O_RDONLY)
+    try:
+        for _ in range(18):
+            os.mkdir("d" * 250, dir_fd=fd)
+            inner = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+    return parent / ("d" * 250)
+
+
+@pytest.mark.parametrize("how", ["beyond PATH_MAX", "chmod 000"])
+def test_a_directory_that_cannot_be_walked_is_said_and_its_job_kept(run_cli, outputs, tmp_path, how):
+    state = tmp_path / "s.db"
+    job = outputs / "alice" / "job-1"
+    assert told(sweep_json(run_cli, outputs, state)) == failing(outputs)
+    if how == "chmod 000":
+        if os.geteuid() == 0:
+            pytest.skip("root lists any directory")
+        hidden = job / "worker-1"
+        hidden.chmod(0)
+    else:
+        hidden = _beyond_path_max(job)
+    try:
+        result = run_cli("sweep", outputs, "--state", state, "--all", "--format", "json", "--now",
+                         POST_MORTEM_NOW)
+    finally:
+        if how == "chmod 000":
+            hidden.chmod(0o755)
+    assert result.exit_code == 0 and result.stderr.count("\n") == 1, result.output
+    assert "cannot walk" in result.stderr and "keep their last diagnosis" in result.stderr
+    report = json.loads(result.stdout)
+    kept = {j["job_id"]: j for j in report["jobs"]}[str(job)]
+    assert kept["verdict"] == "FAILED" and kept["change"] is None and report["sweep"]["refreshed"] == 0
+    if how != "chmod 000":
+        shutil.rmtree(hidden)
+    assert sweep_json(run_cli, outputs, state)["jobs"] == []  # seen whole again: nothing new
+
+
+def test_a_grown_log_is_read_on_from_where_the_last_sweep_stopped(run_cli, outputs, tmp_path):
+    """Stored surveys are resumed, not thrown away: the bytes read after a log grows are the new
+    ones (and the few looked at around them), not the whole file."""
+    log = outputs / "bob" / "job-2" / "worker-0" / "launch_ddp.log"
+    lines = log.read_bytes().splitlines(keepends=True)
+    # Synthetic: the healthy run's progress lines repeated until the log is 300 KB.
+    steps = [line for line in lines if line.startswith(b"step ")]
+    body = b"".join(steps) * (300_000 // len(b"".join(steps)) + 1)
+    log.write_bytes(b"".join(lines[:-1]) + body + lines[-1])
+    state = tmp_path / "s.db"
+    sweep_json(run_cli, outputs, state)
+    with log.open("ab") as handle:
+        handle.write(steps[-1])
+    grown = sweep_json(run_cli, outputs, state)
+    assert grown["sweep"]["refreshed"] == 1
+    assert grown["sweep"]["bytes_read"] < 4096 + 512 + len(steps[-1]) < log.stat().st_size // 50
