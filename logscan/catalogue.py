@@ -6,7 +6,9 @@ Signature rules and signals carry their own patterns; code rules carry only thei
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
@@ -366,7 +368,11 @@ def parse_rule(path: Path, data: dict) -> Rule:
 
 def load_rule_file(path: Path) -> Rule:
     try:
-        with open(path, "rb") as handle:
+        # Never blocks on a FIFO in a rules tree, nor reads past the limit of a device.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise RuleFileError(path, "(file)", "is not a regular file (a FIFO or device)")
             text = handle.read(MAX_RULE_FILE_BYTES + 1)
         if len(text) > MAX_RULE_FILE_BYTES:
             raise RuleFileError(path, "(file)", f"is larger than {MAX_RULE_FILE_BYTES >> 20} MiB: "
@@ -459,6 +465,25 @@ def check_selection(select: Iterable[str], ignore: Iterable[str], known: Collect
             raise ConfigError(f"unknown {what} {rule_id!r} (see 'logscan rules')")
 
 
+def rule_files(directory: Path) -> list[Path]:
+    """Every `*.toml` below `directory`, sorted by path. Iterative, so no tree is too deep for
+    it; a linked directory is not entered (as rglob does not), so no link makes a loop."""
+    found: list[Path] = []
+    pending = [str(directory)]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    elif entry.name.endswith(".toml") and not entry.is_dir():
+                        found.append(Path(entry.path))
+        except OSError as exc:
+            raise RuleFileError(Path(folder), "(dir)", f"cannot be read: {exc.strerror or exc}") from None
+    return sorted(found)
+
+
 def load_catalogue(extra_dirs: Iterable[str | Path] = ()) -> Catalogue:
     rules: dict[str, Rule] = {}
     signals: dict[str, Rule] = {}
@@ -466,7 +491,7 @@ def load_catalogue(extra_dirs: Iterable[str | Path] = ()) -> Catalogue:
     for directory in dirs:
         if not directory.is_dir():
             raise RuleFileError(directory, "(dir)", "is not a directory of rule files")
-        for path in sorted(directory.rglob("*.toml")):
+        for path in rule_files(directory):
             rule = load_rule_file(path)
             target = signals if rule.kind == RuleKind.SIGNAL else rules
             if rule.id in rules or rule.id in signals:
