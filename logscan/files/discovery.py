@@ -43,7 +43,7 @@ OWN_REPORT = re.compile(rb"""(?sx)^(?:
   | <!DOCTYPE\ html>[^<]*<html[^>]*>.{0,2048}?<title>logscan:\ 
   | \{\s*"\$schema":\s*"[^"]*sarif[^"]*".{0,512}?"driver":\s*\{\s*"name":\s*"logscan"
   | <\?xml[^>]*\?>\s*<testsuites\ name="logscan"
-  | \[\s*\{\s*"type":\s*"issue",\s*"check_name":
+  | \[\s*(?:\{\s*"type":\s*"issue",\s*"check_name":|\]\s*\Z)
   | \#\#\ (?:\xe2\x9c\x85|\xe2\x8f\xb3|\xe2\x9d\x8c)\ logscan:\ 
   | ::(?:error|warning|notice)\ [^\n]*title=logscan
   | [^\n]*:\d+:\ [a-z0-9]+(?:-[a-z0-9]+)+\ (?:error|warning|info)(?:\ \(|:\ )
