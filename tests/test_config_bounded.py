@@ -7,6 +7,8 @@ The config and rule files are SYNTHETIC, written by each test; the jobs scanned 
 from __future__ import annotations
 
 import os
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -70,21 +72,27 @@ def test_a_rule_file_that_is_a_fifo_is_one_line(run_cli, tmp_path):
 @pytest.fixture
 def deep_rules(tmp_path):
     """A rules tree 1,500 directories deep (3,000 characters of path: within PATH_MAX) with one
-    rule file at the bottom. Made and removed one directory at a time: makedirs and rmtree
-    recurse once per level, and a tree left behind would stop pytest's own clean-up of old
-    temporary directories."""
-    rules = tmp_path / "rules"
-    bottom = str(rules)
-    os.mkdir(bottom)
-    for _ in range(1500):
-        bottom += "/d"
-        os.mkdir(bottom)
-    (Path(bottom) / "deep-signal.toml").write_text(SIGNAL_RULE)
-    yield rules, Path(bottom)
-    os.remove(Path(bottom) / "deep-signal.toml")
-    while bottom != str(rules):
-        os.rmdir(bottom)
-        bottom = os.path.dirname(bottom)
+    rule file at the bottom. Made one directory at a time, each below the last one's descriptor,
+    and removed with `rm -rf` (which does not recurse): makedirs and rmtree recurse once per
+    level, and a tree left behind would stop pytest's own clean-up of old temporary directories.
+    In memory (/dev/shm) where there is one: a disk takes seconds to remove 1,500 levels."""
+    memory = Path("/dev/shm")
+    base = Path(tempfile.mkdtemp(dir=memory)) if memory.is_dir() and os.access(memory, os.W_OK) else tmp_path
+    rules = base / "rules"
+    os.mkdir(rules)
+    folder = os.open(rules, os.O_RDONLY)
+    try:
+        for _ in range(1500):
+            os.mkdir("d", dir_fd=folder)
+            below = os.open("d", os.O_RDONLY, dir_fd=folder)
+            os.close(folder)
+            folder = below
+        with open(os.open("deep-signal.toml", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=folder), "w") as out:
+            out.write(SIGNAL_RULE)
+    finally:
+        os.close(folder)
+    yield rules, Path(str(rules) + "/d" * 1500)
+    subprocess.run(["rm", "-rf", str(base if base != tmp_path else rules)], check=True)
 
 
 def test_a_rules_tree_deeper_than_python_recurses_is_read(run_cli, deep_rules):
