@@ -153,8 +153,8 @@ def test_a_long_chain_of_assignments_is_followed_without_recursing_per_link(tmp_
     source = "set -euo pipefail\nA0=${RANK:?}\n" + chain + GUARDED.replace("${RANK:?}", "$A4999") + "\n"
     diagnosis = lint_text(tmp_path / "chain.sh", source)
     # Past MAX_TRACE_DEPTH links the value is told as another command's, not followed further.
-    assert all("node_rank" in f.message for f in diagnosis.findings
-               if f.rule == "lint-torchrun-arg-not-from-platform")
+    told = [f.message for f in diagnosis.findings if f.rule == "lint-torchrun-arg-not-from-platform"]
+    assert told == ["--node_rank comes from `$A4999`; it must come from the platform's RANK"], told
 
 
 # Words of launch scripts, shell syntax that nests and breaks, and text that is neither.
