@@ -119,3 +119,19 @@ def test_a_rotation_cut_inside_torchruns_traceback_makes_no_childfailederror_cra
     # Its node rank went with the launch line; its crash is the summary's exit of rank 2.
     assert [f["message"] for f in crashes if f["rank"] == 2] == [
         "rank 2 failed with exit code 1 after training had started"], crashes
+
+
+def test_a_report_saved_in_a_swept_job_directory_is_no_new_failure(run_cli, tmp_path):
+    outputs = tmp_path / "outputs"
+    outputs.mkdir()
+    job = sample_copy(outputs, "healthy-2x2")
+    state = tmp_path / "state.db"
+
+    def sweep():
+        result = run_cli("sweep", outputs, "--state", state, "--format", "json", "--now", POST_MORTEM_NOW)
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)["jobs"]
+
+    sweep()
+    assert run_cli("report", SAMPLES / CRASH, "--isolated", "-o", job / "report.html").exit_code in (0, 1)
+    assert [j["change"] for j in sweep() if j["change"]] == []
