@@ -135,3 +135,16 @@ def test_a_report_saved_in_a_swept_job_directory_is_no_new_failure(run_cli, tmp_
     sweep()
     assert run_cli("report", SAMPLES / CRASH, "--isolated", "-o", job / "report.html").exit_code in (0, 1)
     assert [j["change"] for j in sweep() if j["change"]] == []
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "gitlab", "junit"])
+def test_a_data_report_printed_in_a_ci_log_holds_no_legacy_command_yet_parses_the_same(run_cli, tmp_path,
+                                                                                      fmt):
+    job = sample_copy(tmp_path, CRASH, "worker-0/launch_ddp.log", CRASH_LINE, f"{CRASH_LINE} {LEGACY}")
+    result = scan(run_cli, job, "--format", fmt)
+    assert "##[" not in result.stdout
+    if fmt == "junit":
+        texts = [t for e in ET.fromstring(result.stdout.encode()).iter() for t in (e.text or "", *e.attrib.values())]
+        assert any(LEGACY in t for t in texts)
+    else:
+        assert LEGACY in json.dumps(json.loads(result.stdout), ensure_ascii=False)

@@ -7,7 +7,7 @@ never fail. Rich markup needs no escaping here because log text only ever reache
 `Text`. A CI runner reads a line that starts with `::` (after blanks) as a workflow command
 (`::add-mask::`, `::error::`), and GitHub's runner still reads its legacy form `##[command]`
 anywhere in a line (`##[error]`, `##[stop-commands]`); `no_workflow_commands` defuses both in a
-whole report. Slack reads `<!channel>`, `<@U123>` and `<url|label>` in a message's text as a
+whole report (`no_legacy_commands_in_data` in a JSON or XML one, losslessly). Slack reads `<!channel>`, `<@U123>` and `<url|label>` in a message's text as a
 mention or a link; `slack_text` makes them text.
 """
 
@@ -43,6 +43,13 @@ def no_workflow_commands(report: str) -> str:
 def no_legacy_commands(text: str) -> str:
     """GitHub's legacy `##[command]`, wherever it is, made text: `\\x23#[stop-commands]`."""
     return _LEGACY_COMMAND.sub(r"\\x23", text) if "##[" in text else text
+
+
+def no_legacy_commands_in_data(document: str, escape: str) -> str:
+    """A JSON or XML report whose `##[` (only ever inside a string or text: neither syntax has
+    `#`) is written with `escape` for its `#` (`\\u0023`, `&#35;`): what a parser reads is
+    unchanged, and a CI step that prints the file shows no command to the runner."""
+    return document.replace("##[", "#" + escape + "[") if "##[" in document else document
 
 
 def slack_text(text: str) -> str:
