@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import tomllib
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 
 from logscan import rule_ids as ids
+from logscan.config import read_small_file
 from logscan.errors import ConfigError, RuleFileError
 from logscan.limits import PATTERN_TIMEOUT
 from logscan.vocabulary import Role, RuleKind, RunStage, Severity
@@ -368,16 +368,7 @@ def parse_rule(path: Path, data: dict) -> Rule:
 
 def load_rule_file(path: Path) -> Rule:
     try:
-        # Never blocks on a FIFO in a rules tree, nor reads past the limit of a device.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise RuleFileError(path, "(file)", "is not a regular file (a FIFO or device)")
-            text = handle.read(MAX_RULE_FILE_BYTES + 1)
-        if len(text) > MAX_RULE_FILE_BYTES:
-            raise RuleFileError(path, "(file)", f"is larger than {MAX_RULE_FILE_BYTES >> 20} MiB: "
-                                                "not a rule file")
-        data = tomllib.loads(text.decode("utf-8"))
+        data = tomllib.loads(read_small_file(path, MAX_RULE_FILE_BYTES, "a rule file").decode("utf-8"))
     except UnicodeDecodeError:
         raise RuleFileError(path, "(file)", "is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:

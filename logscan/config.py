@@ -107,21 +107,23 @@ def _exists(path: Path, file: bool = False) -> bool:
         return False
 
 
-def _read_bytes(path: Path) -> bytes:
-    """The file, never blocking on a FIFO put where it was, nor reading a device that never ends."""
+def read_small_file(path: Path, limit: int, what: str) -> bytes:
+    """A settings or rule file's bytes. Never blocks on a FIFO put where the file was, nor reads
+    a device that never ends: anything but a regular file of at most `limit` bytes is an
+    OSError whose strerror says why (`what` names what the file should have been)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        data = handle.read(MAX_CONFIG_BYTES + 1)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise OSError(errno.EFBIG, f"larger than {MAX_CONFIG_BYTES >> 20} MiB: not a settings file")
+            raise OSError(errno.EINVAL, "is not a regular file (a FIFO or device)")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"is larger than {limit >> 20} MiB: not {what}")
     return data
 
 
 def _read_table(path: Path, table_path: tuple[str, ...], required: bool) -> dict | None:
     try:
-        data = tomllib.loads(_read_bytes(path).decode("utf-8"))
+        data = tomllib.loads(read_small_file(path, MAX_CONFIG_BYTES, "a settings file").decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{display_path(path)}: cannot read settings: {exc}") from None
     except UnicodeDecodeError:
