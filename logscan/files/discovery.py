@@ -42,7 +42,7 @@ OWN_REPORT = re.compile(rb"""(?sx)^(?:
   | \{\s*"schema_version"
   | <!DOCTYPE\ html>[^<]*<html[^>]*>.{0,2048}?<title>logscan:\ 
   | \{\s*"\$schema":\s*"[^"]*sarif[^"]*".{0,512}?"driver":\s*\{\s*"name":\s*"logscan"
-  | <\?xml[^>]*\?>\s*<testsuites\ name="logscan"
+  | <\?xml[^>]*\?>\s*<testsuites(?:\ name="logscan"|>\s*<testsuite\ [^>]*package="logscan")
   | \[\s*(?:\{\s*"type":\s*"issue",\s*"check_name":|\]\s*\Z)
   | \#\#\ (?:\xe2\x9c\x85|\xe2\x8f\xb3|\xe2\x9d\x8c)\ logscan:\ 
   | ::(?:error|warning|notice)\ [^\n]*title=logscan
