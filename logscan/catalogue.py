@@ -6,6 +6,7 @@ Signature rules and signals carry their own patterns; code rules carry only thei
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Collection, Iterable
@@ -15,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 
 from logscan import rule_ids as ids
+from logscan.config import read_small_file
 from logscan.errors import ConfigError, RuleFileError
 from logscan.limits import PATTERN_TIMEOUT
 from logscan.vocabulary import Role, RuleKind, RunStage, Severity
@@ -366,12 +368,7 @@ def parse_rule(path: Path, data: dict) -> Rule:
 
 def load_rule_file(path: Path) -> Rule:
     try:
-        with open(path, "rb") as handle:
-            text = handle.read(MAX_RULE_FILE_BYTES + 1)
-        if len(text) > MAX_RULE_FILE_BYTES:
-            raise RuleFileError(path, "(file)", f"is larger than {MAX_RULE_FILE_BYTES >> 20} MiB: "
-                                                "not a rule file")
-        data = tomllib.loads(text.decode("utf-8"))
+        data = tomllib.loads(read_small_file(path, MAX_RULE_FILE_BYTES, "a rule file").decode("utf-8"))
     except UnicodeDecodeError:
         raise RuleFileError(path, "(file)", "is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
@@ -459,6 +456,25 @@ def check_selection(select: Iterable[str], ignore: Iterable[str], known: Collect
             raise ConfigError(f"unknown {what} {rule_id!r} (see 'logscan rules')")
 
 
+def rule_files(directory: Path) -> list[Path]:
+    """Every `*.toml` below `directory`, sorted by path. Iterative, so no tree is too deep for
+    it; a linked directory is not entered (as rglob does not), so no link makes a loop."""
+    found: list[Path] = []
+    pending = [str(directory)]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    elif entry.name.endswith(".toml") and not entry.is_dir():
+                        found.append(Path(entry.path))
+        except OSError as exc:
+            raise RuleFileError(Path(folder), "(dir)", f"cannot be read: {exc.strerror or exc}") from None
+    return sorted(found)
+
+
 def load_catalogue(extra_dirs: Iterable[str | Path] = ()) -> Catalogue:
     rules: dict[str, Rule] = {}
     signals: dict[str, Rule] = {}
@@ -466,7 +482,7 @@ def load_catalogue(extra_dirs: Iterable[str | Path] = ()) -> Catalogue:
     for directory in dirs:
         if not directory.is_dir():
             raise RuleFileError(directory, "(dir)", "is not a directory of rule files")
-        for path in sorted(directory.rglob("*.toml")):
+        for path in rule_files(directory):
             rule = load_rule_file(path)
             target = signals if rule.kind == RuleKind.SIGNAL else rules
             if rule.id in rules or rule.id in signals:

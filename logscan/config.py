@@ -1,16 +1,22 @@
 """Config files, found the way ruff finds its own, and the duration and time values in them.
 
 A config file is a `logscan.toml` (the whole file) or a `pyproject.toml` with a `[tool.logscan]`
-table; a pyproject.toml without one is passed over. The nearest one wins, looking in the current
-directory and then upward, but never above a repository root (a directory holding `.git`): a
-config file in some ancestor of the repository does not apply to it. In one directory
-logscan.toml comes before pyproject.toml. `--config FILE` names the file instead; `--isolated`
-reads none. This module only reads the table; `Settings.resolve` checks what it holds.
+table; a pyproject.toml without one is passed over. Inside a repository (below a directory
+holding `.git`) the nearest one wins, looking in the current directory and then upward up to the
+repository root, never above it: a config file in some ancestor of the repository does not apply
+to it. Outside any repository only the current directory is looked in: a `logscan.toml` that
+someone left two levels up (`fail-on = "never"`) must not decide a gate it was never named for.
+In one directory logscan.toml comes before pyproject.toml. `--config FILE` names the file
+instead; `--isolated` reads none. This module only reads the table; `Settings.resolve` checks
+what it holds. A file is read only when it is a regular file and at most MAX_CONFIG_BYTES.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 import tomllib
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -19,6 +25,8 @@ from logscan.errors import ConfigError
 
 # In the order looked for in one directory: (file name, where the table is in it).
 CONFIG_FILES = (("logscan.toml", ()), ("pyproject.toml", ("tool", "logscan")))
+# A settings file is a few lines; far more is not one.
+MAX_CONFIG_BYTES = 1 << 20
 _DURATION = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 
 
@@ -46,21 +54,31 @@ def parse_time(text: str) -> datetime:
 
 def find_config(start: Path | None = None) -> tuple[dict, Path | None]:
     """(the settings table, its file) of the nearest config file from `start` (default: the
-    current directory) upward, stopping at the repository root; ({}, None) if there is none."""
+    current directory) up to the repository root, or in `start` alone when it is in no
+    repository; ({}, None) if there is none."""
     try:
         directory = (start or Path.cwd()).resolve()
     except OSError:  # the current directory was removed
         return {}, None
-    for folder in (directory, *directory.parents):
+    for folder in config_folders(directory):
         for name, table_path in CONFIG_FILES:
             path = folder / name
             if _exists(path, file=True):
                 table = _read_table(path, table_path, required=False)
                 if table is not None:
                     return table, path
-        if _exists(folder / ".git"):  # a directory, or a file in a worktree or submodule
-            break
     return {}, None
+
+
+def config_folders(directory: Path) -> tuple[Path, ...]:
+    """Where config files are looked for, nearest first: `directory` and its parents up to the
+    repository root (the nearest holding `.git`, a directory or a worktree's file), or
+    `directory` alone when no parent is a repository root."""
+    folders = (directory, *directory.parents)
+    for depth, folder in enumerate(folders):
+        if _exists(folder / ".git"):
+            return folders[:depth + 1]
+    return (directory,)
 
 
 def load_config(path: Path | str) -> tuple[dict, Path]:
@@ -89,14 +107,29 @@ def _exists(path: Path, file: bool = False) -> bool:
         return False
 
 
+def read_small_file(path: Path, limit: int, what: str) -> bytes:
+    """A settings or rule file's bytes. Never blocks on a FIFO put where the file was, nor reads
+    a device that never ends: anything but a regular file of at most `limit` bytes is an
+    OSError whose strerror says why (`what` names what the file should have been)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "is not a regular file (a FIFO or device)")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"is larger than {limit >> 20} MiB: not {what}")
+    return data
+
+
 def _read_table(path: Path, table_path: tuple[str, ...], required: bool) -> dict | None:
     try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
+        data = tomllib.loads(read_small_file(path, MAX_CONFIG_BYTES, "a settings file").decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{display_path(path)}: cannot read settings: {exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{display_path(path)}: cannot read settings: not UTF-8 text") from None
+    except RecursionError:  # `a = [[[[...` nested past what the TOML parser recurses into
+        raise ConfigError(f"{display_path(path)}: cannot read settings: nested too deeply") from None
     except OSError as exc:
         raise ConfigError(f"{display_path(path)}: cannot read settings: {exc.strerror or exc}") from None
     for key in table_path:

@@ -24,3 +24,8 @@ PATTERN_TIMEOUT = 0.25
 BLOCK_PATTERN_TIMEOUT = 4 * PATTERN_TIMEOUT
 # A rule that ran away this often in one scan is not tried again in it.
 MAX_RULE_TIMEOUTS = 3
+
+# `logscan lint`: a launch script or training script is a page or two; one larger than this is
+# not one, and one nested deeper than this (`$( $( ...`, `1+1+...`) is refused, not recursed into.
+MAX_SCRIPT_BYTES = 1 << 20
+MAX_SCRIPT_NESTING = 1000

@@ -48,6 +48,7 @@ def settings_of(run_cli, monkeypatch):
 
 
 def test_the_nearest_config_file_applies(tmp_path, settings_of):
+    (tmp_path / ".git").mkdir()  # a repository: its config files apply up to its root
     (tmp_path / "logscan.toml").write_text('format = "json"\n')
     (tmp_path / "project" / "src").mkdir(parents=True)
     (tmp_path / "project" / "pyproject.toml").write_text('[tool.logscan]\nfail-on = "warning"\n')
@@ -59,6 +60,7 @@ def test_the_nearest_config_file_applies(tmp_path, settings_of):
 
 
 def test_a_pyproject_without_a_logscan_table_is_passed_over(tmp_path, settings_of):
+    (tmp_path / ".git").mkdir()
     (tmp_path / "logscan.toml").write_text('fail-on = "never"\n')
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "pyproject.toml").write_text('[tool.other]\nx = 1\n')

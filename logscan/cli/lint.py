@@ -50,17 +50,14 @@ def lint(
     from logscan.catalogue import load_catalogue
     from logscan.errors import LogscanError
     from logscan.lint import lint as run_lint
-    from logscan.lint import COMMAND_LABEL, read_input
+    from logscan.lint import COMMAND_LABEL, read_input, read_script
     from logscan.render import RENDERERS
 
     if command is not None and command_file is not None:
         fail("--command and --command-file cannot be used together")
     try:
         if command_file is not None:
-            try:
-                command = command_file.read_text(encoding="utf-8", errors="replace")
-            except OSError as exc:
-                fail(f"cannot read {command_file}: {exc.strerror or exc}")
+            command = read_script(str(command_file))
         label = str(command_file) if command_file is not None else COMMAND_LABEL
         inp = read_input(scripts or [], command, train_script, label)
         diagnosis = run_lint(inp, load_catalogue(settings.rule_dirs), rule_ids(select),

@@ -34,8 +34,20 @@ LOG_NAME = re.compile(r"(?i)(?:\.(?:log|out|err|txt|stdout|stderr)(?:\.\d+)?(?:\
 # Names that say "log" by themselves; any other text file (`notes.txt`, `step-000001.txt`, a
 # report written beside the logs) is a Worker log only when its content shows torchrun's.
 SURE_LOG_NAME = re.compile(r"(?i)(?:\.(?:log|out|err|stdout|stderr)(?:\.\d+)?(?:\.gz)?$|^(?:stdout|stderr)$)")
-# A report logscan itself wrote (`scan -o report.txt` beside the logs): never a log.
-OWN_REPORT = re.compile(rb"^(?:(?:HEALTHY|FAILED|RUNNING|INCONCLUSIVE) [^\n]*: |\{\s*\"schema_version\")")
+# A report logscan itself wrote beside the logs (`scan -o report.txt`, `report -o report.html`),
+# by how each format begins: never a log, though it quotes torchrun's lines. In the order of
+# the formats: human, json, html, sarif, junit, gitlab, markdown, github, concise.
+OWN_REPORT = re.compile(rb"""(?sx)^(?:
+    (?:HEALTHY|FAILED|RUNNING|INCONCLUSIVE)\ [^\n]*:\ 
+  | \{\s*"schema_version"
+  | <!DOCTYPE\ html>[^<]*<html[^>]*>.{0,2048}?<title>logscan:\ 
+  | \{\s*"\$schema":\s*"[^"]*sarif[^"]*".{0,512}?"driver":\s*\{\s*"name":\s*"logscan"
+  | <\?xml[^>]*\?>\s*<testsuites(?:\ name="logscan"|>\s*<testsuite\ [^>]*package="logscan")
+  | \[\s*(?:\{\s*"type":\s*"issue",\s*"check_name":|\]\s*\Z)
+  | \#\#\ (?:\xe2\x9c\x85|\xe2\x8f\xb3|\xe2\x9d\x8c)\ logscan:\ 
+  | ::(?:error|warning|notice)\ [^\n]*title=logscan
+  | [^\n]*:\d+:\ [a-z0-9]+(?:-[a-z0-9]+)+\ (?:error|warning|info)(?:\ \(|:\ )
+)""")
 # Trees of the machine itself, never walked whatever a link or an argument says.
 SYSTEM_TREES = ("/proc", "/sys", "/dev")
 # Content that marks an oddly named text file as a DDP launch log: the launch line, torchrun's and

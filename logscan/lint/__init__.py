@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from logscan.catalogue import Catalogue, Rule, check_selection, selected
 from logscan.diagnosis import Diagnosis
 from logscan.errors import InputError
+from logscan.files.reader import NotRegularFile, open_regular
+from logscan.limits import MAX_SCRIPT_BYTES
 from logscan.lint import rule_ids as ids
 from logscan.lint import script_rules
 from logscan.lint.script_rules import LintInput
@@ -60,11 +61,25 @@ def lint_rules(catalogue: Catalogue) -> dict[str, Rule]:
     return {r.id: r for r in catalogue.rules.values() if r.kind == RuleKind.LINT}
 
 
-def _read(path: str) -> str:
+def read_script(path: str) -> str:
+    """A script's text. Only a regular file is read (a FIFO would block, /dev/zero never ends),
+    and no more of it than a script can be."""
     try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
+        with open_regular(path) as handle:
+            data = handle.read(MAX_SCRIPT_BYTES + 1)
+    except NotRegularFile:
+        raise InputError(f"{path}: not a regular file (a FIFO, device or directory): "
+                         "lint reads script files") from None
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    _check_size(path, len(data))
+    return data.decode("utf-8", errors="replace")
+
+
+def _check_size(display: str, size: int) -> None:
+    if size > MAX_SCRIPT_BYTES:
+        raise InputError(f"{display}: larger than {MAX_SCRIPT_BYTES >> 20} MiB: not a script "
+                         "lint reads")
 
 
 def read_input(scripts: Sequence[str], command: str | None, train_scripts: Sequence[str] = (),
@@ -73,11 +88,13 @@ def read_input(scripts: Sequence[str], command: str | None, train_scripts: Seque
     command's evidence cites `command_label` (its file, when it was read from one)."""
     if not scripts and command is None and not train_scripts:
         raise InputError("nothing to lint: give a launch script, --command or --train-script")
+    if command is not None:
+        _check_size(command_label, len(command.encode("utf-8", "replace")))
     parsed_command = ShellSource(command_label, command) if command is not None else None
     return LintInput(
-        scripts=tuple(ShellSource(path, _read(path), env=parsed_command) for path in scripts),
+        scripts=tuple(ShellSource(path, read_script(path), env=parsed_command) for path in scripts),
         command=parsed_command,
-        train_scripts=tuple(read_train_script(path, _read(path)) for path in train_scripts))
+        train_scripts=tuple(read_train_script(path, read_script(path)) for path in train_scripts))
 
 
 def lint(inp: LintInput, catalogue: Catalogue, select: Sequence[str] = (),

@@ -26,11 +26,15 @@ class TrainScript:
 
 
 def _dotted(node) -> str:
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    if isinstance(node, ast.Name):
-        return node.id
-    return ""
+    """`os.environ.get` of an attribute chain ending in a name, else ""; iterative, as the
+    chain may be long."""
+    attrs = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    return ".".join([node.id, *reversed(attrs)])
 
 
 def _const(node) -> str | None:
@@ -38,10 +42,17 @@ def _const(node) -> str | None:
 
 
 def read_train_script(display: str, source: str) -> TrainScript:
+    # Python reads a UTF-8 byte order mark as the file's encoding, not as text: so does lint.
+    source = source.removeprefix("\ufeff")
     try:
         tree = ast.parse(source, filename=display)
     except SyntaxError as exc:
         raise InputError(f"{display}:{exc.lineno}: cannot parse this Python script: {exc.msg}") from None
+    except (RecursionError, MemoryError):  # `1+1+...` or brackets nested past what Python parses
+        raise InputError(f"{display}: nested too deeply for Python to parse: not a training script "
+                         "logscan can read") from None
+    except ValueError as exc:  # NUL bytes, on Pythons that do not call them a SyntaxError
+        raise InputError(f"{display}: cannot parse this Python script: {exc}") from None
     options, reads_env, known, writes = [], False, False, []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):

@@ -180,7 +180,7 @@ def missing_strict_mode(inp: LintInput, rule: Rule) -> list[Finding]:
 # -- the exit status the platform sees ------------------------------------------------------
 
 def _runs_training(shell: ShellSource, command) -> bool:
-    return command in [launcher.command for launcher in shell.launchers] or shell.invokes_script(command)
+    return command in shell.launcher_commands or shell.invokes_script(command)
 
 
 def _status_var(shell: ShellSource, node) -> tuple[str | None, bool]:

@@ -4,15 +4,22 @@ that reaches torchrun comes from.
 
 The parse is bash's own view: a line continuation joins lines, a comment ends a command, and a
 process substitution (`> >(tee -i log)`) is a redirection, not a pipe. Nothing is ever run.
+
+Every walk over the tree is iterative and every question is answered in time linear in the
+script (the assignments are indexed by name; a value is followed through at most
+MAX_TRACE_DEPTH assignments and MAX_TRACE_STEPS references), so no script, however deep or
+long, can exhaust the stack or take quadratic time.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from logscan.diagnosis import Evidence
 from logscan.errors import InputError
+from logscan.limits import MAX_SCRIPT_NESTING
 
 # What the platform injects into every Worker of a PyTorch DDP job.
 PLATFORM_VARS = ("WORLD_SIZE", "RANK", "MASTER_ADDR", "MASTER_PORT")
@@ -25,6 +32,12 @@ LEGACY_MODULE = "torch.distributed.launch"
 GPU_PROBES = ("nvidia-smi", "device_count", "rocm-smi")
 _GUARDS = (":?", "?")
 _DEFAULTS = (":-", "-", ":=", "=")
+# How far a value is followed back: through this many assignments in a row, and this many
+# references in all. A launch script's values take a handful of each; past them the value is
+# told as coming from another command's output, which is what nothing here can read.
+MAX_TRACE_DEPTH = 64
+MAX_TRACE_STEPS = 4096
+_SUBSTITUTIONS = ("command_substitution", "process_substitution")
 
 
 def _parser():
@@ -39,9 +52,35 @@ def text(node) -> str:
 
 
 def walk(node):
-    yield node
-    for child in node.children:
-        yield from walk(child)
+    """The node and everything below it, in source order; iterative, so no depth is too deep."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children))
+
+
+def _walk_outside_substitutions(node):
+    """Like walk, but a command or process substitution is yielded without what is inside it."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        if node.type not in _SUBSTITUTIONS:
+            stack.extend(reversed(node.children))
+
+
+def _nodes_and_depth(root) -> tuple[list, int, object]:
+    """(every node in source order, how deep the tree nests, the first node at that depth)."""
+    nodes, deepest, where = [], 0, root
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        nodes.append(node)
+        if depth > deepest:
+            deepest, where = depth, node
+        stack.extend((child, depth + 1) for child in reversed(node.children))
+    return nodes, deepest, where
 
 
 @dataclass(frozen=True)
@@ -82,6 +121,16 @@ class Option:
     value_text: str
 
 
+@dataclass(frozen=True)
+class _Value:
+    """What a value's words hold, read once however often the value is followed: its
+    references and substitutions (none inside a substitution), and whether arithmetic combines
+    anything in it."""
+    references: tuple
+    substitutions: tuple[str, ...]
+    arithmetic: bool
+
+
 @dataclass(eq=False)
 class Launcher:
     """torchrun or `python -m torch.distributed.run|launch`, with its options."""
@@ -102,8 +151,15 @@ class ShellSource:
         self.env = env
         self.tree = _parser().parse(self.data)
         self.root = self.tree.root_node
-        bad = next((n for n in walk(self.root) if n.type == "ERROR" or n.is_missing), None)
-        if bad is not None:
+        self._values: dict[object, _Value] = {}
+        self._origins: dict[object, Origin] = {}
+        # Every node, walked once: the questions below filter this list.
+        self.nodes, depth, deep = _nodes_and_depth(self.root)
+        if depth > MAX_SCRIPT_NESTING:
+            raise InputError(f"{display}:{self.line_of(deep)}: nested more than {MAX_SCRIPT_NESTING} "
+                             "levels deep: not a launch script logscan can read")
+        if self.root.has_error:
+            bad = next((n for n in self.nodes if n.type == "ERROR" or n.is_missing), self.root)
             raise InputError(f"{display}:{bad.start_point[0] + 1}: cannot parse this shell line: "
                              f"{self.line_text(bad.start_point[0] + 1).strip()[:80]!r}")
 
@@ -130,7 +186,7 @@ class ShellSource:
 
     @cached_property
     def commands(self) -> list:
-        return [n for n in walk(self.root) if n.type == "command"]
+        return [n for n in self.nodes if n.type == "command"]
 
     def argv(self, command) -> tuple[str, list]:
         """(name, argument nodes) of a command, past wrappers such as `exec` and `env VAR=x`."""
@@ -160,14 +216,31 @@ class ShellSource:
     @cached_property
     def assignments(self) -> list:
         """Every assignment that sets a shell variable (not a prefix of one command), in order."""
-        return [n for n in walk(self.root) if n.type == "variable_assignment"
+        return [n for n in self.nodes if n.type == "variable_assignment"
                 and n.parent is not None and n.parent.type != "command"]
+
+    @cached_property
+    def _assignments_by_name(self) -> dict[str, tuple[list[int], list]]:
+        """name → (start bytes, assignments) in source order: the last one before a point is one
+        bisection away."""
+        index: dict[str, tuple[list[int], list]] = {}
+        for n in self.assignments:
+            target = n.child_by_field_name("name")
+            if target is not None:
+                starts, nodes = index.setdefault(text(target), ([], []))
+                starts.append(n.start_byte)
+                nodes.append(n)
+        return index
+
+    @cached_property
+    def exported_names(self) -> frozenset[str]:
+        return frozenset(name for name, _ in self.exported)
 
     @cached_property
     def exported(self) -> list:
         """(name, node) for each variable an `export`/`declare -x` names."""
         out = []
-        for n in walk(self.root):
+        for n in self.nodes:
             if n.type != "declaration_command" or not n.children:
                 continue
             head = text(n.children[0])
@@ -224,6 +297,10 @@ class ShellSource:
             out.append(Launcher(command, legacy, self._options(words)))
         return out
 
+    @cached_property
+    def launcher_commands(self) -> frozenset:
+        return frozenset(launcher.command for launcher in self.launchers)
+
     def _options(self, words) -> dict[str, Option]:
         options: dict[str, Option] = {}
         i = 0
@@ -254,67 +331,94 @@ class ShellSource:
 
     # -- where a value comes from -----------------------------------------------------------
     def origin(self, node) -> Origin:
-        """Follow a value (an option's word) back through the assignments before it."""
-        leaves: list[Leaf] = []
-        via: list[Evidence] = []
-        arithmetic = self._trace(node, node.start_byte, False, leaves, via, set(), skip_prefix=True)
-        return Origin(tuple(dict.fromkeys(leaves)), arithmetic, tuple(dict.fromkeys(via)))
+        """Follow a value (an option's word) back through the assignments before it. Each rule
+        asks of the same options: each is followed once."""
+        found = self._origins.get(node)
+        if found is None:
+            trace = _Trace([], [], MAX_TRACE_STEPS)
+            arithmetic = self._trace(node, node.start_byte, False, trace, frozenset(), 0, skip_prefix=True)
+            found = Origin(tuple(dict.fromkeys(trace.leaves)), arithmetic, tuple(dict.fromkeys(trace.via)))
+            self._origins[node] = found
+        return found
 
-    def _trace(self, node, at: int, guarded: bool, leaves, via, seen, skip_prefix=False) -> bool:
-        arithmetic = False
-        expansions = [n for n in walk(node) if n.type in ("simple_expansion", "expansion", "variable_name")
-                      and _is_reference(n)]
-        subs = [n for n in walk(node) if n.type in ("command_substitution", "process_substitution")]
-        arithmetic = any(n.type in ("arithmetic_expansion", "binary_expression") for n in walk(node))
-        for sub in subs:
-            body = text(sub)
+    def _value(self, node) -> _Value:
+        found = self._values.get(node)
+        if found is None:
+            inside = list(_walk_outside_substitutions(node))
+            found = _Value(
+                references=tuple(n for n in inside if n.type in ("simple_expansion", "expansion", "variable_name")
+                                 and _is_reference(n)),
+                substitutions=tuple(text(n) for n in inside if n.type in _SUBSTITUTIONS),
+                arithmetic=any(n.type in ("arithmetic_expansion", "binary_expression") for n in walk(node)))
+            self._values[node] = found
+        return found
+
+    def _trace(self, node, at: int, guarded: bool, trace: "_Trace", seen: frozenset, depth: int,
+               skip_prefix=False) -> bool:
+        value = self._value(node)
+        arithmetic = value.arithmetic
+        for body in value.substitutions:
             kind = "probe" if any(p in body for p in GPU_PROBES) else "command"
-            leaves.append(Leaf(kind, body, guarded))
-        for ref in expansions:
-            if any(sub.start_byte <= ref.start_byte < sub.end_byte for sub in subs):
-                continue
+            trace.leaves.append(Leaf(kind, body, guarded))
+        for ref in value.references:
+            if trace.exhausted(depth):
+                trace.leaves.append(Leaf("command", text(ref), guarded))
+                break
             name, op, default = _reference(ref)
             if name is None:
-                leaves.append(Leaf("special", text(ref), guarded))
+                trace.leaves.append(Leaf("special", text(ref), guarded))
                 continue
             here_guarded = guarded or op in _GUARDS or op in _DEFAULTS
             if default is not None:
-                if _has_reference(default):
-                    arithmetic |= self._trace(default, at, guarded, leaves, via, seen)
+                if self._has_reference(default):
+                    arithmetic |= self._trace(default, at, guarded, trace, seen, depth + 1)
                 else:
-                    leaves.append(Leaf("literal", _unquote(text(default)), guarded, default=True))
-            arithmetic |= self._resolve(name, at, here_guarded, leaves, via, seen)
-        if not expansions and not subs:
-            value = text(node)
-            if skip_prefix and value.startswith("--") and "=" in value:
-                value = value.split("=", 1)[1]
-            leaves.append(Leaf("literal", _unquote(value), guarded))
+                    trace.leaves.append(Leaf("literal", _unquote(text(default)), guarded, default=True))
+            arithmetic |= self._resolve(name, at, here_guarded, trace, seen, depth)
+        if not value.references and not value.substitutions:
+            literal = text(node)
+            if skip_prefix and literal.startswith("--") and "=" in literal:
+                literal = literal.split("=", 1)[1]
+            trace.leaves.append(Leaf("literal", _unquote(literal), guarded))
         return arithmetic
 
-    def _resolve(self, name: str, at: int, guarded: bool, leaves, via, seen) -> bool:
+    def _resolve(self, name: str, at: int, guarded: bool, trace: "_Trace", seen: frozenset,
+                 depth: int) -> bool:
         assignment = self._last_assignment(name, at)
         if assignment is not None and (self.display, assignment.start_byte) not in seen:
             seen = seen | {(self.display, assignment.start_byte)}
-            via.append(self.evidence(assignment))
+            trace.via.append(self.evidence(assignment))
             value = assignment.child_by_field_name("value")
             if value is None:
-                leaves.append(Leaf("literal", "", guarded))
+                trace.leaves.append(Leaf("literal", "", guarded))
                 return False
-            return self._trace(value, assignment.start_byte, guarded, leaves, via, seen)
-        if self.env is not None and name in {n for n, _ in self.env.exported}:
-            return self.env._resolve(name, len(self.env.data), guarded, leaves, via, seen)
-        leaves.append(Leaf("platform" if name in PLATFORM_VARS else "unset", name, guarded))
+            return self._trace(value, assignment.start_byte, guarded, trace, seen, depth + 1)
+        if self.env is not None and name in self.env.exported_names:
+            return self.env._resolve(name, len(self.env.data), guarded, trace, seen, depth)
+        trace.leaves.append(Leaf("platform" if name in PLATFORM_VARS else "unset", name, guarded))
         return False
 
+    def _has_reference(self, node) -> bool:
+        value = self._value(node)
+        return bool(value.substitutions) or any(r.type != "variable_name" for r in value.references)
+
     def _last_assignment(self, name: str, at: int):
-        found = None
-        for n in self.assignments:
-            if n.start_byte >= at:
-                break
-            target = n.child_by_field_name("name")
-            if target is not None and text(target) == name:
-                found = n
-        return found
+        """The last assignment to `name` that starts before byte `at`, or None."""
+        starts, nodes = self._assignments_by_name.get(name, ((), ()))
+        before = bisect_left(starts, at)
+        return nodes[before - 1] if before else None
+
+
+@dataclass
+class _Trace:
+    """What one origin() gathers, and the references it may still follow."""
+    leaves: list
+    via: list
+    steps_left: int
+
+    def exhausted(self, depth: int) -> bool:
+        self.steps_left -= 1
+        return self.steps_left < 0 or depth > MAX_TRACE_DEPTH
 
 
 _FLAGS = {"standalone", "no_python", "use_env", "module", "m", "run_path", "redirects_tee"}
@@ -363,6 +467,3 @@ def _reference(node) -> tuple[str | None, str | None, object]:
             break
     return text(name), op, default
 
-
-def _has_reference(node) -> bool:
-    return any(n.type in ("simple_expansion", "expansion", "command_substitution") for n in walk(node))

@@ -8,13 +8,14 @@ GitHub shows at most 10 errors, 10 warnings and 10 notices per step, so the most
 first and the rest are counted in one notice (the step summary, `markdown`, has them all). Text
 is escaped as the runner unescapes it (`%`, CR, LF in messages; also `:` and `,` in properties),
 after control characters were made visible, so a log line can neither end the command nor start
-one of its own: nothing from a log reaches the start of an output line.
+one of its own: nothing from a log reaches the start of an output line, and no `##[` (the
+runner's legacy commands, read anywhere in a line) is left in one.
 """
 
 from __future__ import annotations
 
 from logscan.diagnosis import Diagnosis, Finding, place_label
-from logscan.render.inert import inert, no_workflow_commands
+from logscan.render.inert import inert, no_legacy_commands, no_workflow_commands
 from logscan.render.order import location, ordered, verdict_fails
 from logscan.vocabulary import Severity, Verdict
 
@@ -32,9 +33,9 @@ def escape_property(text: str) -> str:
 
 def command(kind: str, message: str, **properties) -> str:
     """One workflow command; `message` may span lines (each made inert, then escaped)."""
-    props = ",".join(f"{key}={escape_property(inert(str(value)))}"
+    props = ",".join(f"{key}={escape_property(no_legacy_commands(inert(str(value))))}"
                      for key, value in properties.items() if value is not None)
-    text = "\n".join(inert(line) for line in message.split("\n"))
+    text = no_legacy_commands("\n".join(inert(line) for line in message.split("\n")))
     return f"::{kind}{' ' + props if props else ''}::{escape_data(text)}"
 
 

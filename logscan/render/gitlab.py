@@ -8,6 +8,7 @@ import os
 
 from logscan.diagnosis import Diagnosis, place_label
 from logscan.diagnose.fingerprint import fingerprint
+from logscan.render.inert import no_legacy_commands_in_data
 from logscan.render.order import location, ordered, verdict_fails
 from logscan.vocabulary import Severity
 
@@ -51,7 +52,8 @@ def render_gitlab(d: Diagnosis, project_dir: str | None = None, **_) -> str:
             "severity": _severity(d, f),
             "location": {"path": _relative(path, project_dir), "lines": {"begin": line}},
         })
-    return json.dumps(issues, indent=2, ensure_ascii=True) + "\n"
+    document = json.dumps(issues, indent=2, ensure_ascii=True)
+    return no_legacy_commands_in_data(document, "\\u0023") + "\n"
 
 
 def fingerprint_of_verdict(d: Diagnosis) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from logscan.diagnosis import Diagnosis, Finding
+from logscan.render.inert import no_legacy_commands_in_data
 
 SCHEMA_VERSION = 1
 
@@ -70,4 +71,5 @@ def diagnosis_record(d: Diagnosis) -> dict:
 
 def render_json(d: Diagnosis, **_) -> str:
     # ensure_ascii keeps every control or non-ASCII character of a log line escaped.
-    return json.dumps(diagnosis_record(d), indent=2, ensure_ascii=True) + "\n"
+    document = json.dumps(diagnosis_record(d), indent=2, ensure_ascii=True)
+    return no_legacy_commands_in_data(document, "\\u0023") + "\n"

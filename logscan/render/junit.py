@@ -9,7 +9,10 @@ rule's findings on every Worker are one testcase, its failure naming each place.
 fails its testcase with message, places, evidence and hint; warnings and notes are listed in the
 suite's system-out (the Ant schema allows no output inside a testcase). The suite's properties
 are the expectations asked. XML 1.0 cannot hold most control characters (and the standard
-library would write them raw, leaving a file no parser reads): they are removed.
+library would write them raw, leaving a file no parser reads), and what it can hold (a newline
+in a file name, a C1 CSI, U+202E) would reach whoever reads the report in a terminal or a CI
+page: every piece of log text is made inert (`\\x0a`, `\\x9b`, `\\u202e`) before the pieces are
+joined, and what remains outside XML is removed.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
 from logscan.diagnosis import Diagnosis, Finding
+from logscan.render.inert import inert, no_legacy_commands_in_data
 from logscan.render.order import ordered, place_of, rules_of, verdict_fails
 from logscan.vocabulary import Severity
 
@@ -27,7 +31,13 @@ VERDICT_CASE = "verdict"
 
 
 def xml_text(text: str) -> str:
-    return _NOT_XML.sub("", text)
+    """One piece of text (a name, a message, a line): inert, and XML 1.0 can hold it."""
+    return _NOT_XML.sub("", inert(text))
+
+
+def _lines(lines) -> str:
+    """Lines joined by the report's own newlines, each piece made inert first."""
+    return "\n".join(xml_text(line) for line in lines)
 
 
 def _detail(f: Finding) -> str:
@@ -36,7 +46,7 @@ def _detail(f: Finding) -> str:
     lines.append(f"hint: {f.hint}")
     if f.fingerprint:
         lines.append(f"fingerprint: {f.fingerprint}")
-    return "\n".join(lines)
+    return _lines(lines)
 
 
 def _stamp(when: datetime | None) -> str:
@@ -76,7 +86,7 @@ def render_junit(d: Diagnosis, catalogue=None, checked=None, expectations=(), ho
             if verdict_fails(d):
                 failures += 1
                 failure = ET.SubElement(case, "failure", type=d.verdict, message=xml_text(d.summary()))
-                failure.text = xml_text(f"{d.summary()}\nwhy: {d.verdict_reason}")
+                failure.text = _lines([d.summary(), f"why: {d.verdict_reason}"])
             continue
         found = by_rule.get(rule_id, [])
         errors = [f for f in found if f.severity == Severity.ERROR]
@@ -85,10 +95,9 @@ def render_junit(d: Diagnosis, catalogue=None, checked=None, expectations=(), ho
             places = ", ".join(dict.fromkeys(place_of(f) for f in errors))
             failure = ET.SubElement(case, "failure", type=errors[0].severity,
                                     message=xml_text(f"{errors[0].message} ({places})"))
-            failure.text = xml_text("\n\n".join(_detail(f) for f in errors))
+            failure.text = "\n\n".join(_detail(f) for f in errors)
         notes += [f"{f.severity} {f.rule}: {_detail(f)}" for f in found if f.severity != Severity.ERROR]
-    ET.SubElement(suite, "system-out").text = xml_text(
-        "\n\n".join([d.summary(), *notes]))
+    ET.SubElement(suite, "system-out").text = "\n\n".join([xml_text(d.summary()), *notes])
     ET.SubElement(suite, "system-err")
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(failures))
@@ -96,4 +105,5 @@ def render_junit(d: Diagnosis, catalogue=None, checked=None, expectations=(), ho
     suite.set("skipped", "0")
     suite.set("time", f"{max(elapsed, 0.0):.3f}")
     ET.indent(suites)
-    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+    return no_legacy_commands_in_data(ET.tostring(suites, encoding="unicode", xml_declaration=True),
+                                      "&#35;") + "\n"

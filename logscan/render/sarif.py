@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from logscan.diagnosis import Diagnosis, place_label
 from logscan.diagnose.fingerprint import fingerprint
+from logscan.render.inert import no_legacy_commands_in_data
 from logscan.render.order import LEVELS, location, ordered, rules_of, verdict_fails
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -118,4 +119,5 @@ def render_sarif(d: Diagnosis, catalogue=None, checked=None, tool_version: str =
     if base_dir is not None:
         run["originalUriBaseIds"] = {BASE_ID: {"uri": Path(base_dir).as_uri().rstrip("/") + "/"}}
     log = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
-    return json.dumps(log, indent=2, ensure_ascii=True) + "\n"
+    document = json.dumps(log, indent=2, ensure_ascii=True)
+    return no_legacy_commands_in_data(document, "\\u0023") + "\n"

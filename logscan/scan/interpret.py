@@ -125,7 +125,8 @@ class FileInterpreter:
                 del context.traceback_signals[key]
             scan.exceptions.append(PythonException(
                 where, exc[0], exc[1], signals, tuple(line_signals),
-                agent=context.agent_traceback.get(key, False), quoted=context.quoting_traceback))
+                agent=context.agent_traceback.get(key, False) or lineparse.is_agent_exception(exc[0]),
+                quoted=context.quoting_traceback))
 
     def _meaning(self, body: str) -> "_Meaning":
         """What a line body says, worked out once: a warning, a banner or an NCCL INFO line recurs

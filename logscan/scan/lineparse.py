@@ -187,6 +187,8 @@ CHAINED = ("During handling of the above exception", "The above exception was th
 # torch/distributed/rendezvous.py).
 AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line',
                 'torch/distributed/elastic/rendezvous/', 'torch/distributed/elastic/agent/')
+# What only torchrun's agent raises: its traceback whatever frames of it a rotation cut away.
+AGENT_EXCEPTIONS = ("ChildFailedError",)
 # An exception's class: one named as Python names them (`...Error`, `...Exception`, `...Interrupt`,
 # `...Exit`), or one of the builtins that are not (`raise Exception(...)` is common in scripts).
 EXCEPTION = re.compile(
@@ -247,6 +249,11 @@ def is_chained(body: str) -> bool:
 @needs(*(_literal(frame.encode()) for frame in AGENT_FRAMES))
 def is_agent_frame(body: str) -> bool:
     return any(frame in body for frame in AGENT_FRAMES)
+
+
+def is_agent_exception(exc_type: str) -> bool:
+    """`torch.distributed.elastic.multiprocessing.errors.ChildFailedError`: torchrun's own."""
+    return exc_type.rsplit(".", 1)[-1] in AGENT_EXCEPTIONS
 
 
 @needs(_literal(b"Error"), _literal(b"Exception"), _literal(b"Interrupt"), _literal(b"SystemExit"))

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from logscan.errors import InputError
+from logscan.render.inert import slack_text
 from logscan.sweep.changes import FAILED_CHANGES, Change
 
 TIMEOUT = 5.0          # seconds for one request, connection to the end of the reply
@@ -58,7 +59,7 @@ def check_url(url: str) -> None:
 def alert_text(change: dict) -> str:
     label = {Change.FAILED: "new failure", Change.HUNG: "job hung",
              Change.ROOT_CAUSE_CHANGED: "root cause changed"}.get(change["change"], change["change"])
-    return f"logscan: {label}: {change['summary']}"
+    return slack_text(f"logscan: {label}: {change['summary']}")
 
 
 def message(change: dict) -> dict:
