@@ -200,6 +200,18 @@ def _all(*checks):
     return check
 
 
+def _warned_by_others(needle, rank):
+    """Some process other than `rank` printed needle (`[rankN]:` prefixes name them), and `rank` did not."""
+    def check(logs):
+        ranks = {int(m) for data in logs.values()
+                 for m in re.findall(rb"\[rank(\d+)\]:[^\n]*" + re.escape(needle.encode()), data)}
+        if rank in ranks:
+            return f"rank {rank} printed {needle!r}"
+        return None if ranks else f"no other rank printed {needle!r}"
+
+    return check
+
+
 def workers(n, gpus=2, log="worker-{i}/launch_ddp.log", **kw):
     return [Worker(rank=str(i), gpus=gpus, log=log.format(i=i), **kw) for i in range(n)]
 
@@ -539,7 +551,13 @@ def _any(*needles):
     return check
 
 
-for _ver, _sfx, _tag in (("1.13.1", "torch1.13", "t113"), ("2.1.2", "torch2.1", "t21")):
+# prefixed: the release puts `[rankN]: ` on tracebacks raised after init_process_group (2.3 and later),
+# so the logs name the rank that raised. slow_rdzv: its static rendezvous ignores PET_RDZV_CONF=timeout=20
+# when a Worker is missing and gives up only after about 5.5 minutes.
+_BATCH_C = (("1.13.1", "torch1.13", "t113", False, True), ("2.1.2", "torch2.1", "t21", False, True),
+            ("2.0.1", "torch2.0", "t20", False, True), ("2.8.0", "torch2.8", "t28", True, False),
+            ("2.15.0", "torch2.15", "t215", True, False))
+for _ver, _sfx, _tag, _prefixed, _slow_rdzv in _BATCH_C:
     scenario(
         name=f"healthy-2x2-{_sfx}", short=f"h22{_tag}", layout="worker-N/launch_ddp.log", torch=_ver,
         workers=workers(2),
@@ -556,10 +574,12 @@ for _ver, _sfx, _tag in (("1.13.1", "torch1.13", "t113"), ("2.1.2", "torch2.1", 
         check=_has("non-finite loss"),
         description=f"torch {_ver}: rank 1 raises RuntimeError at step 10; the other ranks lose their peer in "
         "the next gradient allreduce.",
-        expect=exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0, rank=None,
-                   note="rank 1 raised, but this release puts no `[rankN]: ` prefix on tracebacks and torchrun's "
-                   "summary on Worker 0 can name a victim as root cause (rank 0 in the committed runs), so the "
-                   "logs tell only that the original error is on node 0, not which of its ranks raised it."),
+        expect=exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0,
+                   rank=1) if _prefixed else
+        exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0, rank=None,
+            note="rank 1 raised, but this release puts no `[rankN]: ` prefix on tracebacks and torchrun's "
+            "summary on Worker 0 can name a victim as root cause (rank 0 in the committed runs), so the "
+            "logs tell only that the original error is on node 0, not which of its ranks raised it."),
     )
     scenario(
         name=f"import-error-one-rank-{_sfx}", short=f"ie{_tag}", layout="worker-N/launch_ddp.log", torch=_ver,
@@ -584,10 +604,11 @@ for _ver, _sfx, _tag in (("1.13.1", "torch1.13", "t113"), ("2.1.2", "torch2.1", 
         name=f"missing-worker-{_sfx}", short=f"mw{_tag}", layout="worker-N/launch_ddp.log", torch=_ver,
         nnodes=3, workers=workers(2),
         env={"LOOP_STYLE": "plain"},
-        check=_any("Socket Timeout", "Timed out", "timed out"), limit=420, tries=1,
+        check=_any("Socket Timeout", "Timed out", "timed out"), limit=420 if _slow_rdzv else 150, tries=1,
         description=f"torch {_ver}: platform WORLD_SIZE=3 (nnodes=3) but only Workers 0 and 1 were started; "
-        "both waited in torchrun's static rendezvous. This release ignores PET_RDZV_CONF=timeout=20 for that "
-        "wait: torchrun gives up only after about 5 minutes.",
+        "both waited in torchrun's static rendezvous. " + (
+            "This release ignores PET_RDZV_CONF=timeout=20 for that wait: torchrun gives up only after about "
+            "5 minutes." if _slow_rdzv else "torchrun gives up after the 20 s of PET_RDZV_CONF=timeout=20."),
         expect=exp(["missing-worker", "hang-in-rendezvous"], root="missing-worker", node_rank=2,
                    note="nothing names the missing node: nnodes=3 in both `DDP launch` lines vs node_ranks 0 and 1 "
                    "is the evidence."),
@@ -599,10 +620,11 @@ for _ver, _sfx, _tag in (("1.13.1", "torch1.13", "t113"), ("2.1.2", "torch2.1", 
         check=_any("Timed out waiting", "timed out", "Timed out"),
         description=f"torch {_ver}: rank 1 stops (long sleep) at step 8; the other ranks hit the 20 s gloo "
         "collective timeout in the gradient allreduce.",
-        expect=exp(["collective-timeout"], root="collective-timeout", node_rank=0, rank=1,
-                   note="no rank prefixes and the stalled rank 1 is absent from torchrun's summary; it is found "
-                   "by elimination: node 0's other local rank, the one with no error of its own that torchrun "
-                   "SIGTERMed (`Sending process N closing signal SIGTERM`)."),
+        expect=exp(["collective-timeout"], root="collective-timeout", node_rank=0, rank=1) if _prefixed else
+        exp(["collective-timeout"], root="collective-timeout", node_rank=0, rank=1,
+            note="no rank prefixes and the stalled rank 1 is absent from torchrun's summary; it is found "
+            "by elimination: node 0's other local rank, the one with no error of its own that torchrun "
+            "SIGTERMed (`Sending process N closing signal SIGTERM`)."),
     )
 
 scenario(
@@ -1068,6 +1090,38 @@ scenario(**{**_base.__dict__, "name": "dataloader-shm-semaphore", "short": "dss"
             "expect": exp(["crash-before-first-batch"], root="crash-before-first-batch", node_rank=1, rank=2,
                           cause="shared-memory"),
             "check": _has("SemLock(")})
+
+# ---------------------------------------------------------------- Batch G: the stage from torch's own warnings
+# No progress line at all (LOOP_STYLE=silent): only DDP's find_unused_parameters warning, which each process
+# prints at the end of its first forward with gradients on, says that a process had started training.
+scenario(
+    name="crash-training-silent", short="cts", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "silent", "FIND_UNUSED": "1", "FAIL_KIND": "bad-record", "FAIL_RANKS": "1",
+         "FAIL_STEP": "5", "STEP_SLEEP": "0.1"},
+    check=_has("find_unused_parameters=True was specified", "expected 16 features"),
+    description="2 Workers x 2 GPUs, a script that prints no progress; DDP is built with "
+    "find_unused_parameters=True on a model that uses every parameter, so each process prints DDP's warning "
+    "after its first forward. Rank 1 raises ValueError on a malformed record at step 5; the others lose their "
+    "peer.",
+    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1,
+               note="no progress line anywhere: rank 1's own find_unused_parameters warning, printed before its "
+               "traceback, is the only evidence that it was training."),
+)
+scenario(
+    name="crash-first-batch-silent", short="cfs", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "silent", "FIND_UNUSED": "1", "FAIL_KIND": "bad-record", "FAIL_RANKS": "1",
+         "FAIL_STEP": "1", "STEP_SLEEP": "0.1"},
+    check=_all(_has("expected 16 features"), _warned_by_others("find_unused_parameters=True was specified", 1)),
+    tries=4,
+    description="As crash-training-silent, but rank 1 raises on its first batch, before its first forward: it "
+    "prints no find_unused_parameters warning, while the other ranks, which ran their first forward, print "
+    "theirs and then lose their peer in the gradient allreduce.",
+    expect=exp(["crash-before-first-batch"], root="crash-before-first-batch", node_rank=0, rank=1,
+               note="the other ranks' warnings say that they were training, not rank 1: the warning places only "
+               "the process that printed it."),
+)
 
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
 KNOWN_GAPS: dict[str, str] = {
