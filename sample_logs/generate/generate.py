@@ -1324,9 +1324,66 @@ OBSERVED_OLD = {
     "(node 0's other local rank, silent, SIGTERMed). Worker 1: ranks 2 and 3 time out too (`... for send operation "
     "to complete` / `... for recv ...`).",
 }
-for _ver, _sfx in (("1.13.1", "torch1.13"), ("2.1.2", "torch2.1")):
+COMMON_OLD["2.0.1"] = (
+    "torch 2.0.1 (Python 3.11): torchrun's logging and messages as in 1.13.1: `WARNING:torch.distributed.run:` "
+    "alone on the banner's first line, the asterisk rows and `Setting OMP_NUM_THREADS ...` unprefixed below it, "
+    "`ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: N) of binary: "
+    "/work/torchvenv-2.0.1/bin/python3`. No `[rankN]: ` prefixes. gloo: `[../third_party/gloo/gloo/transport/tcp/"
+    "pair.cc:598] Connection closed by peer [127.0.0.1]:18052` (no `This is typically caused ...` sentence). ")
+for _ver, _sfx in (("1.13.1", "torch1.13"), ("2.1.2", "torch2.1"), ("2.0.1", "torch2.0")):
     for _k, _v in OBSERVED_OLD.items():
         OBSERVED[f"{_k}-{_sfx}"] = COMMON_OLD[_ver] + _v
+
+# Batch C's recent releases (rank prefixes): how their messages differ from 2.13, as seen in the committed runs.
+COMMON_NEW = {
+    "2.8.0": "torch 2.8.0 (Python 3.11): torchrun logs with glog-style headers and the pid, as 2.13 "
+    "(`W1201 22:13:56.764000 7011 torch/distributed/run.py:774] `); tracebacks raised after init_process_group "
+    "carry `[rankN]: `. After init every process prints `[Gloo] Rank 0 is connected to 3 peer ranks. Expected "
+    "number of connected peer ranks is : 3` (stdout, unprefixed; 2.13 and 2.15 print no such line). The FAILED "
+    "summary is the v1.10..v2.11 table: `exitcode  : -9 (pid: N)` with no `(SIGKILL)` suffix, no trailing space "
+    "after `(pid: N)`, and a rank torchrun SIGTERMed is not listed (`Failures: <NO_OTHER_FAILURES>`). gloo: "
+    "`[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:544] Connection closed by peer [127.0.1.1]:18856`, "
+    "no `This is typically caused ...` sentence. ",
+    "2.15.0": "torch 2.15.0 (Python 3.11): torchrun's headers as 2.13 (`W1201 22:17:36.965000 10256 torch/distributed/"
+    "run.py:982] `), `[rankN]: ` on tracebacks raised after init_process_group. The FAILED summary is 2.13's: "
+    "`exitcode  : -15 (pid: N)  (SIGTERM)`, a trailing space after `exitcode  : 1 (pid: N) `, and the SIGTERMed "
+    "sibling listed under `Failures:`. gloo as 2.13: `... pair.cc:561] Connection closed by peer [127.0.1.1]:5017. "
+    "This is typically caused by a remote worker crashing. Check the logs of the remote worker before reporting an "
+    "error. GLHF! 🏖️`, `Read error ...: Connection reset by peer. This is typically caused by a remote worker "
+    "hanging or bugs in the application. ...`. ",
+}
+OBSERVED_NEW = {
+    "healthy-2x2": "`DDP launch`, the banner, env prints, `step 1/30` ... `step 30/30`, `training finished: 30 steps`.",
+    "crash-mid-training": "Worker 0: `[rank1]: RuntimeError: non-finite loss encountered at step 10 (loss=nan); "
+    "stopping`, then rank 0's `[rank0]: RuntimeError: ... Connection closed by peer`; the summary's root cause is "
+    "rank 1 (local_rank: 1), exitcode 1. Worker 1: ranks 2 and 3 lose their peer in the gradient allreduce.",
+    "import-error-one-rank": "Worker 1: unprefixed `ModuleNotFoundError: No module named 'flash_attn'` (raised before "
+    "init_process_group), root cause rank 3 (local_rank: 1). Worker 0's ranks give up in init_process_group with "
+    "`torch.distributed.DistStoreError: wait timeout after 20000ms, keys: /default_pg/0//cpu//0/2`, each after a "
+    "`[c10d] waitForInput: socket SocketImpl(...) timed out after 20000ms` warning.",
+    "self-sigkill": "Worker 1: `failed (exitcode: -9) local_rank: 0 (pid: N)`, summary `traceback : Signal 9 (SIGKILL) "
+    "received by PID N`. The peers: `[rankN]: RuntimeError: ... Connection closed by peer` / `Read error ...: "
+    "Connection reset by peer`.",
+    "missing-worker": "Node 0 (store host): torchrun's own traceback ending `torch.distributed.DistStoreError: Timed "
+    "out after 21 seconds waiting for clients. 2/3 clients joined.` after about 20 s (as 2.13; 1.13 to 2.1 wait "
+    "5.5 minutes). Node 1: ",
+    "stall-mid-training": "Worker 0: `[rank0]: RuntimeError: [.../gloo/transport/tcp/unbound_buffer.cc:78] Timed out "
+    "waiting 20000ms for recv operation to complete`, `Sending process N closing signal SIGTERM` (the stalled rank "
+    "1), summary root cause rank 0. Worker 1: ranks 2 and 3 time out too (send / recv).",
+}
+OBSERVED_NODE1 = {
+    "2.8.0": "`[W... TCPStore.cpp:138] [c10d] recvValueWithTimeout failed on SocketImpl(...): Failed to recv, got 0 "
+    "bytes. ...` followed by the c10::Error's C++ backtrace (`Exception raised from recvBytes at ...Utils.hpp:682 "
+    "(most recent call first):`, `frame #0: ...` to `frame #9: ...`, then `frame #35` to `frame #37`), then `torch.distributed.DistNetworkError: Failed "
+    "to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?` when node 0's "
+    "store went away.",
+    "2.15.0": "`[c10d] waitForInput: poll for socket SocketImpl(...) returned 0, likely a timeout`, `... timed out after "
+    "20000ms`, then `torch.distributed.DistStoreError: wait timeout after 20000ms, keys: "
+    "/none/torchelastic/assigned_ranks/1`.",
+}
+for _ver, _sfx in (("2.8.0", "torch2.8"), ("2.15.0", "torch2.15")):
+    for _k, _v in OBSERVED_NEW.items():
+        OBSERVED[f"{_k}-{_sfx}"] = COMMON_NEW[_ver] + _v + (OBSERVED_NODE1[_ver] if _k == "missing-worker" else "")
 OBSERVED["crash-tee-torch1.13"] = COMMON_OLD["1.13.1"] + (
     "With --tee 3 torchrun 1.13 prefixes child lines `[default0]:` / `[default1]:` exactly like 2.13 (no "
     "`[stderr]`-style tags), but still no `[rankN]:` inside: `[default1]:Traceback (most recent call last):` ... "
@@ -1344,6 +1401,19 @@ OBSERVED["crash-redirects-log-dir-torch1.13"] = COMMON_OLD["1.13.1"] + (
     "encountered at step 10 (loss=nan); stopping` for rank 1; root cause still rank 0 with the gloo error). The "
     "child lines are in worker-N/torchrun_logs/none_<random>/attempt_0/<local_rank>/{stdout,stderr}.log (no "
     "prefixes) plus error.json per failed process.")
+
+# Batch G (torch 2.13.0): facts seen in the committed runs.
+OBSERVED["crash-training-silent"] = COMMON + (
+    "No progress line anywhere. Every process prints DDP's warning once, at the end of its first forward: "
+    "`[rank1]:[W1201 22:08:57.291649173 reducer.cpp:1529] Warning: find_unused_parameters=True was specified in DDP "
+    "constructor, but did not find any unused parameters in the forward pass. ... (function operator())` (worker-0 "
+    "lines 8-9 for ranks 1 and 0), then rank 1's `[rank1]: ValueError: record 32 of /mnt/public/project-a/data/train/"
+    "part-00001: expected 16 features, got 15` (line 15), whose traceback holds only train.py frames. The other "
+    "ranks' tracebacks go through `loss.backward()` and end in gloo's `Connection closed by peer`.")
+OBSERVED["crash-first-batch-silent"] = COMMON + (
+    "Rank 1 raises `ValueError: record 0 of ...` (worker-0 line 13) before its first forward and prints no DDP "
+    "warning; ranks 0, 2 and 3 print theirs (`[rank0]:[W1201 ... reducer.cpp:1529] Warning: find_unused_parameters="
+    "True ...` after rank 1's traceback on worker 0) and die in `loss.backward()` with `Connection closed by peer`.")
 
 # Batch D (torch 2.13.0): facts seen in the committed runs.
 OBSERVED.update({_k: COMMON + _v for _k, _v in {
