@@ -97,3 +97,19 @@ def test_one_unprefixed_warning_on_a_worker_of_two_places_nobody(tmp_path):
     job = sample_copy(tmp_path, "crash-training-silent", LOG, warning, "")
     _unprefixed(job, 0)
     assert _root(job) == ("crash-before-first-batch", 0, 1)
+
+
+def test_torch_2_0_s_unprefixed_warnings_place_the_crash_in_a_real_run():
+    """torch 2.0.1 prints `[W reducer.cpp:1300] Warning: ...` without a rank, twice on worker 0:
+    one per process of that Worker."""
+    assert _root(SAMPLES / "crash-training-silent-torch2.0") == ("crash-during-training", 0, 1)
+
+
+def test_quiet_where_ddp_did_find_unused_parameters():
+    """A real run with find_unused_parameters=True and an unused head: DDP prints no warning, and
+    nothing in the logs is the signal's."""
+    signal = load_catalogue().signals[SIGNAL]
+    lines = [line for log in sorted((SAMPLES / "healthy-unused-param-found").rglob("*.log"))
+             for line in log.read_text().splitlines()]
+    assert any(line.startswith("step 30/30") for line in lines)
+    assert [line for line in lines if signal.match(strip_prefixes(line).body) is not None] == []

@@ -1123,6 +1123,26 @@ scenario(
                "the process that printed it."),
 )
 
+_base = SCENARIOS[-2]  # crash-training-silent
+scenario(**{**_base.__dict__, "name": "crash-training-silent-torch2.0", "short": "ctst20", "torch": "2.0.1",
+            "description": "torch 2.0.1: " + _base.description + " This release prints the warning without a rank "
+            "prefix (`[W reducer.cpp:1300] Warning: ...`) and puts none on tracebacks.",
+            "expect": exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1,
+                          note="no rank prefixes: the two unprefixed warnings on worker 0, one per process of a "
+                          "Worker of two, say that both of its processes were training. Which of them raised is "
+                          "told only by torchrun's summary: in the committed run it names rank 1 as root cause and "
+                          "leaves out the SIGTERMed rank 0; a rerun can name a victim (crash-mid-training-torch2.0).")})
+scenario(
+    name="healthy-unused-param-found", short="hupf", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "30", "FIND_UNUSED": "1", "FAIL_KIND": "unused-param"},
+    check=_has("training finished"),
+    description="2 Workers x 2 GPUs, DDP with find_unused_parameters=True on a model whose auxiliary head forward() "
+    "never calls: DDP finds the unused parameters every step, so it prints no find_unused_parameters warning; "
+    "training finishes.",
+    expect=exp([]),
+)
+
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
 KNOWN_GAPS: dict[str, str] = {
 }
@@ -1414,6 +1434,15 @@ OBSERVED["crash-first-batch-silent"] = COMMON + (
     "Rank 1 raises `ValueError: record 0 of ...` (worker-0 line 13) before its first forward and prints no DDP "
     "warning; ranks 0, 2 and 3 print theirs (`[rank0]:[W1201 ... reducer.cpp:1529] Warning: find_unused_parameters="
     "True ...` after rank 1's traceback on worker 0) and die in `loss.backward()` with `Connection closed by peer`.")
+
+OBSERVED["crash-training-silent-torch2.0"] = COMMON_OLD["2.0.1"] + (
+    "worker-0 lines 8-9: the same warning twice without any rank, `[W reducer.cpp:1300] Warning: "
+    "find_unused_parameters=True was specified in DDP constructor, ...`, one per process; then a bare traceback "
+    "ending `ValueError: record 32 of ...` (line 15) and rank 0's `Connection closed by peer`. The summary names "
+    "rank 1 (local_rank: 1) root cause, `Failures: <NO_OTHER_FAILURES>`.")
+OBSERVED["healthy-unused-param-found"] = COMMON + (
+    "With an unused auxiliary head DDP(find_unused_parameters=True) prints nothing at all: no reducer warning, no "
+    "error; only the env prints, `step 1/30` ... `step 30/30` and `training finished: 30 steps`.")
 
 # Batch D (torch 2.13.0): facts seen in the committed runs.
 OBSERVED.update({_k: COMMON + _v for _k, _v in {

@@ -20,7 +20,7 @@ Started by torchrun through launch_ddp.sh. Behaviour is chosen by environment va
   CONFIG_PRINT     1: rank 0 prints a training-config block before anything else
   LOCAL_RANK_ARG   1: argparse knows only --local_rank (the pre-2.0 launcher spelling)
   RECORD_ERRORS    1: main() is wrapped in torch.distributed.elastic's @record (writes error.json)
-  FIND_UNUSED      1: DDP(find_unused_parameters=True) on a model that uses every parameter
+  FIND_UNUSED      1: DDP(find_unused_parameters=True)
 """
 import os
 
