@@ -1,4 +1,4 @@
-"""Lines that the real runs of torch 2.0.1, 2.8.0 and 2.15.0 printed and formats.toml did not
+"""Lines that the real runs of torch 2.0.1, 2.4.1, 2.8.0 and 2.15.0 printed and formats.toml did not
 list before, as built from their format strings there (tests/torch_source/formats.toml): each is
 read for what it is, and none of the lines that only accompany an error is taken for one."""
 

@@ -555,7 +555,8 @@ def _any(*needles):
 # so the logs name the rank that raised. slow_rdzv: its static rendezvous ignores PET_RDZV_CONF=timeout=20
 # when a Worker is missing and gives up only after about 5.5 minutes.
 _BATCH_C = (("1.13.1", "torch1.13", "t113", False, True), ("2.1.2", "torch2.1", "t21", False, True),
-            ("2.0.1", "torch2.0", "t20", False, True), ("2.8.0", "torch2.8", "t28", True, False),
+            ("2.0.1", "torch2.0", "t20", False, True), ("2.4.1", "torch2.4", "t24", True, False),
+            ("2.8.0", "torch2.8", "t28", True, False),
             ("2.15.0", "torch2.15", "t215", True, False))
 for _ver, _sfx, _tag, _prefixed, _slow_rdzv in _BATCH_C:
     scenario(
@@ -1356,6 +1357,12 @@ for _ver, _sfx in (("1.13.1", "torch1.13"), ("2.1.2", "torch2.1"), ("2.0.1", "to
 
 # Batch C's recent releases (rank prefixes): how their messages differ from 2.13, as seen in the committed runs.
 COMMON_NEW = {
+    "2.4.1": "torch 2.4.1 (Python 3.11): glog-style headers with a thread id where 2.13 has the pid (`W1201 22:47:47.564000 "
+    "139782105414528 torch/distributed/run.py:779] `); tracebacks raised after init_process_group carry `[rankN]: `. "
+    "The FAILED summary is the v1.10..v2.11 table (`exitcode  : -9 (pid: N)` with no `(SIGKILL)`, a SIGTERMed sibling "
+    "not listed: `Failures: <NO_OTHER_FAILURES>`). gloo: `[../third_party/gloo/gloo/transport/tcp/pair.cc:N] ...` "
+    "without the `This is typically caused ...` sentence; store waits that time out raise `torch.distributed."
+    "DistStoreError: Socket Timeout` (no key). ",
     "2.8.0": "torch 2.8.0 (Python 3.11): torchrun logs with glog-style headers and the pid, as 2.13 "
     "(`W1201 22:13:56.764000 7011 torch/distributed/run.py:774] `); tracebacks raised after init_process_group "
     "carry `[rankN]: `. After init every process prints `[Gloo] Rank 0 is connected to 3 peer ranks. Expected "
@@ -1379,19 +1386,22 @@ OBSERVED_NEW = {
     "rank 1 (local_rank: 1), exitcode 1. Worker 1: ranks 2 and 3 lose their peer in the gradient allreduce.",
     "import-error-one-rank": "Worker 1: unprefixed `ModuleNotFoundError: No module named 'flash_attn'` (raised before "
     "init_process_group), root cause rank 3 (local_rank: 1). Worker 0's ranks give up in init_process_group with "
-    "`torch.distributed.DistStoreError: wait timeout after 20000ms, keys: /default_pg/0//cpu//0/2`, each after a "
-    "`[c10d] waitForInput: socket SocketImpl(...) timed out after 20000ms` warning.",
+    "a store timeout: `torch.distributed.DistStoreError: wait timeout after 20000ms, keys: /default_pg/0//cpu//0/2`, "
+    "each after a `[c10d] waitForInput: socket SocketImpl(...) timed out after 20000ms` warning (2.8.0, 2.15.0); "
+    "`torch.distributed.DistStoreError: Socket Timeout`, no key named (2.4.1).",
     "self-sigkill": "Worker 1: `failed (exitcode: -9) local_rank: 0 (pid: N)`, summary `traceback : Signal 9 (SIGKILL) "
     "received by PID N`. The peers: `[rankN]: RuntimeError: ... Connection closed by peer` / `Read error ...: "
     "Connection reset by peer`.",
     "missing-worker": "Node 0 (store host): torchrun's own traceback ending `torch.distributed.DistStoreError: Timed "
     "out after 21 seconds waiting for clients. 2/3 clients joined.` after about 20 s (as 2.13; 1.13 to 2.1 wait "
     "5.5 minutes). Node 1: ",
-    "stall-mid-training": "Worker 0: `[rank0]: RuntimeError: [.../gloo/transport/tcp/unbound_buffer.cc:78] Timed out "
+    "stall-mid-training": "Worker 0: `[rank0]: RuntimeError: [.../gloo/transport/tcp/unbound_buffer.cc:N] Timed out "
     "waiting 20000ms for recv operation to complete`, `Sending process N closing signal SIGTERM` (the stalled rank "
     "1), summary root cause rank 0. Worker 1: ranks 2 and 3 time out too (send / recv).",
 }
 OBSERVED_NODE1 = {
+    "2.4.1": "`[W1201 22:47:27.388242052 socket.cpp:428] [c10d] While waitForInput, poolFD failed with (errno: 0 - "
+    "Success).`, then `torch.distributed.DistStoreError: Socket Timeout` (no key named).",
     "2.8.0": "`[W... TCPStore.cpp:138] [c10d] recvValueWithTimeout failed on SocketImpl(...): Failed to recv, got 0 "
     "bytes. ...` followed by the c10::Error's C++ backtrace (`Exception raised from recvBytes at ...Utils.hpp:682 "
     "(most recent call first):`, `frame #0: ...` to `frame #9: ...`, then `frame #35` to `frame #37`), then `torch.distributed.DistNetworkError: Failed "
@@ -1401,7 +1411,7 @@ OBSERVED_NODE1 = {
     "20000ms`, then `torch.distributed.DistStoreError: wait timeout after 20000ms, keys: "
     "/none/torchelastic/assigned_ranks/1`.",
 }
-for _ver, _sfx in (("2.8.0", "torch2.8"), ("2.15.0", "torch2.15")):
+for _ver, _sfx in (("2.4.1", "torch2.4"), ("2.8.0", "torch2.8"), ("2.15.0", "torch2.15")):
     for _k, _v in OBSERVED_NEW.items():
         OBSERVED[f"{_k}-{_sfx}"] = COMMON_NEW[_ver] + _v + (OBSERVED_NODE1[_ver] if _k == "missing-worker" else "")
 OBSERVED["crash-tee-torch1.13"] = COMMON_OLD["1.13.1"] + (
