@@ -430,6 +430,10 @@ class Catalogue:
     def cascade_signals(self) -> frozenset[str]:
         return frozenset(s.id for s in self.signals.values() if s.cascade)
 
+    def reached(self, stage: RunStage) -> frozenset[str]:
+        """Informational signals whose line says the process that printed it had reached this stage."""
+        return frozenset(s.id for s in self.signals.values() if s.informational and s.stage == stage)
+
     def signals_at(self, traceback_stage: RunStage) -> frozenset[str]:
         """Signals whose line in a traceback places the exception at this stage."""
         return frozenset(s.id for s in self.signals.values() if s.traceback_stage == traceback_stage)

@@ -67,6 +67,7 @@ class _JobLookups:
         self.waiting = catalogue.cascade_signals
         self.at_init = catalogue.signals_at(RunStage.INIT)
         self.at_training = catalogue.signals_at(RunStage.TRAINING)
+        self.in_training = catalogue.reached(RunStage.TRAINING)
         self.training_started = job.training_started
         # The run reached its last step (`30/30`) and the platform does not say it failed: DDP
         # steps together, so a process that died before then would have stopped every rank.
@@ -81,7 +82,7 @@ class _JobLookups:
 class _WorkerIndex:
     """One Worker's progress lines by file and its exits' times by rank, for lookups in O(1)."""
 
-    def __init__(self, worker: Worker):
+    def __init__(self, worker: Worker, in_training: frozenset[str] = frozenset()):
         self.first_progress: dict[str, int] = {}  # file → its first progress line
         self.last_progress: dict[str, int] = {}   # file → its last progress line
         for p in worker.progress:
@@ -92,6 +93,23 @@ class _WorkerIndex:
         for e in worker.exits:
             if e.time and e.rank not in self.exit_times:
                 self.exit_times[e.rank] = e.time
+        # (file, rank or None) → the lines of warnings torch prints only inside a training step
+        self.training_lines: dict[tuple[str, int | None], list[int]] = {}
+        for h in worker.hits:
+            if h.rule_id in in_training:
+                key = (h.where.file, worker.global_rank(h.where, dict(h.groups)))
+                self.training_lines.setdefault(key, []).append(h.where.line)
+        self.processes = worker.gpus
+
+    def trained_before(self, where: Where, rank: int | None) -> bool:
+        """The failing process had printed a warning of a training step before this line. An
+        unprefixed warning names no rank; torch prints it once per process, so as many of them
+        as the Worker has processes say that each of its processes got there."""
+        if rank is not None and any(
+                line < where.line for line in self.training_lines.get((where.file, rank), ())):
+            return True
+        unranked = self.training_lines.get((where.file, None), ())
+        return bool(self.processes) and sum(line < where.line for line in unranked) >= self.processes
 
 
 def _loose_cause(lookups: _JobLookups, worker: Worker) -> str:
@@ -126,12 +144,15 @@ def _after_last_progress(seen: _WorkerIndex, where: Where) -> bool:
     return seen.last_progress.get(where.file, where.line) < where.line
 
 
-def _after_progress(lookups: _JobLookups, seen: _WorkerIndex, where: Where, signals=()) -> bool:
-    """Did this line come after training had started?"""
+def _after_progress(lookups: _JobLookups, seen: _WorkerIndex, where: Where, signals=(),
+                    rank: int | None = None) -> bool:
+    """Did this line (of this rank's failure) come after training had started?"""
     if lookups.at_init & set(signals):
         return False  # raised while joining the process group or building DDP
     if lookups.at_training & set(signals):
         return True  # raised in the backward pass or an optimizer step
+    if seen.trained_before(where, rank):
+        return True  # its own process had printed a warning of a training step
     first = seen.first_progress.get(where.file)
     # torchrun --tee (`[default1]:` prefixes) copies each process's stdout and stderr by
     # separate threads, so line order says nothing of which came first.
@@ -210,7 +231,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     """One Worker's failures: every cost here is linear in its events."""
     exits = _distinct_exits(worker)
     waiting = lookups.waiting
-    seen_lines = _WorkerIndex(worker)
+    seen_lines = _WorkerIndex(worker, lookups.in_training)
     out: list[Failure] = []
     # torchrun's "first observed failure" on this node: unprefixed tracebacks carry no rank,
     # and the first one printed is the likeliest to be that process's.
@@ -249,7 +270,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             worker, rank, exc.where, f"{exc.exc_type}: {exc.detail}" if exc.detail else exc.exc_type,
             cascade, None if cascade else lookups.cause((*exc.line_signals, *exc.traceback_signals)),
             None, exc.where.time or seen_lines.exit_times.get(rank),
-            _after_progress(lookups, seen_lines, exc.where, exc.traceback_signals),
+            _after_progress(lookups, seen_lines, exc.where, exc.traceback_signals, rank),
             tuple(dict.fromkeys(signals))))
     for index, excs in further.items():
         out[index] = _merge(lookups, out[index], excs)
@@ -290,7 +311,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             or (exit_.exitcode == SIGABRT and rank is None and watchdog_fired),
             None if exit_.exitcode < 0 else _loose_cause(lookups, worker),
             exit_.exitcode,
-            exit_.time, _after_progress(lookups, seen_lines, exit_.where)))
+            exit_.time, _after_progress(lookups, seen_lines, exit_.where, rank=rank)))
     return out
 
 

@@ -200,6 +200,18 @@ def _all(*checks):
     return check
 
 
+def _warned_by_others(needle, rank):
+    """Some process other than `rank` printed needle (`[rankN]:` prefixes name them), and `rank` did not."""
+    def check(logs):
+        ranks = {int(m) for data in logs.values()
+                 for m in re.findall(rb"\[rank(\d+)\]:[^\n]*" + re.escape(needle.encode()), data)}
+        if rank in ranks:
+            return f"rank {rank} printed {needle!r}"
+        return None if ranks else f"no other rank printed {needle!r}"
+
+    return check
+
+
 def workers(n, gpus=2, log="worker-{i}/launch_ddp.log", **kw):
     return [Worker(rank=str(i), gpus=gpus, log=log.format(i=i), **kw) for i in range(n)]
 
@@ -539,7 +551,14 @@ def _any(*needles):
     return check
 
 
-for _ver, _sfx, _tag in (("1.13.1", "torch1.13", "t113"), ("2.1.2", "torch2.1", "t21")):
+# prefixed: the release puts `[rankN]: ` on tracebacks raised after init_process_group (2.3 and later),
+# so the logs name the rank that raised. slow_rdzv: its static rendezvous ignores PET_RDZV_CONF=timeout=20
+# when a Worker is missing and gives up only after about 5.5 minutes.
+_BATCH_C = (("1.13.1", "torch1.13", "t113", False, True), ("2.1.2", "torch2.1", "t21", False, True),
+            ("2.0.1", "torch2.0", "t20", False, True), ("2.4.1", "torch2.4", "t24", True, False),
+            ("2.8.0", "torch2.8", "t28", True, False),
+            ("2.15.0", "torch2.15", "t215", True, False))
+for _ver, _sfx, _tag, _prefixed, _slow_rdzv in _BATCH_C:
     scenario(
         name=f"healthy-2x2-{_sfx}", short=f"h22{_tag}", layout="worker-N/launch_ddp.log", torch=_ver,
         workers=workers(2),
@@ -556,10 +575,12 @@ for _ver, _sfx, _tag in (("1.13.1", "torch1.13", "t113"), ("2.1.2", "torch2.1", 
         check=_has("non-finite loss"),
         description=f"torch {_ver}: rank 1 raises RuntimeError at step 10; the other ranks lose their peer in "
         "the next gradient allreduce.",
-        expect=exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0, rank=None,
-                   note="rank 1 raised, but this release puts no `[rankN]: ` prefix on tracebacks and torchrun's "
-                   "summary on Worker 0 can name a victim as root cause (rank 0 in the committed runs), so the "
-                   "logs tell only that the original error is on node 0, not which of its ranks raised it."),
+        expect=exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0,
+                   rank=1) if _prefixed else
+        exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0, rank=None,
+            note="rank 1 raised, but this release puts no `[rankN]: ` prefix on tracebacks and torchrun's "
+            "summary on Worker 0 can name a victim as root cause (rank 0 in the committed runs), so the "
+            "logs tell only that the original error is on node 0, not which of its ranks raised it."),
     )
     scenario(
         name=f"import-error-one-rank-{_sfx}", short=f"ie{_tag}", layout="worker-N/launch_ddp.log", torch=_ver,
@@ -584,10 +605,11 @@ for _ver, _sfx, _tag in (("1.13.1", "torch1.13", "t113"), ("2.1.2", "torch2.1", 
         name=f"missing-worker-{_sfx}", short=f"mw{_tag}", layout="worker-N/launch_ddp.log", torch=_ver,
         nnodes=3, workers=workers(2),
         env={"LOOP_STYLE": "plain"},
-        check=_any("Socket Timeout", "Timed out", "timed out"), limit=420, tries=1,
+        check=_any("Socket Timeout", "Timed out", "timed out"), limit=420 if _slow_rdzv else 150, tries=1,
         description=f"torch {_ver}: platform WORLD_SIZE=3 (nnodes=3) but only Workers 0 and 1 were started; "
-        "both waited in torchrun's static rendezvous. This release ignores PET_RDZV_CONF=timeout=20 for that "
-        "wait: torchrun gives up only after about 5 minutes.",
+        "both waited in torchrun's static rendezvous. " + (
+            "This release ignores PET_RDZV_CONF=timeout=20 for that wait: torchrun gives up only after about "
+            "5 minutes." if _slow_rdzv else "torchrun gives up after the 20 s of PET_RDZV_CONF=timeout=20."),
         expect=exp(["missing-worker", "hang-in-rendezvous"], root="missing-worker", node_rank=2,
                    note="nothing names the missing node: nnodes=3 in both `DDP launch` lines vs node_ranks 0 and 1 "
                    "is the evidence."),
@@ -599,10 +621,11 @@ for _ver, _sfx, _tag in (("1.13.1", "torch1.13", "t113"), ("2.1.2", "torch2.1", 
         check=_any("Timed out waiting", "timed out", "Timed out"),
         description=f"torch {_ver}: rank 1 stops (long sleep) at step 8; the other ranks hit the 20 s gloo "
         "collective timeout in the gradient allreduce.",
-        expect=exp(["collective-timeout"], root="collective-timeout", node_rank=0, rank=1,
-                   note="no rank prefixes and the stalled rank 1 is absent from torchrun's summary; it is found "
-                   "by elimination: node 0's other local rank, the one with no error of its own that torchrun "
-                   "SIGTERMed (`Sending process N closing signal SIGTERM`)."),
+        expect=exp(["collective-timeout"], root="collective-timeout", node_rank=0, rank=1) if _prefixed else
+        exp(["collective-timeout"], root="collective-timeout", node_rank=0, rank=1,
+            note="no rank prefixes and the stalled rank 1 is absent from torchrun's summary; it is found "
+            "by elimination: node 0's other local rank, the one with no error of its own that torchrun "
+            "SIGTERMed (`Sending process N closing signal SIGTERM`)."),
     )
 
 scenario(
@@ -1069,6 +1092,58 @@ scenario(**{**_base.__dict__, "name": "dataloader-shm-semaphore", "short": "dss"
                           cause="shared-memory"),
             "check": _has("SemLock(")})
 
+# ---------------------------------------------------------------- Batch G: the stage from torch's own warnings
+# No progress line at all (LOOP_STYLE=silent): only DDP's find_unused_parameters warning, which each process
+# prints at the end of its first forward with gradients on, says that a process had started training.
+scenario(
+    name="crash-training-silent", short="cts", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "silent", "FIND_UNUSED": "1", "FAIL_KIND": "bad-record", "FAIL_RANKS": "1",
+         "FAIL_STEP": "5", "STEP_SLEEP": "0.1"},
+    check=_has("find_unused_parameters=True was specified", "expected 16 features"),
+    description="2 Workers x 2 GPUs, a script that prints no progress; DDP is built with "
+    "find_unused_parameters=True on a model that uses every parameter, so each process prints DDP's warning "
+    "after its first forward. Rank 1 raises ValueError on a malformed record at step 5; the others lose their "
+    "peer.",
+    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1,
+               note="no progress line anywhere: rank 1's own find_unused_parameters warning, printed before its "
+               "traceback, is the only evidence that it was training."),
+)
+scenario(
+    name="crash-first-batch-silent", short="cfs", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "silent", "FIND_UNUSED": "1", "FAIL_KIND": "bad-record", "FAIL_RANKS": "1",
+         "FAIL_STEP": "1", "STEP_SLEEP": "0.1"},
+    check=_all(_has("expected 16 features"), _warned_by_others("find_unused_parameters=True was specified", 1)),
+    tries=4,
+    description="As crash-training-silent, but rank 1 raises on its first batch, before its first forward: it "
+    "prints no find_unused_parameters warning, while the other ranks, which ran their first forward, print "
+    "theirs and then lose their peer in the gradient allreduce.",
+    expect=exp(["crash-before-first-batch"], root="crash-before-first-batch", node_rank=0, rank=1,
+               note="the other ranks' warnings say that they were training, not rank 1: the warning places only "
+               "the process that printed it."),
+)
+
+_base = SCENARIOS[-2]  # crash-training-silent
+scenario(**{**_base.__dict__, "name": "crash-training-silent-torch2.0", "short": "ctst20", "torch": "2.0.1",
+            "description": "torch 2.0.1: " + _base.description + " This release prints the warning without a rank "
+            "prefix (`[W reducer.cpp:1300] Warning: ...`) and puts none on tracebacks.",
+            "expect": exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1,
+                          note="no rank prefixes: the two unprefixed warnings on worker 0, one per process of a "
+                          "Worker of two, say that both of its processes were training. Which of them raised is "
+                          "told only by torchrun's summary: in the committed run it names rank 1 as root cause and "
+                          "leaves out the SIGTERMed rank 0; a rerun can name a victim (crash-mid-training-torch2.0).")})
+scenario(
+    name="healthy-unused-param-found", short="hupf", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "30", "FIND_UNUSED": "1", "FAIL_KIND": "unused-param"},
+    check=_has("training finished"),
+    description="2 Workers x 2 GPUs, DDP with find_unused_parameters=True on a model whose auxiliary head forward() "
+    "never calls: DDP finds the unused parameters every step, so it prints no find_unused_parameters warning; "
+    "training finishes.",
+    expect=exp([]),
+)
+
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
 KNOWN_GAPS: dict[str, str] = {
 }
@@ -1270,9 +1345,75 @@ OBSERVED_OLD = {
     "(node 0's other local rank, silent, SIGTERMed). Worker 1: ranks 2 and 3 time out too (`... for send operation "
     "to complete` / `... for recv ...`).",
 }
-for _ver, _sfx in (("1.13.1", "torch1.13"), ("2.1.2", "torch2.1")):
+COMMON_OLD["2.0.1"] = (
+    "torch 2.0.1 (Python 3.11): torchrun's logging and messages as in 1.13.1: `WARNING:torch.distributed.run:` "
+    "alone on the banner's first line, the asterisk rows and `Setting OMP_NUM_THREADS ...` unprefixed below it, "
+    "`ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: N) of binary: "
+    "/work/torchvenv-2.0.1/bin/python3`. No `[rankN]: ` prefixes. gloo: `[../third_party/gloo/gloo/transport/tcp/"
+    "pair.cc:598] Connection closed by peer [127.0.0.1]:18052` (no `This is typically caused ...` sentence). ")
+for _ver, _sfx in (("1.13.1", "torch1.13"), ("2.1.2", "torch2.1"), ("2.0.1", "torch2.0")):
     for _k, _v in OBSERVED_OLD.items():
         OBSERVED[f"{_k}-{_sfx}"] = COMMON_OLD[_ver] + _v
+
+# Batch C's recent releases (rank prefixes): how their messages differ from 2.13, as seen in the committed runs.
+COMMON_NEW = {
+    "2.4.1": "torch 2.4.1 (Python 3.11): glog-style headers with a thread id where 2.13 has the pid (`W1201 22:47:47.564000 "
+    "139782105414528 torch/distributed/run.py:779] `); tracebacks raised after init_process_group carry `[rankN]: `. "
+    "The FAILED summary is the v1.10..v2.11 table (`exitcode  : -9 (pid: N)` with no `(SIGKILL)`, a SIGTERMed sibling "
+    "not listed: `Failures: <NO_OTHER_FAILURES>`). gloo: `[../third_party/gloo/gloo/transport/tcp/pair.cc:N] ...` "
+    "without the `This is typically caused ...` sentence; store waits that time out raise `torch.distributed."
+    "DistStoreError: Socket Timeout` (no key). ",
+    "2.8.0": "torch 2.8.0 (Python 3.11): torchrun logs with glog-style headers and the pid, as 2.13 "
+    "(`W1201 22:13:56.764000 7011 torch/distributed/run.py:774] `); tracebacks raised after init_process_group "
+    "carry `[rankN]: `. After init every process prints `[Gloo] Rank 0 is connected to 3 peer ranks. Expected "
+    "number of connected peer ranks is : 3` (stdout, unprefixed; 2.13 and 2.15 print no such line). The FAILED "
+    "summary is the v1.10..v2.11 table: `exitcode  : -9 (pid: N)` with no `(SIGKILL)` suffix, no trailing space "
+    "after `(pid: N)`, and a rank torchrun SIGTERMed is not listed (`Failures: <NO_OTHER_FAILURES>`). gloo: "
+    "`[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:544] Connection closed by peer [127.0.1.1]:18856`, "
+    "no `This is typically caused ...` sentence. ",
+    "2.15.0": "torch 2.15.0 (Python 3.11): torchrun's headers as 2.13 (`W1201 22:17:36.965000 10256 torch/distributed/"
+    "run.py:982] `), `[rankN]: ` on tracebacks raised after init_process_group. The FAILED summary is 2.13's: "
+    "`exitcode  : -15 (pid: N)  (SIGTERM)`, a trailing space after `exitcode  : 1 (pid: N) `, and the SIGTERMed "
+    "sibling listed under `Failures:`. gloo as 2.13: `... pair.cc:561] Connection closed by peer [127.0.1.1]:5017. "
+    "This is typically caused by a remote worker crashing. Check the logs of the remote worker before reporting an "
+    "error. GLHF! 🏖️`, `Read error ...: Connection reset by peer. This is typically caused by a remote worker "
+    "hanging or bugs in the application. ...`. ",
+}
+OBSERVED_NEW = {
+    "healthy-2x2": "`DDP launch`, the banner, env prints, `step 1/30` ... `step 30/30`, `training finished: 30 steps`.",
+    "crash-mid-training": "Worker 0: `[rank1]: RuntimeError: non-finite loss encountered at step 10 (loss=nan); "
+    "stopping`, then rank 0's `[rank0]: RuntimeError: ... Connection closed by peer`; the summary's root cause is "
+    "rank 1 (local_rank: 1), exitcode 1. Worker 1: ranks 2 and 3 lose their peer in the gradient allreduce.",
+    "import-error-one-rank": "Worker 1: unprefixed `ModuleNotFoundError: No module named 'flash_attn'` (raised before "
+    "init_process_group), root cause rank 3 (local_rank: 1). Worker 0's ranks give up in init_process_group with "
+    "a store timeout: `torch.distributed.DistStoreError: wait timeout after 20000ms, keys: /default_pg/0//cpu//0/2`, "
+    "each after a `[c10d] waitForInput: socket SocketImpl(...) timed out after 20000ms` warning (2.8.0, 2.15.0); "
+    "`torch.distributed.DistStoreError: Socket Timeout`, no key named (2.4.1).",
+    "self-sigkill": "Worker 1: `failed (exitcode: -9) local_rank: 0 (pid: N)`, summary `traceback : Signal 9 (SIGKILL) "
+    "received by PID N`. The peers: `[rankN]: RuntimeError: ... Connection closed by peer` / `Read error ...: "
+    "Connection reset by peer`.",
+    "missing-worker": "Node 0 (store host): torchrun's own traceback ending `torch.distributed.DistStoreError: Timed "
+    "out after 21 seconds waiting for clients. 2/3 clients joined.` after about 20 s (as 2.13; 1.13 to 2.1 wait "
+    "5.5 minutes). Node 1: ",
+    "stall-mid-training": "Worker 0: `[rank0]: RuntimeError: [.../gloo/transport/tcp/unbound_buffer.cc:N] Timed out "
+    "waiting 20000ms for recv operation to complete`, `Sending process N closing signal SIGTERM` (the stalled rank "
+    "1), summary root cause rank 0. Worker 1: ranks 2 and 3 time out too (send / recv).",
+}
+OBSERVED_NODE1 = {
+    "2.4.1": "`[W1201 22:47:27.388242052 socket.cpp:428] [c10d] While waitForInput, poolFD failed with (errno: 0 - "
+    "Success).`, then `torch.distributed.DistStoreError: Socket Timeout` (no key named).",
+    "2.8.0": "`[W... TCPStore.cpp:138] [c10d] recvValueWithTimeout failed on SocketImpl(...): Failed to recv, got 0 "
+    "bytes. ...` followed by the c10::Error's C++ backtrace (`Exception raised from recvBytes at ...Utils.hpp:682 "
+    "(most recent call first):`, `frame #0: ...` to `frame #9: ...`, then `frame #35` to `frame #37`), then `torch.distributed.DistNetworkError: Failed "
+    "to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?` when node 0's "
+    "store went away.",
+    "2.15.0": "`[c10d] waitForInput: poll for socket SocketImpl(...) returned 0, likely a timeout`, `... timed out after "
+    "20000ms`, then `torch.distributed.DistStoreError: wait timeout after 20000ms, keys: "
+    "/none/torchelastic/assigned_ranks/1`.",
+}
+for _ver, _sfx in (("2.4.1", "torch2.4"), ("2.8.0", "torch2.8"), ("2.15.0", "torch2.15")):
+    for _k, _v in OBSERVED_NEW.items():
+        OBSERVED[f"{_k}-{_sfx}"] = COMMON_NEW[_ver] + _v + (OBSERVED_NODE1[_ver] if _k == "missing-worker" else "")
 OBSERVED["crash-tee-torch1.13"] = COMMON_OLD["1.13.1"] + (
     "With --tee 3 torchrun 1.13 prefixes child lines `[default0]:` / `[default1]:` exactly like 2.13 (no "
     "`[stderr]`-style tags), but still no `[rankN]:` inside: `[default1]:Traceback (most recent call last):` ... "
@@ -1290,6 +1431,28 @@ OBSERVED["crash-redirects-log-dir-torch1.13"] = COMMON_OLD["1.13.1"] + (
     "encountered at step 10 (loss=nan); stopping` for rank 1; root cause still rank 0 with the gloo error). The "
     "child lines are in worker-N/torchrun_logs/none_<random>/attempt_0/<local_rank>/{stdout,stderr}.log (no "
     "prefixes) plus error.json per failed process.")
+
+# Batch G (torch 2.13.0): facts seen in the committed runs.
+OBSERVED["crash-training-silent"] = COMMON + (
+    "No progress line anywhere. Every process prints DDP's warning once, at the end of its first forward: "
+    "`[rank1]:[W1201 22:08:57.291649173 reducer.cpp:1529] Warning: find_unused_parameters=True was specified in DDP "
+    "constructor, but did not find any unused parameters in the forward pass. ... (function operator())` (worker-0 "
+    "lines 8-9 for ranks 1 and 0), then rank 1's `[rank1]: ValueError: record 32 of /mnt/public/project-a/data/train/"
+    "part-00001: expected 16 features, got 15` (line 15), whose traceback holds only train.py frames. The other "
+    "ranks' tracebacks go through `loss.backward()` and end in gloo's `Connection closed by peer`.")
+OBSERVED["crash-first-batch-silent"] = COMMON + (
+    "Rank 1 raises `ValueError: record 0 of ...` (worker-0 line 13) before its first forward and prints no DDP "
+    "warning; ranks 0, 2 and 3 print theirs (`[rank0]:[W1201 ... reducer.cpp:1529] Warning: find_unused_parameters="
+    "True ...` after rank 1's traceback on worker 0) and die in `loss.backward()` with `Connection closed by peer`.")
+
+OBSERVED["crash-training-silent-torch2.0"] = COMMON_OLD["2.0.1"] + (
+    "worker-0 lines 8-9: the same warning twice without any rank, `[W reducer.cpp:1300] Warning: "
+    "find_unused_parameters=True was specified in DDP constructor, ...`, one per process; then a bare traceback "
+    "ending `ValueError: record 32 of ...` (line 15) and rank 0's `Connection closed by peer`. The summary names "
+    "rank 1 (local_rank: 1) root cause, `Failures: <NO_OTHER_FAILURES>`.")
+OBSERVED["healthy-unused-param-found"] = COMMON + (
+    "With an unused auxiliary head DDP(find_unused_parameters=True) prints nothing at all: no reducer warning, no "
+    "error; only the env prints, `step 1/30` ... `step 30/30` and `training finished: 30 steps`.")
 
 # Batch D (torch 2.13.0): facts seen in the committed runs.
 OBSERVED.update({_k: COMMON + _v for _k, _v in {

@@ -3,7 +3,7 @@
 Started by torchrun through launch_ddp.sh. Behaviour is chosen by environment variables
 (the generator sets them per scenario):
 
-  LOOP_STYLE       plain | hf | logging | tqdm      how progress is printed (rank 0 only)
+  LOOP_STYLE       plain | hf | logging | tqdm | silent   how progress is printed (rank 0 only; silent: never)
   TRAIN_STEPS      number of optimizer steps (default 30)
   STEP_SLEEP       seconds to sleep per step (default 0.05)
   PG_TIMEOUT_S     init_process_group timeout in seconds (default 20)
@@ -20,6 +20,7 @@ Started by torchrun through launch_ddp.sh. Behaviour is chosen by environment va
   CONFIG_PRINT     1: rank 0 prints a training-config block before anything else
   LOCAL_RANK_ARG   1: argparse knows only --local_rank (the pre-2.0 launcher spelling)
   RECORD_ERRORS    1: main() is wrapped in torch.distributed.elastic's @record (writes error.json)
+  FIND_UNUSED      1: DDP(find_unused_parameters=True)
 """
 import os
 
@@ -194,7 +195,8 @@ def main():
     model = Net(with_unused_head=(kind == "unused-param"))
     manual_sync = os.environ.get("GRAD_SYNC") == "manual"
     # GRAD_SYNC=manual: no DDP wrapper, gradients averaged with explicit all_reduce calls.
-    ddp_model = model if manual_sync else DDP(model)
+    find_unused = os.environ.get("FIND_UNUSED") == "1"
+    ddp_model = model if manual_sync else DDP(model, find_unused_parameters=find_unused)
 
     batch_size = 8
     ragged = kind == "collate" and fail_here
@@ -254,6 +256,9 @@ def main():
                     ctypes.string_at(0)  # reads address 0
                 if kind == "abort":
                     os.abort()
+                if kind == "bad-record":
+                    raise ValueError(f"record {it * batch_size} of {data_root}/train/part-{rank:05d}: "
+                                     "expected 16 features, got 15")
                 if kind == "exit-1":
                     print(f"error: rank {rank}: label file {data_root}/labels.json has 3 classes, model expects 4",
                           file=sys.stderr, flush=True)
@@ -312,6 +317,8 @@ def main():
 #   segv        dereferences a null pointer through ctypes (SIGSEGV)
 #   abort       os.abort() (SIGABRT)
 #   exit-1      prints `error: ...` to stderr and calls sys.exit(1) (no traceback)
+#   bad-record  ValueError naming a malformed record of the rank's data part (a message that says
+#               nothing of the stage it was raised in)
 #   file-lock   prints that it waits for OUTPUT_DIR/data-cache.lock, then blocks in flock() on it
 
 
