@@ -39,6 +39,7 @@ class Group(StrEnum):
     ATTEMPTS_LEFT = "left"       # the restarts torchrun has left
     RESTART_COUNT = "count"      # the worker group's restart_count
     SIGNAL = "signal"            # the signal a process received, by name or number
+    STOPPED_BY = "stopped_by"    # why a scheduler stopped the job (Slurm's `DUE TO TIME LIMIT`)
     PID = "pid"                  # the process the line is about
     HOST = "host"                # the address a line names (the store a client tried to reach)
     PORT = "port"                # ...and its port

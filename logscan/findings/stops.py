@@ -15,9 +15,14 @@ def stopped_from_outside(job: Job, rule):
     if any(not f.cascade for f in job.failures):
         return []  # a process failed by itself: the signals are the platform's teardown of that
     stops = []  # (worker, signal, the line that says so), the first of each Worker
+    scheduled = {}  # Worker label → why its scheduler stopped it, where a scheduler's line says so
     for worker in job.workers:
         for hit in hits(worker, DEATH_SIGNAL_RECEIVED):
-            if (number := parse_signal(hit.group(Group.SIGNAL))) is not None:
+            number = parse_signal(hit.group(Group.SIGNAL))
+            if number is None and hit.group(Group.SIGNAL) is None:
+                number = SIGTERM  # a scheduler's own stop (Slurm's `*** JOB … CANCELLED AT …`) sends it
+                scheduled[worker.label] = (hit.group(Group.STOPPED_BY) or "a cancel").lower()
+            if number is not None:
                 stops.append((worker, number, hit.where))
                 break
     if not stops:
@@ -31,8 +36,13 @@ def stopped_from_outside(job: Job, rule):
                    f"{'was' if len(others) == 1 else 'were'} stopped too" if others else
                    "; the other Workers lost their peers" if rest else "")
     meaning = f": {known.meaning}" if known else ""
-    return [finding(rule, f"{worker.label}'s torchrun received {signal_name(number)} (signal {number}) "
-                          f"{when}{meaning}; it stopped its processes{consequence}",
+    if worker.label in scheduled:
+        said = (f"{worker.label} was stopped by its scheduler ({scheduled[worker.label]}) {when}; "
+                f"it sends {signal_name(number)}, then SIGKILL{consequence}")
+    else:
+        said = (f"{worker.label}'s torchrun received {signal_name(number)} (signal {number}) "
+                f"{when}{meaning}; it stopped its processes{consequence}")
+    return [finding(rule, said,
                     [where, *(w for _, _, w in stops if w is not where)],
                     node_rank=worker.node_rank, node_ranks=tuple(
                         w.node_rank for w, _, _ in stops if w.node_rank is not None),
