@@ -111,3 +111,21 @@ def test_docker_json_pieces_written_by_the_real_writer_are_read_whole(tmp_path, 
     evidence = [e for f in report["findings"] for e in f["evidence"] if "RuntimeError" in e["text"]]
     first = next(i for i, record in enumerate(records, 1) if "RuntimeError" in record)
     assert evidence[0]["line"] == first  # the first piece's record
+
+
+def test_pieces_of_a_line_that_never_ends_are_not_held_without_bound():
+    # Synthetic: nothing but stdout pieces, no F record. Past the limit the line is given out
+    # cut, and the pieces after it start a line of their own.
+    log = "".join(f"T{i} stdout P {i % 10}\n" for i in range(300))
+    out = _joined(log, max_line=100, block_lines=7)
+    assert len(out) == 301 and out[0].startswith("T0 stdout P 0123456789")
+    given_out = [i for i, line in enumerate(out) if line]
+    assert given_out[0] == 0 and len(given_out) > 2  # cut and started again, more than once
+    assert all(len(out[i]) <= len("T000 stdout P ") + 100 for i in given_out)
+
+
+def test_an_ordinary_log_is_not_read_for_records():
+    """A block whose first line is no record is passed on as it is, even if a line in it looks
+    like a piece (a runtime writes every line of its log as a record)."""
+    blocks = [b"step 1/10\nT1 stdout P looks like a piece\nT2 stdout F rest\n"]
+    assert list(join_partial_records(blocks, 1 << 16)) == blocks

@@ -24,12 +24,16 @@ _DOCKER_COMPLETE = b'\\n","stream":'
 
 
 def _has_partial(block: bytes) -> bool:
-    """Whether the block holds a partial record: found with byte searches, so that a log
-    without any costs no line-by-line pass."""
+    """Whether the block holds a partial record. A runtime writes every line of its log as a
+    record, so a block whose first line is none is taken to hold none: an ordinary log costs
+    one match; a container's log, byte searches, and a line-by-line pass only where pieces are."""
+    if not (block.startswith(_DOCKER_RECORD) or _CRI_RECORD.match(block)):
+        return False
     if any(tag in block for tag in _CRI_PARTIAL):
         return True
-    records = block.count(_DOCKER_RECORD)
-    return records > 0 and block.count(_DOCKER_COMPLETE) < records
+    if _DOCKER_RECORD not in block:
+        return False
+    return block.count(_DOCKER_COMPLETE) < block.count(_DOCKER_RECORD)
 
 
 class _Open:
@@ -46,20 +50,68 @@ class _Open:
 class _Joiner:
     def __init__(self, max_line: int):
         self.max_line = max_line
-        self.held: list[bytes | None] = []  # lines not yet given out; None: a line being joined
+        self.done: list[bytes] = []  # lines that can be given out
+        # From the first line still being joined on: lines held back (None: the one being joined)
+        self.held: list[bytes | None] = []
         self.held_size = 0
         self.open: dict[tuple[str, str], _Open] = {}  # (format, stream) → the line being joined
 
-    def add(self, piece, record: _Open) -> None:
-        """A piece of the line, as much of it as the limit leaves room for (past it, none)."""
-        room = self.max_line - record.size
-        if room <= 0:
+    def line(self, raw: bytes) -> None:
+        """One record (or any other line), in file order."""
+        record = _CRI_RECORD.match(raw)
+        if record is not None:
+            head = record["head"] if record["head"].endswith(b" ") else record["head"] + b" "
+            self._record(raw, ("cri", record["stream"].decode()), raw[record.end():],
+                         record["tag"] == b"F", head)
             return
-        piece = piece[:room]
-        record.pieces.append(piece)
-        record.size += len(piece)
+        if raw.startswith(_DOCKER_RECORD):
+            try:
+                fields = json.loads(raw)
+            except ValueError:
+                fields = None
+            if (isinstance(fields, dict) and isinstance(fields.get("log"), str)
+                    and fields.get("stream") in ("stdout", "stderr")):
+                text, stamp = fields["log"], fields.get("time")
+                ends = text.endswith("\n")
+                self._record(raw, ("docker", fields["stream"]), text[:-1] if ends else text, ends,
+                             docker_time=stamp if isinstance(stamp, str) else None)
+                return
+        self._keep(raw)
 
-    def close(self, key) -> None:
+    def _record(self, raw: bytes, key, text, ends: bool, head: bytes = b"",
+                docker_time: str | None = None) -> None:
+        joining = self.open.get(key)
+        if joining is None:
+            if ends:  # a whole line in one record
+                self._keep(raw)
+                return
+            joining = self.open[key] = _Open(len(self.held), head, docker_time)
+            self.held.append(None)
+        else:
+            self.held.append(b"")  # a later piece: its line is left blank
+            self.held_size += 1
+        room = self.max_line - joining.size  # past the limit, pieces are dropped
+        if room > 0:
+            joining.pieces.append(text[:room])
+            joining.size += len(joining.pieces[-1])
+        if ends:
+            self._close(key)
+        self._bound()
+
+    def _keep(self, raw: bytes) -> None:
+        if not self.open:
+            self.done.append(raw)
+            return
+        self.held.append(raw)
+        self.held_size += len(raw) + 1
+        self._bound()
+
+    def _bound(self) -> None:
+        if self.open and self.held_size > self.max_line:
+            # A line that never gets its end must not hold back the rest of the file.
+            self.close_all()
+
+    def _close(self, key) -> None:
         record = self.open.pop(key)
         if key[0] == "cri":
             line = record.head + b"".join(record.pieces)
@@ -70,76 +122,18 @@ class _Joiner:
             line = json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode(
                 "utf-8", "surrogatepass")
         self.held[record.index] = line
-        self.held_size += len(line)
+        self.held_size += len(line) + 1
+        if not self.open:
+            self.done.extend(self.held)
+            self.held, self.held_size = [], 0
 
-    def line(self, raw: bytes) -> None:
-        """One record (or any other line), in file order."""
-        record = _CRI_RECORD.match(raw)
-        if record is not None:
-            key = ("cri", record["stream"].decode())
-            text = raw[record.end():]
-            joining = self.open.get(key)
-            if joining is None and record["tag"] == b"F":
-                self._keep(raw)
-                return
-            if joining is None:
-                head = record["head"] if record["head"].endswith(b" ") else record["head"] + b" "
-                joining = self.open[key] = _Open(len(self.held), head)
-                self.held.append(None)
-            else:
-                self._keep(b"")
-            self.add(text, joining)
-            if record["tag"] == b"F":
-                self.close(key)
-            return
-        if raw.startswith(_DOCKER_RECORD):
-            try:
-                fields = json.loads(raw)
-            except ValueError:
-                fields = None
-            if (isinstance(fields, dict) and isinstance(fields.get("log"), str)
-                    and fields.get("stream") in ("stdout", "stderr")):
-                key = ("docker", fields["stream"])
-                text, ends = fields["log"], fields["log"].endswith("\n")
-                joining = self.open.get(key)
-                if joining is None and ends:
-                    self._keep(raw)
-                    return
-                if joining is None:
-                    stamp = fields.get("time")
-                    joining = self.open[key] = _Open(len(self.held), b"",
-                                                     stamp if isinstance(stamp, str) else None)
-                    self.held.append(None)
-                else:
-                    self._keep(b"")
-                self.add(text[:-1] if ends else text, joining)
-                if ends:
-                    self.close(key)
-                return
-        self._keep(raw)
+    def close_all(self) -> None:
+        for key in list(self.open):
+            self._close(key)
 
-    def _keep(self, raw: bytes) -> None:
-        self.held.append(raw)
-        self.held_size += len(raw)
-        if self.open and self.held_size > self.max_line:
-            # A piece that never gets its end must not hold back the rest of the file.
-            for key in list(self.open):
-                self.close(key)
-
-    def ready(self, last: bool) -> bytes:
-        """The lines that can be given out: all of them at the end, else those before the first
-        line still being joined."""
-        if last:
-            for key in list(self.open):
-                self.close(key)
-        upto = len(self.held)
-        if self.open:
-            upto = min(record.index for record in self.open.values())
-        out = self.held[:upto]
-        del self.held[:upto]
-        for record in self.open.values():
-            record.index -= upto
-        self.held_size = sum(len(line) for line in self.held if line is not None)
+    def ready(self) -> bytes:
+        """The lines that can be given out, each with its newline."""
+        out, self.done = self.done, []
         return b"".join(line + b"\n" for line in out)
 
 
@@ -160,15 +154,17 @@ def join_partial_records(blocks: Iterable[bytes], max_line: int) -> Iterator[byt
         for raw in lines:
             joiner.line(raw)
         if not ends_with_newline:  # the file's last line: nothing follows it
-            out = joiner.ready(last=True)
-            yield out[:-1] if out.endswith(b"\n") else out
+            joiner.close_all()
+            out = joiner.ready()
+            yield out[:-1]
             return
-        out = joiner.ready(last=False)
+        out = joiner.ready()
         if out:
             yield out
-        if not joiner.open and not joiner.held:
+        if not joiner.open:
             joiner = None
     if joiner is not None:
-        out = joiner.ready(last=True)
+        joiner.close_all()
+        out = joiner.ready()
         if out:
             yield out
