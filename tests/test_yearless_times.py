@@ -132,3 +132,18 @@ def test_resolving_leaves_a_job_without_header_times_as_it_is():
 
     scans = [FileScan(path="a", display="a", first_time=datetime(2026, 1, 1))]
     assert resolve_years(scans) is scans
+
+
+def test_header_times_beside_another_nodes_zoned_times_are_read_in_that_zone(tmp_path, run_cli):
+    """Synthetic: node 0's log was collected with `kubectl logs --timestamps` (an RFC 3339 UTC
+    time on every line, built from its format), node 1's carries only glog headers. Node 1's
+    times take the year and zone of node 0's, so the two nodes compare: node 1 failed first."""
+    job = _job(tmp_path, ("0101", "00:00:00"), ("1231", "23:59:50"))
+    log = job / "worker-0" / "launch_ddp.log"
+    stamped = [f"2027-01-01T00:00:{i:02d}.000000000Z {line}" for i, line in
+               enumerate(log.read_text().splitlines())]
+    log.write_text("\n".join(stamped) + "\n")
+    report = _report(run_cli, job)
+    assert report["first_failure"]["node_rank"] == 1
+    by_node = {f["node_rank"]: f["time"] for f in report["findings"] if f["time"]}
+    assert by_node[1] == "2026-12-31T23:59:50+00:00", by_node

@@ -106,9 +106,9 @@ def _event_wheres(scan):
         yield scan.last_line
 
 
-def _anchor(scans) -> tuple[datetime | None, YearlessTime | None]:
+def _anchor(scans) -> tuple[datetime | None, YearlessTime | None, object]:
     """(the job's first full time, preferring one of the local clock as glog's headers are;
-    its first year-less time)."""
+    its first year-less time; the zone of its aware times, if it has any)."""
     aware = naive = yearless = None
     for scan in scans:
         stamps = [scan.first_time, *(where.time for where in _event_wheres(scan)),
@@ -122,9 +122,9 @@ def _anchor(scans) -> tuple[datetime | None, YearlessTime | None]:
                 naive = naive or stamp
             else:
                 aware = aware or stamp
-        if naive is not None and yearless is not None:
+        if naive is not None and aware is not None and yearless is not None:
             break
-    return naive or aware, yearless
+    return naive or aware, yearless, aware.tzinfo if aware is not None else None
 
 
 def resolve_years(scans: list) -> list:
@@ -134,7 +134,7 @@ def resolve_years(scans: list) -> list:
                or any(isinstance(where.time, YearlessTime) for where in _event_wheres(scan))
                for scan in scans):
         return scans
-    full, first_yearless = _anchor(scans)
+    full, first_yearless, zone = _anchor(scans)
     anchor = full or first_yearless
 
     def placed(stamp):
@@ -145,8 +145,9 @@ def resolve_years(scans: list) -> list:
             return None
         if full is None:
             return _yearless(near)
-        # glog prints the local clock; a job whose only full times are UTC ones is read as UTC.
-        return near.replace(tzinfo=full.tzinfo)
+        # glog prints the local clock, unzoned; in a job whose other lines carry a zone (kubectl,
+        # a container runtime: UTC) it is read in that zone, so that the job's times compare.
+        return near.replace(tzinfo=zone)
 
     def moved(where):
         if where is None or not isinstance(where.time, YearlessTime):
