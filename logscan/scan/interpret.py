@@ -45,7 +45,8 @@ class _Meaning:
 @dataclass
 class _FileContext:
     """Parser state that spans lines of one file. Traceback state is per process (rank, local
-    rank), since several processes' tracebacks interleave in one log."""
+    rank and pid, where prefixes give them), since several processes' tracebacks interleave in
+    one log."""
 
     env: lineparse.EnvAssembler = field(default_factory=lineparse.EnvAssembler)
     traceback_signals: dict = field(default_factory=dict)
@@ -74,7 +75,7 @@ class FileInterpreter:
     def line(self, raw: bytes, lineno: int) -> None:
         """Interpret one candidate line (its first MAX_RAW bytes), numbered from 1."""
         scan, context = self.scan, self.context
-        where, body = _where_and_body(scan, raw, lineno)
+        where, body, pid = _where_and_body(scan, raw, lineno)
         meaning = self._meaning(body)
 
         if meaning.launch is not None:
@@ -89,7 +90,9 @@ class FileInterpreter:
             return
 
         where = self._summary(body, where, meaning)
-        key = (where.rank, where.local_rank)
+        # The process the line is from, as far as its prefixes tell: interleaved tracebacks are
+        # each assembled from their own process's lines.
+        key = (where.rank, where.local_rank, pid)
 
         if meaning.traceback_start:
             context.headerless.discard(key)
@@ -256,8 +259,9 @@ def _where(scan: FileScan, raw: bytes, lineno: int) -> Where:
     return _where_and_body(scan, raw, lineno)[0]
 
 
-def _where_and_body(scan: FileScan, raw: bytes, lineno: int) -> tuple[Where, str]:
-    """The line as evidence, and its body without its prefixes (stripped once, for both)."""
+def _where_and_body(scan: FileScan, raw: bytes, lineno: int) -> tuple[Where, str, int | None]:
+    """The line as evidence, its body without its prefixes (stripped once, for both) and the
+    process id a prefix names."""
     text = _decode(raw[:MAX_RAW]).rstrip("\r\n")
     if len(text) > MAX_EVIDENCE and "\r" in text:
         # Head and tail: the prefixes are at the start, a \r-redrawn bar's last state at the end.
@@ -267,7 +271,8 @@ def _where_and_body(scan: FileScan, raw: bytes, lineno: int) -> tuple[Where, str
     stripped = strip_prefixes(text)
     # A line with no prefix of its own, in one process's own file, is that process's.
     local_rank = stripped.local_rank if stripped.local_rank is not None else scan.local_rank
-    return Where(scan.display, lineno, text, stripped.rank, local_rank, stripped.time), stripped.body
+    return (Where(scan.display, lineno, text, stripped.rank, local_rank, stripped.time),
+            stripped.body, stripped.pid)
 
 
 def _env_print(where: Where, record: dict) -> EnvPrint:
