@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 from conftest import POST_MORTEM_NOW, REPO, SAMPLES
-from logscan.scan.records import join_partial_records
+from logscan.files.records import join_partial_records
 
 WRITER = REPO / "sample_logs" / "generate" / "container_log.py"
 

@@ -22,7 +22,7 @@ from logscan.limits import BLOCK_PATTERN_TIMEOUT, MAX_RULE_TIMEOUTS
 from logscan.scan.interpret import MAX_RAW, FileInterpreter
 from logscan.scan.lineparse import Candidates
 from logscan.scan.prefixes import strip_prefixes
-from logscan.scan.records import join_partial_records
+from logscan.files.records import join_partial_records
 from logscan.files.reader import CHUNK_SIZE, MAX_LINE, ReadState, line_blocks
 
 

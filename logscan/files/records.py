@@ -8,6 +8,8 @@ interleave, so they are joined per stream. The joined line takes the place of it
 (whose header it keeps, so the evidence starts as that line of the file does) and every later
 piece's line is left blank: line numbers stay those of the file, and the line's
 evidence names where it began. A line that never ends is cut at the reader's long-line limit.
+A container's log is read in one piece (logscan.files.reader.line_ranges), never split between
+processes: a line's pieces can be anywhere after its first one.
 """
 
 from __future__ import annotations
@@ -23,11 +25,17 @@ _DOCKER_RECORD = b'{"log":'
 _DOCKER_COMPLETE = b'\\n","stream":'
 
 
+def starts_with_record(data: bytes) -> bool:
+    """Whether `data` begins with a container runtime's record. A runtime writes every line of
+    its log as one, so this tells a container's log from its first line."""
+    return data.startswith(_DOCKER_RECORD) or _CRI_RECORD.match(data) is not None
+
+
 def _has_partial(block: bytes) -> bool:
-    """Whether the block holds a partial record. A runtime writes every line of its log as a
-    record, so a block whose first line is none is taken to hold none: an ordinary log costs
-    one match; a container's log, byte searches, and a line-by-line pass only where pieces are."""
-    if not (block.startswith(_DOCKER_RECORD) or _CRI_RECORD.match(block)):
+    """Whether the block holds a partial record: a block whose first line is no record is taken
+    to hold none, so an ordinary log costs one match; a container's log, byte searches, and a
+    line-by-line pass only where pieces are."""
+    if not starts_with_record(block):
         return False
     if any(tag in block for tag in _CRI_PARTIAL):
         return True
