@@ -52,16 +52,30 @@ def _interleaved(dress: str) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("line, pid", [
-    ("[pid 4242] ValueError: x", 4242),
-    ("4242: ValueError: x", 4242),
-    ("I1129 18:48:38.105000 4715 torch/distributed/elastic/agent/server/api.py:714] x", 4715),
+@pytest.mark.parametrize("line, pid, header_pid", [
+    ("[pid 4242] ValueError: x", 4242, None),
+    ("4242: ValueError: x", 4242, None),
+    ("I1129 18:48:38.105000 4715 torch/distributed/elastic/agent/server/api.py:714] x", None, 4715),
     # torch 2.3 and 2.4 print the thread id there, the same in every process: no process id
-    ("W1201 19:58:00.519000 139660045224832 torch/distributed/run.py:779] x", None),
-    ("(pid=77) [rank5]: RuntimeError: y", 77),
+    ("W1201 19:58:00.519000 139660045224832 torch/distributed/run.py:779] x", None, None),
+    ("(pid=77) [rank5]: RuntimeError: y", 77, None),
 ])
-def test_the_process_id_a_prefix_names(line, pid):
-    assert strip_prefixes(line).pid == pid
+def test_the_process_id_a_prefix_names(line, pid, header_pid):
+    stripped = strip_prefixes(line)
+    assert (stripped.pid, stripped.header_pid) == (pid, header_pid)
+
+
+def test_the_agents_header_pid_names_no_training_process(tmp_path):
+    """Synthetic (torch 2.5+'s header, the agent's failed line): a line whose only process tag
+    is the agent's header pid is not given the rank of a child that, in another container of a
+    shared log, has the same pid."""
+    log = tmp_path / "shared.log"
+    log.write_text("E1129 19:27:52.640000 22 torch/distributed/elastic/agent/server/api.py:10] "
+                   "RuntimeError: agent side\n"
+                   "E1129 19:27:52.640000 9 torch/distributed/elastic/multiprocessing/api.py:1002] "
+                   "failed (exitcode: 1) local_rank: 1 (pid: 22) of binary: /usr/bin/python3\n")
+    scan = Scanner(load_catalogue()).scan_file(str(log), "shared.log")
+    assert [(e.detail, e.where.local_rank) for e in scan.exceptions] == [("agent side", None)]
 
 
 @pytest.mark.parametrize("dress", DRESSES.values(), ids=DRESSES.keys())

@@ -80,7 +80,7 @@ class FileInterpreter:
     def line(self, raw: bytes, lineno: int) -> None:
         """Interpret one candidate line (its first MAX_RAW bytes), numbered from 1."""
         scan, context = self.scan, self.context
-        where, body, pid = _where_and_body(scan, raw, lineno)
+        where, body, pid, header_pid = _where_and_body(scan, raw, lineno)
         meaning = self._meaning(body)
 
         if meaning.launch is not None:
@@ -97,7 +97,7 @@ class FileInterpreter:
         where = self._summary(body, where, meaning)
         # The process the line is from, as far as its prefixes tell: interleaved tracebacks are
         # each assembled from their own process's lines.
-        key = (where.rank, where.local_rank, pid)
+        key = (where.rank, where.local_rank, pid if pid is not None else header_pid)
 
         if meaning.traceback_start:
             context.headerless.discard(key)
@@ -307,9 +307,10 @@ def _where(scan: FileScan, raw: bytes, lineno: int) -> Where:
     return _where_and_body(scan, raw, lineno)[0]
 
 
-def _where_and_body(scan: FileScan, raw: bytes, lineno: int) -> tuple[Where, str, int | None]:
-    """The line as evidence, its body without its prefixes (stripped once, for both) and the
-    process id a prefix names."""
+def _where_and_body(scan: FileScan, raw: bytes, lineno: int) -> tuple[Where, str, int | None,
+                                                                      int | None]:
+    """The line as evidence, its body without its prefixes (stripped once, for both), the
+    process id a prefix names and the one torch's header gives."""
     text = _decode(raw[:MAX_RAW]).rstrip("\r\n")
     if len(text) > MAX_EVIDENCE and "\r" in text:
         # Head and tail: the prefixes are at the start, a \r-redrawn bar's last state at the end.
@@ -320,7 +321,7 @@ def _where_and_body(scan: FileScan, raw: bytes, lineno: int) -> tuple[Where, str
     # A line with no prefix of its own, in one process's own file, is that process's.
     local_rank = stripped.local_rank if stripped.local_rank is not None else scan.local_rank
     return (Where(scan.display, lineno, text, stripped.rank, local_rank, stripped.time),
-            stripped.body, stripped.pid)
+            stripped.body, stripped.pid, stripped.header_pid)
 
 
 def _env_print(where: Where, record: dict) -> EnvPrint:

@@ -67,7 +67,10 @@ class Stripped:
     rank: int | None = None
     local_rank: int | None = None
     time: datetime | None = None  # a YearlessTime when the line's header gives no year
-    pid: int | None = None       # the process a launcher's tag, logging's header or torch's names
+    pid: int | None = None       # the process a launcher's tag or logging's field names
+    # the pid in the header of torch's formatter (2.5 on): the agent's on its own lines, so it
+    # groups lines but names no training process
+    header_pid: int | None = None
     partial: bool = False        # a CRI partial record: the line goes on in the next record
 
 
@@ -138,7 +141,7 @@ def clean(text: str) -> str:
 def strip_prefixes(line: str) -> Stripped:
     line, record_time = _unwrap_docker(line)
     body = clean(line)
-    rank = local_rank = pid = None
+    rank = local_rank = pid = header_pid = None
     stamp: datetime | None = _parse_rfc3339(record_time) if record_time else None
     yearless = None  # a header's month, day and time: kept only when no full time is there
     partial = False
@@ -160,7 +163,7 @@ def strip_prefixes(line: str) -> Stripped:
         elif (number := groups["log_pid"] or groups["colon_pid"]) is not None:
             pid = pid if pid is not None else int(number)
         elif groups["glog_process"] is not None and int(groups["glog_process"]) <= PID_MAX_LIMIT:
-            pid = pid if pid is not None else int(groups["glog_process"])
+            header_pid = int(groups["glog_process"])
         if groups["cri_tag"] == "P":
             partial = True
         if stamp is None:
@@ -175,4 +178,4 @@ def strip_prefixes(line: str) -> Stripped:
             elif yearless is None and groups["c10d_md"]:
                 yearless = yearless_time(groups["c10d_md"], groups["c10d_time"])
     return Stripped(body=body[pos:], rank=rank, local_rank=local_rank, time=stamp or yearless,
-                    pid=pid, partial=partial)
+                    pid=pid, header_pid=header_pid, partial=partial)
