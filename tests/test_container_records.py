@@ -1,8 +1,8 @@
 """A container runtime's partial records are joined into the line they split before anything
 reads it: per stream, bounded by the long-line limit, the joined line numbered as its first record.
 
-Three kinds of input: the real container-cri sample (a torch run whose long lines containerd's
-format split, written by sample_logs/generate/container_log.py), logs written here by that same
+Three kinds of input: the real container-cri and container-docker-json-split samples (torch
+runs whose long lines the runtime's format split, written by sample_logs/generate/container_log.py), logs written here by that same
 writer around a small command (real records, no torch), and synthetic records built from each
 runtime's documented format (their tests say so).
 """
@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+
+import pytest
 
 from conftest import POST_MORTEM_NOW, REPO, SAMPLES
 from logscan.files.records import join_partial_records
@@ -78,17 +80,26 @@ def _scan_json(run_cli, path):
     return json.loads(result.stdout)
 
 
-def test_the_real_cri_samples_split_error_is_read_whole_at_its_first_records_line(run_cli):
-    """container-cri's rank 0 error was split by the runtime (P records); its evidence is the
-    first record's line and holds the end of the message, which only the last piece carries."""
-    log = (SAMPLES / "container-cri" / "worker-0" / "0.log").read_text().splitlines()
+def _first_piece(line: str) -> bool:
+    """A record that does not end its line: CRI's P, or json-file's "log" without its newline."""
+    return " stderr P " in line or (line.startswith('{"log":') and '\\n","stream"' not in line)
+
+
+@pytest.mark.parametrize("sample", ["container-cri", "container-docker-json-split"])
+def test_a_real_samples_split_error_is_read_whole_at_its_first_records_line(sample, run_cli):
+    """Real runs whose long lines the writer split into records (container_log.py, as containerd
+    and Docker's json-file driver split at their buffer): rank 0's lost-peer error is cited at
+    its first record's line and holds the end of the message, which only a later record carries."""
+    log_path = next((SAMPLES / sample / "worker-0").iterdir())
+    log = log_path.read_text().splitlines()
     first = next(i for i, line in enumerate(log, 1)
-                 if " stderr P [rank0]: RuntimeError:" in line and "Connection closed" in line)
-    report = _scan_json(run_cli, SAMPLES / "container-cri")
+                 if _first_piece(line) and "[rank0]: RuntimeError:" in line and "Connection closed" in line)
+    assert "before reporting an error" not in log[first - 1]  # the message really was split
+    report = _scan_json(run_cli, SAMPLES / sample)
     evidence = [e for f in report["findings"] for e in f["evidence"]
-                if e["file"].endswith("worker-0/0.log") and "[rank0]: RuntimeError" in e["text"]]
+                if e["file"].endswith(log_path.name) and "[rank0]: RuntimeError" in e["text"]]
     assert evidence and evidence[0]["line"] == first
-    assert "before reporting an error" in evidence[0]["text"]  # from the record that ends the line
+    assert "before reporting an error" in evidence[0]["text"]
 
 
 def test_docker_json_pieces_written_by_the_real_writer_are_read_whole(tmp_path, run_cli):
