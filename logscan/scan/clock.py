@@ -13,8 +13,10 @@ way (nearest one of them).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import datetime
+
+from logscan.scan.events import EventLists
 
 # A leap year: 29 February is a date in it.
 PLACEHOLDER_YEAR = 2000
@@ -94,7 +96,9 @@ def aligned(stamps: list[datetime]) -> list[datetime]:
     return out
 
 
-_EVENT_LISTS = ("launches", "envs", "progress", "hits", "exceptions", "exits")
+# Every kind of event a scan lists (each has a `where`), read from the record so a kind added
+# there has its times resolved too.
+_EVENT_LISTS = tuple(f.name for f in fields(EventLists) if f.default_factory is list)
 
 
 def _event_wheres(scan):
