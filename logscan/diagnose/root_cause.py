@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 
 from logscan.diagnosis import Finding, Place, RootCause
 from logscan.model.job import Job
+from logscan.scan.clock import YearlessTime, aligned, read_time
 from logscan.vocabulary import Role, Severity
 
 
@@ -26,11 +27,21 @@ def _precedence(job: Job, f: Finding) -> int:
     return job.catalogue.precedence(f.rule)
 
 
-def _time(f: Finding) -> datetime | None:
-    if f.time is None:
-        return None
-    stamp = datetime.fromisoformat(f.time)
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+def _times(candidates: list[Finding]) -> dict[int, datetime | None]:
+    """Each candidate's time (by id), comparable with the others': a year-less header time is
+    placed in the year nearest the other year-less ones, and left out (None) when a full time
+    is there too, since which year it belongs to is not known here."""
+    read = [read_time(f.time) if f.time is not None else None for f in candidates]
+    full = any(t is not None and not isinstance(t, YearlessTime) for t in read)
+    read = aligned(read)
+    out = {}
+    for f, stamp in zip(candidates, read):
+        if stamp is not None and isinstance(stamp, YearlessTime) and full:
+            stamp = None
+        elif stamp is not None and stamp.tzinfo is None:
+            stamp = stamp.replace(tzinfo=timezone.utc)
+        out[id(f)] = stamp
+    return out
 
 
 def _pick_leader(job: Job, candidates: list[Finding]) -> Finding:
@@ -43,14 +54,15 @@ def _pick_leader(job: Job, candidates: list[Finding]) -> Finding:
             told[key] = min(told.get(key, _precedence(job, f)), _precedence(job, f))
     candidates = [f for f in candidates if not f.evidence or
                   told[(f.evidence[0].file, f.evidence[0].line)] == _precedence(job, f)]
-    timed = [f for f in candidates if _time(f) is not None]
+    times = _times(candidates)
+    timed = [f for f in candidates if times[id(f)] is not None]
     if len(timed) == len(candidates) and len(timed) > 1:
         # Every candidate carries a time: the earliest wins, specificity breaks ties.
-        return min(candidates, key=lambda f: (_time(f), _precedence(job, f), f.rank is None,
+        return min(candidates, key=lambda f: (times[id(f)], _precedence(job, f), f.rank is None,
                                               f.sort_key))
     # A finding that names its rank tells more than a rank-less report of the same failure.
-    return min(candidates, key=lambda f: (_precedence(job, f), _time(f) is None,
-                                          _time(f) or datetime.min.replace(tzinfo=timezone.utc),
+    return min(candidates, key=lambda f: (_precedence(job, f), times[id(f)] is None,
+                                          times[id(f)] or datetime.min.replace(tzinfo=timezone.utc),
                                           f.rank is None, f.sort_key))
 
 

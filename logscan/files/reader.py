@@ -19,6 +19,8 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from logscan.files.records import starts_with_record
+
 GZIP_MAGIC = b"\x1f\x8b"
 # 512 KiB: a block and the copies made of it stay in a core's L2 cache; with 1 MiB blocks the
 # pure-Python scan of a big log was 1.4x slower, with 256 KiB ones 1.5x (bench/).
@@ -264,11 +266,13 @@ def skip_leading_nul(handle, block: bytes) -> tuple[int, bytes]:
 
 def line_ranges(path: str, pieces: int, min_size: int = 1 << 20) -> list[tuple[int, int | None]]:
     """Split a plain file into about `pieces` byte ranges that each start at a line start, to be
-    read separately (`line_blocks(start=, end=)`). A compressed file is one piece."""
+    read separately (`line_blocks(start=, end=)`). A compressed file is one piece, and so is a
+    container runtime's log, whose partial records are joined across lines (files.records)."""
     handle, info = _open_checked(path)
     with handle:
         size = info.st_size
-        if is_gzip(handle.read(2)) or pieces < 2 or size < 2 * min_size:
+        head = handle.read(256)
+        if is_gzip(head) or pieces < 2 or size < 2 * min_size or starts_with_record(head):
             return [(0, None)]
         pieces = min(pieces, size // min_size)
         bounds = [0]

@@ -15,6 +15,7 @@ from logscan.catalogue import Group
 from logscan.limits import COLLECTIVES_AT_STARTUP
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, RENDEZVOUS_ROUND, SIBLING_TERMINATED,
                               WORKER_GROUP_RESTART, WORKER_GROUP_SUCCEEDED)
+from logscan.scan.clock import resolve_years
 from logscan.scan.events import EventLists, FileScan
 
 
@@ -125,6 +126,7 @@ def _assign_rank_offsets(workers: list[Worker]) -> None:
 
 def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: Catalogue,
               **settings) -> Job:
+    scans = resolve_years(scans)
     by_stream: dict[str, list[FileScan]] = {}
     for log, scan in zip(logs, scans):
         by_stream.setdefault(log.stream, []).append(scan)

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from logscan.diagnosis import Diagnosis, Mark, ProcessSummary, WorkerSummary, format_duration
 from logscan.render.inert import inert
+from logscan.scan.clock import read_time
 from logscan.vocabulary import TIMELINE, MarkStage, RunStage, TimeAxis
 
 SYMBOLS = {MarkStage.LAUNCHED: "L", MarkStage.TORCHRUN_STARTED: "T", MarkStage.ENV_PRINTED: "E",
@@ -67,7 +68,7 @@ class Layout:
 
 
 def _when(iso: str) -> datetime:
-    return datetime.fromisoformat(iso)
+    return read_time(iso)
 
 
 def _clock(iso: str | None) -> str:

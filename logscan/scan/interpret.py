@@ -9,6 +9,7 @@ the FileScan.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 from logscan.scan import lineparse
@@ -45,7 +46,8 @@ class _Meaning:
 @dataclass
 class _FileContext:
     """Parser state that spans lines of one file. Traceback state is per process (rank, local
-    rank), since several processes' tracebacks interleave in one log."""
+    rank and pid, where prefixes give them), since several processes' tracebacks interleave in
+    one log."""
 
     env: lineparse.EnvAssembler = field(default_factory=lineparse.EnvAssembler)
     traceback_signals: dict = field(default_factory=dict)
@@ -69,12 +71,16 @@ class FileInterpreter:
         self.scan = FileScan(path=path, display=display, local_rank=local_rank)
         self.context = _FileContext()
         self._late_hits: list[SignalHit] = []
+        # Lines that name their process only by a pid: (event list, index, pid); and the pids
+        # torchrun's reports name, with the process each is (None once two claim one pid).
+        self._pid_only: list[tuple[str, int, int]] = []
+        self._pid_process: dict[int, tuple[int | None, int | None] | None] = {}
         self._meanings: dict[str, _Meaning] = {}
 
     def line(self, raw: bytes, lineno: int) -> None:
         """Interpret one candidate line (its first MAX_RAW bytes), numbered from 1."""
         scan, context = self.scan, self.context
-        where, body = _where_and_body(scan, raw, lineno)
+        where, body, pid, header_pid = _where_and_body(scan, raw, lineno)
         meaning = self._meaning(body)
 
         if meaning.launch is not None:
@@ -89,7 +95,9 @@ class FileInterpreter:
             return
 
         where = self._summary(body, where, meaning)
-        key = (where.rank, where.local_rank)
+        # The process the line is from, as far as its prefixes tell: interleaved tracebacks are
+        # each assembled from their own process's lines.
+        key = (where.rank, where.local_rank, pid if pid is not None else header_pid)
 
         if meaning.traceback_start:
             context.headerless.discard(key)
@@ -102,8 +110,11 @@ class FileInterpreter:
         elif meaning.agent_frame:
             context.agent_traceback[key] = True
 
+        pid_only = pid is not None and where.rank is None and where.local_rank is None
         line_signals = []
         for rule_id, groups in meaning.hits:
+            if pid_only:
+                self._pid_only.append(("hits", len(scan.hits), pid))
             scan.hits.append(SignalHit(rule_id, where, groups))
             line_signals.append(rule_id)
             if key not in context.traceback_signals and meaning.frame_line:
@@ -123,6 +134,8 @@ class FileInterpreter:
             if key in context.headerless:
                 context.headerless.discard(key)
                 del context.traceback_signals[key]
+            if pid_only:
+                self._pid_only.append(("exceptions", len(scan.exceptions), pid))
             scan.exceptions.append(PythonException(
                 where, exc[0], exc[1], signals, tuple(line_signals),
                 agent=context.agent_traceback.get(key, False) or lineparse.is_agent_exception(exc[0]),
@@ -190,6 +203,7 @@ class FileInterpreter:
         if kind == "failed":
             local_rank, exitcode = value
             self.scan.exits.append(ProcessExit(where, None, local_rank, exitcode))
+            self._name_pid(body, None, local_rank)
             return replace(where, local_rank=local_rank)
         if kind == "time":  # the first field of an entry
             entry.clear()
@@ -199,12 +213,43 @@ class FileInterpreter:
         elif kind == "rank" and value is not None:
             entry["rank"], entry["local_rank"] = value
         elif kind == "exitcode":
+            self._name_pid(body, entry.get("rank"), entry.get("local_rank"))
             self.scan.exits.append(ProcessExit(
                 where, entry.get("rank"), entry.get("local_rank"), value, entry.get("host"),
                 entry.get("time"), context.in_root_cause))
         if "rank" in entry:
             return replace(where, rank=entry["rank"], local_rank=entry.get("local_rank"))
         return where
+
+    def _name_pid(self, body: str, rank: int | None, local_rank: int | None) -> None:
+        """A pid torchrun's report gives a process (`(pid: 22190)`): the same process as the
+        lines that name only that pid. A rank claims it over a rank-less report of it."""
+        found = _REPORTED_PID.search(body)
+        if found is None or local_rank is None:
+            return
+        pid = int(found[1])
+        if pid not in self._pid_process:
+            self._pid_process[pid] = (rank, local_rank)
+            return
+        known = self._pid_process[pid]
+        if known is None:
+            return
+        if known[1] == local_rank and (known[0] is None or rank is None or known[0] == rank):
+            self._pid_process[pid] = (rank if rank is not None else known[0], local_rank)
+        else:  # two processes with one pid (two nodes in one log, or restarts): neither
+            self._pid_process[pid] = None
+
+    def _attribute_pids(self) -> None:
+        """Lines that name only a pid get the rank of the process torchrun reported with it."""
+        scan = self.scan
+        for kind, index, pid in self._pid_only:
+            process = self._pid_process.get(pid)
+            if process is None:
+                continue
+            events = getattr(scan, kind)
+            event = events[index]
+            events[index] = replace(event, where=replace(
+                event.where, rank=process[0], local_rank=process[1]))
 
     def late_hit(self, rule_id: str, raw: bytes, lineno: int, groups) -> None:
         """A match of a rule without keywords, found while surveying (not fed through `line`)."""
@@ -240,12 +285,18 @@ class FileInterpreter:
     def finish(self) -> FileScan:
         """The FileScan, once every line was fed: env prints still open are kept as they are."""
         scan = self.scan
+        self._attribute_pids()
         if self._late_hits:  # in line order among the others, wherever pieces began
             scan.hits = sorted(scan.hits + self._late_hits, key=lambda h: h.where.line)
             self._late_hits = []
         for where, record in self.context.env.flush():
             scan.envs.append(_env_print(where, record))
         return scan
+
+
+# The pid torchrun reports for a process: `failed (exitcode: 1) local_rank: 1 (pid: 22190)`,
+# `exitcode  : 1 (pid: 22190)`
+_REPORTED_PID = re.compile(r"\(pid: ?(\d+)\)")
 
 
 def _decode(raw: bytes) -> str:
@@ -256,8 +307,10 @@ def _where(scan: FileScan, raw: bytes, lineno: int) -> Where:
     return _where_and_body(scan, raw, lineno)[0]
 
 
-def _where_and_body(scan: FileScan, raw: bytes, lineno: int) -> tuple[Where, str]:
-    """The line as evidence, and its body without its prefixes (stripped once, for both)."""
+def _where_and_body(scan: FileScan, raw: bytes, lineno: int) -> tuple[Where, str, int | None,
+                                                                      int | None]:
+    """The line as evidence, its body without its prefixes (stripped once, for both), the
+    process id a prefix names and the one torch's header gives."""
     text = _decode(raw[:MAX_RAW]).rstrip("\r\n")
     if len(text) > MAX_EVIDENCE and "\r" in text:
         # Head and tail: the prefixes are at the start, a \r-redrawn bar's last state at the end.
@@ -267,7 +320,8 @@ def _where_and_body(scan: FileScan, raw: bytes, lineno: int) -> tuple[Where, str
     stripped = strip_prefixes(text)
     # A line with no prefix of its own, in one process's own file, is that process's.
     local_rank = stripped.local_rank if stripped.local_rank is not None else scan.local_rank
-    return Where(scan.display, lineno, text, stripped.rank, local_rank, stripped.time), stripped.body
+    return (Where(scan.display, lineno, text, stripped.rank, local_rank, stripped.time),
+            stripped.body, stripped.pid, stripped.header_pid)
 
 
 def _env_print(where: Where, record: dict) -> EnvPrint:

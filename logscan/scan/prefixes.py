@@ -15,6 +15,13 @@ from datetime import datetime, timezone
 import json
 import re
 
+from logscan.scan.clock import yearless_time
+
+# Linux's highest possible pid (PID_MAX_LIMIT, 2**22): the number in the header of torch 2.3 and
+# 2.4's formatter is the thread id (pthread_self, an address, far above it), the same in every
+# process, so it tells no process apart; from 2.5 on it is the pid.
+PID_MAX_LIMIT = 1 << 22
+
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
 _PREFIX = re.compile(
@@ -27,15 +34,21 @@ _PREFIX = re.compile(
     | (?:\[\d+,(?P<mpi_rank>\d+)\])?<(?:stdout|stderr)>:[ \t]?
     # Ray's worker prefix: `(pid=123)`, `(RayTrainWorker pid=123, ip=10.0.0.2)`
     | \((?:[\w.]+[ ])?pid=(?P<ray_pid>\d+)(?:,[ ]ip=[\d.:a-f]+)?\)[ ]
+    # Python logging's %(process)d in a field of its own: `[pid 1234] `, `1234: `
+    | \[pid[ ](?P<log_pid>\d+)\][ \t]?
+    | (?P<colon_pid>\d{1,7}):[ ]
     | \[default(?P<tee_local>\d+)\]:[ \t]?
     | \[rank(?P<rank>\d+)\]:[ \t]?
     # torch's C++ logger (c10d, ProcessGroup*), and its Python formatter since 2.3: the level's
-    # letter (V for DEBUG, C for CRITICAL too), month and day, time
-    | \[(?P<c10d_level>[VIWEFC])(?P<c10d_md>\d{4})[ ](?P<c10d_time>\d{2}:\d{2}:\d{2})(?:\.\d+)?
+    # letter (V for DEBUG, C for CRITICAL too), month and day (the C++ logger does not pad the
+    # month: `[W105 ...` is 5 January), time. The C++ fraction is CLOCK_MONOTONIC's nanoseconds
+    # (c10/util/Logging.cpp), not the clock's: only the seconds are the time.
+    | \[(?P<c10d_level>[VIWEFC])(?P<c10d_md>\d{3,4})[ ](?P<c10d_time>\d{2}:\d{2}:\d{2})(?:\.\d+)?
         (?:[ ]\d+)?[ ][^\]\s]+:\d+\][ \t]?
     | \[[VIWEFC][ ][^\]\s]+:\d+\][ \t]?
-    | (?P<glog_level>[VIWEFC])(?P<glog_md>\d{4})[ ](?P<glog_time>\d{2}:\d{2}:\d{2})(?:\.\d+)?[ ]+\d+[ ]
-        [^\]\s]+:\d+\][ \t]?
+    # torch's Python formatter: the field after the time is the thread id (2.3, 2.4) or the pid
+    | (?P<glog_level>[VIWEFC])(?P<glog_md>\d{4})[ ](?P<glog_time>\d{2}:\d{2}:\d{2})
+        (?:\.(?P<glog_fraction>\d+))?[ ]+(?P<glog_process>\d+)[ ][^\]\s]+:\d+\][ \t]?
     | \[(?P<pylog_bracket>\d{4}-\d{2}-\d{2}[ ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\][ ]
         (?:[\w.]+:[ ])?(?:\[\w+\][ ])?
     | (?P<pylog>\d{4}-\d{2}-\d{2}[ ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)(?:[ ]+[-|:][ ]+|[ ]+)
@@ -53,8 +66,11 @@ class Stripped:
     body: str
     rank: int | None = None
     local_rank: int | None = None
-    time: datetime | None = None
-    pid: int | None = None       # the process a launcher's tag names (Ray)
+    time: datetime | None = None  # a YearlessTime when the line's header gives no year
+    pid: int | None = None       # the process a launcher's tag or logging's field names
+    # the pid in the header of torch's formatter (2.5 on): the agent's on its own lines, so it
+    # groups lines but names no training process
+    header_pid: int | None = None
     partial: bool = False        # a CRI partial record: the line goes on in the next record
 
 
@@ -125,8 +141,9 @@ def clean(text: str) -> str:
 def strip_prefixes(line: str) -> Stripped:
     line, record_time = _unwrap_docker(line)
     body = clean(line)
-    rank = local_rank = pid = None
+    rank = local_rank = pid = header_pid = None
     stamp: datetime | None = _parse_rfc3339(record_time) if record_time else None
+    yearless = None  # a header's month, day and time: kept only when no full time is there
     partial = False
     pos = 0
     while True:
@@ -143,6 +160,10 @@ def strip_prefixes(line: str) -> Stripped:
             local_rank = int(groups["tee_local"])
         elif groups["ray_pid"] is not None:
             pid = int(groups["ray_pid"])
+        elif (number := groups["log_pid"] or groups["colon_pid"]) is not None:
+            pid = pid if pid is not None else int(number)
+        elif groups["glog_process"] is not None and int(groups["glog_process"]) <= PID_MAX_LIMIT:
+            header_pid = int(groups["glog_process"])
         if groups["cri_tag"] == "P":
             partial = True
         if stamp is None:
@@ -152,5 +173,9 @@ def strip_prefixes(line: str) -> Stripped:
                 stamp = _parse_plain(groups["pylog"])
             elif groups["pylog_bracket"] or groups["pylog_level_first"]:
                 stamp = _parse_plain(groups["pylog_bracket"] or groups["pylog_level_first"])
-    return Stripped(body=body[pos:], rank=rank, local_rank=local_rank, time=stamp, pid=pid,
-                    partial=partial)
+            elif yearless is None and groups["glog_md"]:
+                yearless = yearless_time(groups["glog_md"], groups["glog_time"], groups["glog_fraction"])
+            elif yearless is None and groups["c10d_md"]:
+                yearless = yearless_time(groups["c10d_md"], groups["c10d_time"])
+    return Stripped(body=body[pos:], rank=rank, local_rank=local_rank, time=stamp or yearless,
+                    pid=pid, header_pid=header_pid, partial=partial)

@@ -22,7 +22,8 @@ from logscan.limits import BLOCK_PATTERN_TIMEOUT, MAX_RULE_TIMEOUTS
 from logscan.scan.interpret import MAX_RAW, FileInterpreter
 from logscan.scan.lineparse import Candidates
 from logscan.scan.prefixes import strip_prefixes
-from logscan.files.reader import CHUNK_SIZE, ReadState, line_blocks
+from logscan.files.records import join_partial_records
+from logscan.files.reader import CHUNK_SIZE, MAX_LINE, ReadState, line_blocks
 
 
 def wanted_lines(keywords) -> list[Candidates]:
@@ -144,8 +145,8 @@ class Scanner:
         timeouts = self.rule_timeouts
         last_block = None
         try:
-            for block in line_blocks(path, state, chunk_size, content=content, start=start,
-                                     end=end):
+            blocks = line_blocks(path, state, chunk_size, content=content, start=start, end=end)
+            for block in join_partial_records(blocks, MAX_LINE):
                 if last_block is None:
                     newline = block.find(b"\n")
                     found.head = block[:MAX_RAW] if newline < 0 else block[:min(newline, MAX_RAW)]
