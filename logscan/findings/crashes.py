@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from logscan.catalogue import Group
 from logscan.exit_signals import SIGNALS
-from logscan.findings.base import finding, hits, plural
+from logscan.findings.base import cause_hint, finding, hits, plural
 from logscan.model.failures import SIGKILL, SIGTERM, Failure, earlier_attempt_failures
 from logscan.model.job import ROUND_FAILURE, Job
 from logscan.rule_ids import WORKER_GROUP_RESTART, WORKER_KILLED
@@ -45,34 +45,17 @@ def _same_error(failures: list[Failure]) -> list[list[Failure]]:
     return list(groups.values())
 
 
-# What a cause's hint says where its lines did not capture the name: the hint still reads.
-HINT_DEFAULTS = {"module": "the missing module", "path": "the path the error names",
-                 "var": "the variable the KeyError names"}
-
-
-def cause_hint(job: Job, same: list[Failure], everyone: bool = False) -> str | None:
-    """The hint of the crashes' cause class, naming what their lines captured (the module, the
-    path, the variable) and where they happened (`{where}`: the node, or every node)."""
+def _cause_hint(job: Job, same: list[Failure], everyone: bool = False) -> str | None:
+    """The hint of the crashes' cause class, naming what their lines captured and where they
+    happened: the node (and its host), or every node."""
     first = same[0]
     if not first.cause:
         return None
     lines = {(w.file, w.line) for f in same for w in (f.where, *f.more)}
-    captured: dict[str, str] = {}
-    signals = job.catalogue.signals
-    for hit in sorted(first.worker.hits, key=lambda h: first.worker.position(h.where)):
-        signal = signals.get(hit.rule_id)
-        if signal is not None and signal.cause == first.cause and (hit.where.file, hit.where.line) in lines:
-            for name, value in hit.groups:
-                if value:
-                    captured.setdefault(name, value)  # the first line's, as the evidence shows it
-    groups = {**HINT_DEFAULTS, **captured}
     nodes = sorted({f.node_rank for f in same if f.node_rank is not None})
-    if everyone or len(nodes) > 1:
-        groups["where"] = "every node" if everyone else plural(nodes, "node", "nodes")
-    else:
-        host = f" ({first.worker.host})" if first.worker.host else ""
-        groups["where"] = (f"node {nodes[0]}" if nodes else first.worker.label) + host
-    return job.catalogue.cause_hint(first.cause, groups)
+    where = ("every node" if everyone else plural(nodes, "node", "nodes")) \
+        if everyone or len(nodes) > 1 else None
+    return cause_hint(job, first.cause, first.worker, lines, where)
 
 
 def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: set[int]):
@@ -94,7 +77,7 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: s
     everyone = len(same) > 1 and expected is not None and (
         len(ranks) >= expected or (every_node and len(set(ranks) | terminated) >= expected))
     meaning = f": {killed_by.meaning}" if killed_by and first.cause is None else ""
-    hint = killed_by.hint if killed_by and first.cause is None else cause_hint(job, same, everyone)
+    hint = killed_by.hint if killed_by and first.cause is None else _cause_hint(job, same, everyone)
     return finding(rule, f"{who} {verb} {first.summary} {when}{meaning}",
                    [w for f in same for w in (f.where, *f.more)],
                    node_rank=None if everyone else first.node_rank, node_ranks=tuple(nodes),
@@ -180,7 +163,7 @@ def restart_recovered(job: Job, rule):
     return [finding(rule, f"torchrun restarted the worker group {times} after {who} {first.summary}; "
                           f"the restarted attempt went on", [first.where],
                     node_rank=first.node_rank, rank=first.rank, worker=first.worker.label,
-                    hint=cause_hint(job, [first]))]
+                    hint=_cause_hint(job, [first]))]
 
 
 def worker_vanished(job: Job, rule):
