@@ -200,3 +200,12 @@ def test_report_says_where_the_page_went_and_the_verdict(tmp_path, run_cli):
     assert result.stderr.count("\n") == 1
     to_stdout = run_cli("report", SAMPLES / "healthy-2x2", "--now", POST_MORTEM_NOW)
     assert to_stdout.stdout.startswith("<!DOCTYPE html>") and "wrote" not in to_stdout.stderr
+
+
+def test_the_header_names_the_first_failure_only_where_it_is_another_rank():
+    stall = render_human(diagnosed("stall-mid-training"), width=120)
+    assert "first failure" not in stall.split("\n\n", 1)[0]
+    leak = diagnosed("world-size-leak")  # the first process to fail is not the root cause's place
+    assert (leak.first_failure.node_rank, leak.first_failure.rank) == (1, 2)
+    assert "first failure: node 1, rank 2" in render_human(leak, width=120).split("\n\n", 1)[0]
+    assert "first failure: node 1, rank 2" in render_html(leak)

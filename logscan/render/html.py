@@ -13,7 +13,7 @@ from html import escape
 
 from logscan.diagnosis import Diagnosis, Finding, number_ranges, place_label
 from logscan.render.inert import inert
-from logscan.render.order import readable_time, straggler_line, stuck_lines
+from logscan.render.order import first_failure_apart, readable_time, straggler_line, stuck_lines
 from logscan.render.timeline import LEGEND, SYMBOLS, TRAINED, Layout, Row, layout
 from logscan.vocabulary import TIMELINE, MarkStage, TimeAxis
 
@@ -112,9 +112,8 @@ def _header(d: Diagnosis, ids: dict[str, str], hints: set[str]) -> str:
         notes.append(f"platform job status: {d.job_status}")
     if d.config_file:
         notes.append(f"settings from {d.config_file}")
-    first = d.first_failure
-    if first is not None and (first.node_rank, first.rank) != (
-            (d.root_cause.node_rank, d.root_cause.rank) if d.root_cause else (None, None)):
+    first = first_failure_apart(d)
+    if first is not None:
         notes.append("first failure: " + place_label(first.node_rank, first.rank).strip(" ()"))
     if notes:
         out.append(f'<p class="facts">{_e(" · ".join(notes))}</p>')

@@ -20,7 +20,8 @@ from rich.text import Text
 
 from logscan.diagnosis import Diagnosis, Finding, Mark, number_ranges, place_label
 from logscan.render.inert import inert, no_workflow_commands
-from logscan.render.order import readable_time, shorten_path, straggler_line, stuck_lines
+from logscan.render.order import (first_failure_apart, readable_time, shorten_path, straggler_line,
+                                  stuck_lines)
 from logscan.vocabulary import Severity, Verdict
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -251,10 +252,9 @@ def render_human(d: Diagnosis, color: bool = False, width: int | None = None,
         notes.append(f"platform job status: {inert(d.job_status)}")
     if d.config_file:
         notes.append(f"settings from {inert(d.config_file)}")
-    if d.first_failure is not None and (d.first_failure.node_rank is not None
-                                        or d.first_failure.rank is not None):
-        notes.append("first failure:" + place_label(d.first_failure.node_rank,
-                                                    d.first_failure.rank).strip(" ()").join(" ."))
+    first = first_failure_apart(d)
+    if first is not None and (first.node_rank is not None or first.rank is not None):
+        notes.append("first failure:" + place_label(first.node_rank, first.rank).strip(" ()").join(" ."))
     if notes:
         r.line(Text("; ".join(notes).rstrip(".")))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from logscan.diagnosis import Diagnosis, Finding, Mark
+from logscan.diagnosis import Diagnosis, Finding, Mark, Place
 from logscan.rule_ids import HANG_RULES
 from logscan.vocabulary import Severity, Verdict
 
@@ -63,6 +63,15 @@ def readable_time(iso: str) -> str:
     if when.tzinfo is None:
         return when.strftime("%Y-%m-%d %H:%M:%S")
     return when.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def first_failure_apart(d: Diagnosis) -> Place | None:
+    """The first failure where it is not the root cause's own rank: there the root cause says
+    it, and a rank has one role."""
+    first, root = d.first_failure, d.root_cause
+    if first is None or (root is not None and (first.node_rank, first.rank) == (root.node_rank, root.rank)):
+        return None
+    return first
 
 
 def straggler_line(d: Diagnosis, f: Finding) -> Mark | None:

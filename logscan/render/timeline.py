@@ -16,7 +16,7 @@ from rich.text import Text
 
 from logscan.diagnosis import Diagnosis, Mark, ProcessSummary, WorkerSummary, format_duration
 from logscan.render.inert import inert
-from logscan.render.order import readable_time, shorten_path
+from logscan.render.order import first_failure_apart, readable_time, shorten_path
 from logscan.vocabulary import TIMELINE, MarkStage, RunStage, TimeAxis
 
 SYMBOLS = {MarkStage.LAUNCHED: "L", MarkStage.TORCHRUN_STARTED: "T", MarkStage.ENV_PRINTED: "E",
@@ -143,15 +143,9 @@ def layout(d: Diagnosis, ranks: bool = True) -> Layout:
                   max(times).isoformat() if axis == TimeAxis.TIME else None, tuple(rows))
 
 
-def _same_place(d: Diagnosis) -> bool:
-    """The first failure is the root cause's own rank: one role, said once, as the root cause."""
-    first, root = d.first_failure, d.root_cause
-    return first is not None and root is not None and (first.node_rank, first.rank) == (root.node_rank, root.rank)
-
-
 def _status(d: Diagnosis, w: WorkerSummary, root: bool, first: bool) -> str:
     parts = [w.stage]
-    if first and not (root and _same_place(d)):
+    if first and not (root and first_failure_apart(d) is None):
         parts.append("first failure")
     if root and d.root_cause:
         parts.append(f"root cause: {d.root_cause.rule}")
