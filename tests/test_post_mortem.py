@@ -16,7 +16,6 @@ from logscan.render.html import render_html
 from logscan.render.human import render_human
 from logscan.render.order import readable_time
 from test_human_report import diagnosed
-from test_report_html import Page
 
 # A hang with a straggler torchrun SIGTERMed afterwards, and one whose others timed out naming it.
 STALLS = {"stall-mid-training": 1, "hang-before-ddp": 3}
