@@ -134,6 +134,11 @@ class Rule:
         match). Templates are data: nothing but a plain name is ever looked up."""
         return _PLACEHOLDER.sub(lambda m: groups.get(m[1], "?"), self.message)
 
+    def render_hint(self, groups: dict[str, str]) -> str:
+        """The hint, its `{name}` placeholders filled the same way (a signal's hint names what
+        its line captured: the module, the path, the variable)."""
+        return _PLACEHOLDER.sub(lambda m: groups.get(m[1], "?"), self.hint)
+
 
 # `{name}`; a template may hold nothing else between braces (checked when the rule loads).
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w{0,63})\}")
@@ -142,10 +147,10 @@ MAX_RULE_FILE_BYTES = 1 << 20
 MAX_PATTERN_CHARS = 4096
 
 
-def _check_template(path: Path, template: str) -> str:
+def _check_template(path: Path, template: str, key: str = "message") -> str:
     rest = _PLACEHOLDER.sub("", template)
     if "{" in rest or "}" in rest:
-        raise RuleFileError(path, "message", "may hold only {name} placeholders of named groups "
+        raise RuleFileError(path, key, "may hold only {name} placeholders of named groups "
                                              "(no attributes, indexes or format specs)")
     return template
 
@@ -326,7 +331,7 @@ def parse_rule(path: Path, data: dict) -> Rule:
             cascade=_bool(path, data, "cascade"),
             informational=_bool(path, data, "informational"),
             cause=_optional_str(path, data, "cause"),
-            hint=_optional_str(path, data, "hint") or "",
+            hint=_check_template(path, _optional_str(path, data, "hint") or "", "hint"),
             traceback_stage=_optional_choice(path, data, "traceback_stage", RunStage),
         )
     else:
@@ -418,10 +423,11 @@ class Catalogue:
                 best[signal.cause] = min(best.get(signal.cause, 1 << 30), signal.precedence)
         return tuple(sorted(best, key=lambda cause: (best[cause], cause)))
 
-    def cause_hint(self, cause: str | None) -> str | None:
-        """The hint a crash of this cause class gets, where its signal gives one."""
-        return next((s.hint for s in self.signals.values() if cause and s.cause == cause and s.hint),
-                    None)
+    def cause_hint(self, cause: str | None, groups: dict[str, str] | None = None) -> str | None:
+        """The hint a crash of this cause class gets, where its signal gives one, filled with
+        `groups` (what the crash's lines captured, and where it happened)."""
+        signal = next((s for s in self.signals.values() if cause and s.cause == cause and s.hint), None)
+        return signal.render_hint(groups or {}) if signal is not None else None
 
     @cached_property
     def informational(self) -> frozenset[str]:

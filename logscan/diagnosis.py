@@ -109,6 +109,9 @@ class WorkerSummary:
     stages: tuple[Mark, ...] = ()      # its timeline (a stage it never got to is left out)
     last_line: Mark | None = None      # the last line of its log
     findings: tuple[str, ...] = ()     # keys of the findings about this Worker
+    # When its log last moved, ISO, as a report may state it: its last timed line, else its
+    # file's mtime only where that can be the job's time (logscan.diagnose.clock).
+    last_known: str | None = None
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,7 @@ class NovelLine:
 class InputNote:
     path: str
     problem: str
+    minor: bool = False   # nothing the diagnosis missed (files that are not logs): shown with -v
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,9 @@ class Diagnosis:
     # The failing rank's lines that set it apart from its peers, most telling first; none for a
     # healthy or still running job.
     novel_lines: tuple[NovelLine, ...] = ()
+    # What the report says once about its times: a file's time shown, or none known.
+    clock_note: str = ""
+    finished: str | None = None     # how the logs say the run ended (`30/30 steps`), if they do
 
     @property
     def healthy(self) -> bool:
@@ -211,7 +218,8 @@ class Diagnosis:
             return f"{self.verdict} {self.job}: {len(self.workers)} Worker(s), {progress}, no failure so far"
         if self.verdict == Verdict.HEALTHY:
             warnings = sum(f.severity == Severity.WARNING for f in self.findings)
-            return (f"{self.verdict} {self.job}: {len(self.workers)} Worker(s), reached the first batch"
+            got = f"finished ({self.finished})" if self.finished else "reached the first batch"
+            return (f"{self.verdict} {self.job}: {len(self.workers)} Worker(s), {got}"
                     + (f", {warnings} warning(s)" if warnings else ""))
         if self.verdict == Verdict.INCONCLUSIVE:
             return f"{self.verdict} {self.job}: {self.verdict_reason}"

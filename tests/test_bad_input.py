@@ -351,7 +351,7 @@ def test_a_directory_of_5000_tiny_files(tmp_path):
     before = fingerprint(tmp_path)
 
     started = time.monotonic()
-    result = run("scan", job, "--now", POST_MORTEM_NOW, timeout=300)
+    result = run("scan", job, "--now", POST_MORTEM_NOW, "-v", timeout=300)  # -v: the skipped files' note
     elapsed = time.monotonic() - started
     assert result.returncode == 0 and b"Traceback" not in result.stderr, result.stderr
     text = result.stdout.decode("utf-8")

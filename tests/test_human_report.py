@@ -70,11 +70,18 @@ def test_concise_by_default_and_verbose_shows_all():
 def test_hang_shows_where_each_waiting_rank_stopped():
     d = diagnosed("stall-mid-training")
     report = render_human(d, width=100)
-    section = report.split("Where the waiting ranks stopped", 1)[1]
+    root, section = report.split("Where the waiting ranks stopped", 1)
+    section = section.split("\nTimeline", 1)[0]
     for p in d.processes:
-        assert f"rank {p.rank} (node {p.node_rank})" in section
-    # the straggler's last line is its env print: it never reached the collective
-    assert "torchrun env: RANK= 1" in section
+        if p.rank != d.root_cause.rank:
+            assert f"rank {p.rank} (node {p.node_rank})" in section
+    # the straggler is not one of the waiting ranks: the root cause shows its last line, its env
+    # print (it never reached the collective), then the waiting ranks' timeout
+    assert "rank 1 (node 0)" not in section and "torchrun env: RANK= 1" not in section
+    block = root.split("root cause:", 1)[1]
+    assert block.index("rank 1 stopped here") < block.index("torchrun env: RANK= 1") \
+        < block.index("the ranks that waited for it") < block.index("[rank0]: RuntimeError")
+    assert "exitcode" not in block
 
 
 def test_timeline_marks_the_root_cause_and_missing_workers():

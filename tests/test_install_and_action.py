@@ -181,7 +181,7 @@ def test_the_action_expands_globs_and_reads_args_as_shell_words(tmp_path):
     assert argv[:2] == [b"sample_logs/healthy-2x2/worker-0/launch_ddp.log",
                         b"sample_logs/healthy-2x2/worker-1/launch_ddp.log"]
     assert b"step [0-9]+/" in argv  # one argument, spaces and all
-    assert done.stdout.rstrip().endswith("HEALTHY healthy-2x2: 2 Worker(s), reached the first batch")
+    assert done.stdout.rstrip().endswith("HEALTHY healthy-2x2: 2 Worker(s), finished (30/30 steps)")
 
 
 def test_the_action_fails_a_glob_that_matches_nothing_and_bad_quoting(tmp_path):

@@ -81,3 +81,27 @@ def test_page_renders_in_chromium(browser, sample, tmp_path):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shot = ARTIFACTS / f"report-{sample}.png"
     assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("sample", ["stall-mid-training", "healthy-timestamps"])
+def test_timeline_headings_do_not_overlap_at_800_px(browser, sample, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    page = tmp_path / f"{sample}.html"
+    page.write_text(render_html(diagnosed(sample)), encoding="utf-8")
+    browser.set_window_size(800, 1000)
+    try:
+        browser.get(page.as_uri())
+        ticks = browser.find_elements(By.CSS_SELECTOR, ".axis .ticks span")
+        assert len(ticks) >= 2
+        boxes = [t.rect for t in ticks]
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1:]:
+                apart = (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
+                         or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
+                assert apart, (sample, a, b)
+        axis = browser.find_element(By.CSS_SELECTOR, ".axis").rect
+        assert all(axis["x"] <= box["x"] and box["x"] + box["width"] <= axis["x"] + axis["width"] + 1
+                   for box in boxes)
+    finally:
+        browser.set_window_size(1280, 1000)

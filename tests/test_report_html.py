@@ -117,7 +117,10 @@ def test_hostile_log_text_stays_inert(tmp_path, run_cli):
 def test_report_command(tmp_path, run_cli):
     out = tmp_path / "r.html"
     result = run_cli("report", SAMPLES / "healthy-2x2", "-o", out, "--now", POST_MORTEM_NOW)
-    assert result.exit_code == 0 and result.output == "", result.output
+    # where the page went, and the verdict, on one line of stderr (an exit status of 1 alone
+    # looks like a failure to write it)
+    assert result.exit_code == 0 and result.stdout == "", result.output
+    assert result.stderr == f"logscan: wrote {out}: HEALTHY healthy-2x2: 2 Worker(s), finished (30/30 steps)\n"
     assert out.read_text().startswith("<!DOCTYPE html>")
     missing = run_cli("report", tmp_path / "nope", "-o", out)
     assert missing.exit_code == 2 and missing.output.count("\n") == 1

@@ -11,7 +11,7 @@ import typer
 from logscan.cli.exit_codes import EXIT_STATUS_HELP
 from logscan.cli.common import (ConfigFile, Ignore, Isolated, Jobs, JobStatusOption, Now, Paths,
                                 ProgressPatterns, RuleDirs, Select, StallAfter, diagnose_or_fail,
-                                exit_status, load_settings, write_report)
+                                exit_status, load_settings, say, write_report)
 
 
 def register(app: typer.Typer) -> None:
@@ -42,4 +42,6 @@ def report(
     from logscan.render.html import render_html
 
     write_report(render_html(diagnosis), output)
+    if output is not None:  # else the page itself is the output
+        say(f"logscan: wrote {output}: {diagnosis.summary()}")
     raise typer.Exit(exit_status(diagnosis, settings.fail_on))

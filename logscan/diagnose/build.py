@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from logscan.findings import CODE_RULES
@@ -12,11 +13,12 @@ from logscan.diagnosis import Diagnosis, InputNote, ProcessSummary, WorkerSummar
 from logscan.limits import MAX_RULE_TIMEOUTS
 from logscan.scan.finders import USER_PROGRESS_FLAG
 from logscan.model.job import Job
+from logscan.diagnose.clock import clock_note, last_known_time
 from logscan.diagnose.root_cause import choose_root_cause
 from logscan.rule_ids import MISSING_RANK, MISSING_WORKER, MISSING_WORKER_LOG
 from logscan.diagnose.placement import root_key, stuck_places, with_findings
-from logscan.diagnose.stage_marks import RankLines, mark, time_axis, worker_stages
-from logscan.diagnose.verdict import judge
+from logscan.diagnose.stage_marks import RankMarks, mark, time_axis, worker_stages
+from logscan.diagnose.verdict import judge, run_end
 from logscan.diagnose.novel_lines import novel_lines
 from logscan.vocabulary import MarkStage, Role, RuleKind, RunStage, Severity, Verdict
 
@@ -46,6 +48,7 @@ def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
         master = format_master(launch.master_addr, launch.master_port) \
             if launch and launch.master_addr else None
         last = w.last_activity()
+        known, _ = last_known_time(job, w)
         out.append(WorkerSummary(
             label=w.label, node_rank=w.node_rank, host=w.host, files=tuple(w.files),
             nnodes=launch.nnodes if launch else None,
@@ -53,7 +56,8 @@ def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
             total_procs=launch.total_procs if launch else None, master=master,
             ranks=tuple(ranks), reached_first_batch=job.reached_first_batch(w),
             stage=job.stage_of(w), last_activity=last.isoformat() if last else None,
-            stages=worker_stages(job, w), last_line=mark(MarkStage.LAST_LINE, w.last_line)))
+            stages=worker_stages(job, w), last_line=mark(MarkStage.LAST_LINE, w.last_line),
+            last_known=known.isoformat() if known else None))
     return tuple(out)
 
 
@@ -61,7 +65,7 @@ def _processes(job: Job) -> tuple[ProcessSummary, ...]:
     failures = {(f.worker.label, f.rank): f for f in job.failures if f.rank is not None}
     out = {}
     for w in job.workers:
-        lines = RankLines(w)
+        lines = RankMarks(w)
         for env in w.own_envs:
             if env.rank is None or env.rank in out:
                 continue
@@ -82,6 +86,8 @@ def _processes(job: Job) -> tuple[ProcessSummary, ...]:
 EXPANSION_NOTE = 100
 # Files skipped as not logs are named in the report, up to this many; the rest are counted.
 SKIPPED_NAMED = 5
+# A file name that says it is a log: `x.log`, `x.log.1`, `x.log.gz`, `x.out`, `x.err`, `stdout`.
+LOG_NAME = re.compile(r"(?i)(\.(log|out|err)(\.\d+)?(\.gz)?|\bstd(out|err)(\.txt)?)$")
 
 
 def _input_notes(job: Job, found) -> tuple[InputNote, ...]:
@@ -89,8 +95,11 @@ def _input_notes(job: Job, found) -> tuple[InputNote, ...]:
     if found.skipped:
         named = ", ".join(found.skipped[:SKIPPED_NAMED])
         more = len(found.skipped) - SKIPPED_NAMED
+        # Files that are not logs are no news (shown with -v), unless one is named like a log:
+        # that may be a log logscan could not read as one.
         notes.append(InputNote(named + (f" and {more} more" if more > 0 else ""),
-                               "not logs (checkpoints, binaries, configs, other files): skipped"))
+                               "not logs (checkpoints, binaries, configs, other files): skipped",
+                               minor=not any(LOG_NAME.search(p) for p in found.skipped)))
     for scan in job.scans:
         if scan.leading_nul:
             notes.append(InputNote(scan.display, f"starts with {scan.leading_nul} NUL bytes (a live log cut by "
@@ -127,7 +136,8 @@ def diagnose_job(job: Job, settings, found) -> Diagnosis:
         config_file=str(settings.config_path) if settings.config_path else None,
         inputs=_input_notes(job, found), skipped=tuple(found.skipped),
         files_scanned=len(job.scans), bytes_scanned=sum(s.size for s in job.scans),
-        lines_scanned=sum(s.lines for s in job.scans))
+        lines_scanned=sum(s.lines for s in job.scans), clock_note=clock_note(job),
+        finished=run_end(job))
     key = root_key(diagnosis.findings, root)
     failing = verdict in (Verdict.FAILED, Verdict.INCONCLUSIVE)
     return replace(diagnosis, time_axis=time_axis(diagnosis.workers),

@@ -9,14 +9,19 @@ from logscan.diagnosis import Place, WorkerSummary
 from logscan.rule_ids import HANG_IN_RENDEZVOUS, HANG_RULES
 from logscan.vocabulary import RunStage, Severity
 
+
 def stuck_places(findings, workers, processes) -> tuple[Place, ...]:
     """Where a hang left things waiting: the Workers stuck in rendezvous, and every process that
-    did not fail by itself when processes hung or a collective timed out."""
+    did not fail by itself when processes hung or a collective timed out. The straggler a hang
+    names is not one of them: it is what the others waited for, and the hang's evidence quotes
+    its last line."""
     hangs = [f for f in findings if f.rule in HANG_RULES and f.severity == Severity.ERROR]
     places = [Place(f.node_rank, None) for f in hangs
               if f.rule == HANG_IN_RENDEZVOUS and f.node_rank is not None]
+    stragglers = {f.rank for f in hangs if f.rank is not None}
     if any(f.rule != HANG_IN_RENDEZVOUS for f in hangs):
-        waiting = [Place(p.node_rank, p.rank) for p in processes if p.failed is None or p.cascade]
+        waiting = [Place(p.node_rank, p.rank) for p in processes
+                   if (p.failed is None or p.cascade) and p.rank not in stragglers]
         places += waiting or [Place(w.node_rank, None) for w in workers
                               if w.node_rank is not None and w.stage != RunStage.LAUNCH]
     return tuple(dict.fromkeys(places))

@@ -3,14 +3,11 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from logscan.diagnosis import Mark, WorkerSummary
 from logscan.model.job import Job
-from logscan.rule_ids import DEATH_SIGNAL_RECEIVED, TORCHRUN_STARTED, WAITING_EVIDENCE
+from logscan.findings.rank_lines import RankLines
+from logscan.rule_ids import TORCHRUN_STARTED
 from logscan.vocabulary import TIMELINE, MarkStage, TimeAxis
-
-RANK_WAITING = tuple(s for s in WAITING_EVIDENCE if s != DEATH_SIGNAL_RECEIVED)
 
 
 def mark(stage: MarkStage, where) -> Mark | None:
@@ -42,27 +39,8 @@ def worker_stages(job: Job, w) -> tuple[Mark, ...]:
     return tuple(sorted(marks, key=lambda m: (position(m), TIMELINE.index(m.stage))))
 
 
-class RankLines:
-    """One Worker's lines grouped by the rank they are of, built once per Worker: a rank's own
-    lines are its env print, its progress, its exceptions and what it said while waiting on
-    others (torchrun's report about it is torchrun's, not the rank's)."""
-
-    def __init__(self, w):
-        self.position = w.position
-        self.progress: dict[int, list] = defaultdict(list)
-        self.own: dict[int, list] = defaultdict(list)
-        for env in w.envs:
-            if env.rank is not None:
-                self.own[env.rank].append(env.where)
-        for p in w.progress:
-            if (rank := w.global_rank(p.where)) is not None:
-                self.progress[rank].append(p.where)
-                self.own[rank].append(p.where)
-        said = [x.where for x in w.exceptions if not x.agent] + \
-            [h.where for h in w.hits if h.rule_id in RANK_WAITING]
-        for where in said:
-            if (rank := w.global_rank(where)) is not None:
-                self.own[rank].append(where)
+class RankMarks(RankLines):
+    """A Worker's ranks as the timeline draws them: each rank's stages and its last own line."""
 
     def stages(self, env, failure) -> tuple[Mark, ...]:
         progress = sorted(self.progress.get(env.rank, ()), key=self.position)
@@ -73,8 +51,7 @@ class RankLines:
         return tuple(sorted((m for m in marks if m), key=self.position))
 
     def last_line(self, rank: int) -> Mark | None:
-        lines = self.own.get(rank)
-        return mark(MarkStage.LAST_LINE, max(lines, key=self.position)) if lines else None
+        return mark(MarkStage.LAST_LINE, self.last_own_line(rank))
 
 
 def time_axis(workers: tuple[WorkerSummary, ...]) -> TimeAxis:

@@ -8,7 +8,9 @@ is missing.
 
 from __future__ import annotations
 
+from logscan.findings.expectations import END_MARKER
 from logscan.model.job import Job, Worker
+from logscan.scan.prefixes import strip_prefixes
 from logscan.rule_ids import ERROR_LINE, WORKER_GROUP_SUCCEEDED
 from logscan.vocabulary import JobStatus, Severity, Verdict
 
@@ -63,3 +65,22 @@ def judge(job: Job, findings) -> tuple[Verdict, str]:
         return Verdict.INCONCLUSIVE, (f"no line shows that {where}{more} got past the first batch, and "
                                       f"nothing says it failed")
     return Verdict.HEALTHY, "every Worker got past its first batch and nothing failed"
+
+
+# How much of a script's end-of-run line the verdict quotes.
+QUOTED = 60
+
+
+def run_end(job: Job) -> str | None:
+    """How the logs say the run ended, when they do: `30/30 steps` from a last progress line at
+    its total, or torchrun's report that every process exited 0."""
+    for w in job.workers:
+        if w.progress_fraction() == 1.0 and (steps := w.finished_steps()):
+            return f"{steps} steps"
+    for w in job.workers:
+        if w.last_line is not None and END_MARKER.search(w.last_line.text):
+            return f"its last line: {strip_prefixes(w.last_line.text).body.strip()[:QUOTED]}"
+    ddp = [w for w in job.workers if _shows_ddp(w)]
+    if ddp and all(w.group_succeeded for w in ddp):
+        return "every process exited 0"
+    return None

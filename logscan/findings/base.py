@@ -47,3 +47,27 @@ def hits(worker: Worker, *rule_ids: str) -> list[SignalHit]:
     return [h for h in worker.hits if h.rule_id in wanted]
 
 
+
+
+# What a cause's hint says where its lines did not capture the name: the hint still reads.
+HINT_DEFAULTS = {"module": "the missing module", "path": "the path the error names",
+                 "var": "the variable the KeyError names"}
+
+
+def cause_hint(job, cause: str, worker: Worker, lines: set[tuple[str, int]],
+               where: str | None = None) -> str | None:
+    """The hint of a cause class, its placeholders filled with what the cause signal captured on
+    `lines` (the module, the path, the variable; the first line's, as the evidence shows it) and
+    `{where}`: the given place, else the Worker's node and host."""
+    captured: dict[str, str] = {}
+    signals = job.catalogue.signals
+    for hit in sorted(worker.hits, key=lambda h: worker.position(h.where)):
+        signal = signals.get(hit.rule_id)
+        if signal is not None and signal.cause == cause and (hit.where.file, hit.where.line) in lines:
+            for name, value in hit.groups:
+                if value:
+                    captured.setdefault(name, value)
+    if where is None:
+        host = f" ({worker.host})" if worker.host else ""
+        where = (f"node {worker.node_rank}" if worker.node_rank is not None else worker.label) + host
+    return job.catalogue.cause_hint(cause, {**HINT_DEFAULTS, **captured, "where": where})

@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from logscan.catalogue import Group
 from logscan.exit_signals import SIGNALS
-from logscan.findings.base import finding, hits, plural
+from logscan.findings.base import cause_hint, finding, hits, plural
 from logscan.model.failures import SIGKILL, SIGTERM, Failure, earlier_attempt_failures
 from logscan.model.job import ROUND_FAILURE, Job
 from logscan.rule_ids import WORKER_GROUP_RESTART, WORKER_KILLED
@@ -45,6 +45,19 @@ def _same_error(failures: list[Failure]) -> list[list[Failure]]:
     return list(groups.values())
 
 
+def _cause_hint(job: Job, same: list[Failure], everyone: bool = False) -> str | None:
+    """The hint of the crashes' cause class, naming what their lines captured and where they
+    happened: the node (and its host), or every node."""
+    first = same[0]
+    if not first.cause:
+        return None
+    lines = {(w.file, w.line) for f in same for w in (f.where, *f.more)}
+    nodes = sorted({f.node_rank for f in same if f.node_rank is not None})
+    where = ("every node" if everyone else plural(nodes, "node", "nodes")) \
+        if everyone or len(nodes) > 1 else None
+    return cause_hint(job, first.cause, first.worker, lines, where)
+
+
 def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: set[int]):
     first = same[0]
     ranks = sorted({f.rank for f in same if f.rank is not None})
@@ -64,7 +77,7 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: s
     everyone = len(same) > 1 and expected is not None and (
         len(ranks) >= expected or (every_node and len(set(ranks) | terminated) >= expected))
     meaning = f": {killed_by.meaning}" if killed_by and first.cause is None else ""
-    hint = killed_by.hint if killed_by and first.cause is None else job.catalogue.cause_hint(first.cause)
+    hint = killed_by.hint if killed_by and first.cause is None else _cause_hint(job, same, everyone)
     return finding(rule, f"{who} {verb} {first.summary} {when}{meaning}",
                    [w for f in same for w in (f.where, *f.more)],
                    node_rank=None if everyone else first.node_rank, node_ranks=tuple(nodes),
@@ -150,7 +163,7 @@ def restart_recovered(job: Job, rule):
     return [finding(rule, f"torchrun restarted the worker group {times} after {who} {first.summary}; "
                           f"the restarted attempt went on", [first.where],
                     node_rank=first.node_rank, rank=first.rank, worker=first.worker.label,
-                    hint=job.catalogue.cause_hint(first.cause) if first.cause else None)]
+                    hint=_cause_hint(job, [first]))]
 
 
 def worker_vanished(job: Job, rule):

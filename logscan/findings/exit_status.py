@@ -22,7 +22,10 @@ def masked_exit_code(job: Job, rule):
     errors = [h for w in job.workers for h in w.hits
               if (r := job.catalogue.rules.get(h.rule_id)) and r.severity == Severity.ERROR]
     if failures:
-        reason, evidence = f"the logs show {failures[0].summary}", [f.where for f in failures[:2]]
+        # Named, not quoted: the root cause's block quotes the line itself.
+        first = failures[0]
+        reason = f"the logs show {first.summary.split(':', 1)[0]} at {first.where.file}:{first.where.line}"
+        evidence = [f.where for f in failures[:2]]
     elif errors:
         reason, evidence = "the logs show a failure", [h.where for h in errors[:2]]
     elif unfinished:

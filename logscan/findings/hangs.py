@@ -6,6 +6,7 @@ from __future__ import annotations
 from logscan.catalogue import Group
 from logscan.diagnosis import format_duration
 from logscan.findings.base import finding, hits, plural
+from logscan.findings.rank_lines import last_own_line
 from logscan.model.failures import SIGTERM, Failure, awaited_ranks, is_stale, job_ended
 from logscan.model.job import Job
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, CONNECT_FAILED, SIBLING_TERMINATED, DEATH_SIGNAL_RECEIVED,
@@ -104,7 +105,20 @@ def _re_formed_round_hang(rule, hung: list, re_formed: list):
 
 
 def _straggler(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:
-    """(node_rank, rank, evidence) of the one process the others waited for, if the logs say."""
+    """(node_rank, rank, evidence) of the one process the others waited for, if the logs say.
+    The evidence starts with the straggler's own last line, where it wrote one: what it did last
+    tells more than torchrun's report that it SIGTERMed it afterwards."""
+    node_rank, rank, proof = _found_straggler(job, failures)
+    own = last_own_line(job, rank) if rank is not None else None
+    if own is None:
+        return node_rank, rank, proof
+    terminated = _terminated_straggler(failures)
+    if terminated is not None and terminated.rank == rank:
+        proof = [where for where in proof if where != terminated.where]
+    return node_rank, rank, [own, *proof]
+
+
+def _found_straggler(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:
     awaited = awaited_ranks(job)
     if len(awaited) == 1:
         rank = awaited.pop()

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import replace
 
 from logscan.catalogue import Group
-from logscan.findings.base import few, finding
+from logscan.findings.base import cause_hint, few, finding
 from logscan.model.job import Job
 from logscan.rule_ids import SIBLING_TERMINATED
 
@@ -54,10 +54,14 @@ def _stopped_on_purpose(worker) -> set[str]:
 CAUSE_WINDOW = 3
 
 
+def _near(wheres) -> set[tuple[str, int]]:
+    return {(w.file, w.line + d) for w in wheres for d in range(CAUSE_WINDOW + 1)}
+
+
 def _cause_near(job: Job, worker, wheres) -> str | None:
     """The crash-cause class a cause signal gives on one of these lines or just after them."""
     causes = job.catalogue.signals_with_cause()
-    near = {(w.file, w.line + d) for w in wheres for d in range(CAUSE_WINDOW + 1)}
+    near = _near(wheres)
     found = {causes[h.rule_id] for h in worker.hits
              if h.rule_id in causes and (h.where.file, h.where.line) in near}
     return next((c for c in job.catalogue.cause_order if c in found), None)
@@ -67,7 +71,8 @@ def _with_cause(job: Job, worker, found, wheres):
     cause = _cause_near(job, worker, wheres)
     if cause is None:
         return found
-    return replace(found, cause=cause, hint=job.catalogue.cause_hint(cause) or found.hint)
+    return replace(found, cause=cause,
+                   hint=cause_hint(job, cause, worker, _near(wheres)) or found.hint)
 
 
 def signature_findings(job: Job, rule):

@@ -144,6 +144,14 @@ class Worker(EventLists):
                      if int(m) > 0 and int(n) <= int(m)]
         return min(fractions) if fractions else None
 
+    def finished_steps(self) -> str | None:
+        """`30/30`: the last progress line's count where it is at its total."""
+        last = self.last_progress
+        if last is None:
+            return None
+        done = [(n, m) for n, m in _N_OF_M.findall(clean(last.where.text)) if int(m) > 0 and n == m]
+        return f"{done[-1][0]}/{done[-1][1]}" if done else None
+
     @property
     def group_succeeded(self) -> bool:
         """torchrun's agent says every process of this Worker exited 0."""

@@ -13,7 +13,7 @@ from html import escape
 
 from logscan.diagnosis import Diagnosis, Finding, number_ranges, place_label
 from logscan.render.inert import inert
-from logscan.render.order import stuck_lines
+from logscan.render.order import first_failure_apart, readable_time, straggler_line, stuck_lines
 from logscan.render.timeline import LEGEND, SYMBOLS, TRAINED, Layout, Row, layout
 from logscan.vocabulary import TIMELINE, MarkStage, TimeAxis
 
@@ -37,6 +37,7 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 2px 0 6px; padding
         padding: 8px 12px; margin: 10px 0; }
 .card.warning { border-left-color: var(--warn); } .card.info { border-left-color: #1a73e8; }
 .card.cascade { border-left-color: var(--line); }
+.label-line { color: var(--muted); margin-top: 6px; }
 .hint { color: var(--good); } .where { color: var(--muted); }
 .sev { font-weight: 700; text-transform: uppercase; font-size: 12px; margin-right: 6px; }
 .sev.error { color: var(--bad); } .sev.warning { color: var(--warn); }
@@ -44,8 +45,10 @@ ul.cascades { margin: 4px 0; padding-left: 18px; } ul.cascades li { overflow-wra
 .timeline { border: 1px solid var(--line); border-radius: 6px; padding: 6px 10px; }
 .axis, .tl-row { display: grid; grid-template-columns: 150px 1fr 300px; gap: 10px; align-items: center; }
 .axis { color: var(--muted); font-size: 12px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
-.axis .ticks { position: relative; height: 16px; }
-.axis .ticks span { position: absolute; transform: translateX(-50%); white-space: nowrap; }
+.axis .ticks { position: relative; height: 30px; }
+.axis .ticks span:nth-child(even) { top: 15px; }  /* staggered: neighbouring headings never meet */
+@media (max-width: 960px) { .axis, .tl-row { grid-template-columns: 96px 1fr 200px; } }
+.axis .ticks span { position: absolute; transform: translateX(-50%); white-space: nowrap; line-height: 14px; }
 .axis .ticks span.first { transform: none; } .axis .ticks span.last { transform: translateX(-100%); }
 details.worker-row > summary { list-style: none; cursor: pointer; }
 details.worker-row > summary::-webkit-details-marker { display: none; }
@@ -86,13 +89,20 @@ def _finding_ids(d: Diagnosis) -> dict[str, str]:
     return {f.key: f"f{i}" for i, f in enumerate(d.findings, 1)}
 
 
-def _evidence(f: Finding, limit: int | None = None) -> str:
-    items = f.evidence if limit is None else f.evidence[:limit]
-    return "".join(f'<div class="where mono">{_e(e.file)}:{e.line}</div><pre>{_e(e.text.rstrip())}</pre>'
-                   for e in items)
+def _evidence(f: Finding, d: Diagnosis) -> str:
+    """Every evidence line; a hang's straggler's own last line first, said to be that."""
+    own = straggler_line(d, f)
+    out = []
+    for i, e in enumerate(f.evidence):
+        if own is not None and i == 0:
+            out.append(f'<div class="label-line">rank {f.rank} stopped here (its own last line):</div>')
+        elif own is not None and i == 1:
+            out.append('<div class="label-line">the ranks that waited for it:</div>')
+        out.append(f'<div class="where mono">{_e(e.file)}:{e.line}</div><pre>{_e(e.text.rstrip())}</pre>')
+    return "".join(out)
 
 
-def _header(d: Diagnosis, ids: dict[str, str]) -> str:
+def _header(d: Diagnosis, ids: dict[str, str], hints: set[str]) -> str:
     root = d.root_finding
     out = [f'<h1><span class="verdict {_e(d.verdict)}">{_e(d.verdict)}</span> {_e(d.job)}</h1>']
     if root is None:  # else the root cause's card below says it
@@ -102,20 +112,23 @@ def _header(d: Diagnosis, ids: dict[str, str]) -> str:
         notes.append(f"platform job status: {d.job_status}")
     if d.config_file:
         notes.append(f"settings from {d.config_file}")
-    if d.first_failure is not None:
-        notes.append("first failure:" + place_label(d.first_failure.node_rank, d.first_failure.rank))
+    first = first_failure_apart(d)
+    if first is not None:
+        notes.append("first failure: " + place_label(first.node_rank, first.rank).strip(" ()"))
     if notes:
         out.append(f'<p class="facts">{_e(" · ".join(notes))}</p>')
     if root is not None:
         out.append('<section id="root-cause"><h2>Root cause</h2>')
-        out.append(_card(root, d, ids, heading="root cause"))
+        out.append(_card(root, d, ids, hints, heading="root cause"))
         out.append("</section>")
     return "\n".join(out)
 
 
-def _card(f: Finding, d: Diagnosis, ids: dict[str, str], heading: str | None = None) -> str:
+def _card(f: Finding, d: Diagnosis, ids: dict[str, str], hints: set[str],
+          heading: str | None = None) -> str:
+    """One finding; a hint the page showed already is not shown again."""
     kind = "cascade" if f.caused_by else f.severity
-    out = [f'<div class="card {kind}" id="{ids[f.key]}{"-top" if heading else ""}">',
+    out = [f'<div class="card {kind}" id="{ids[f.key]}">',
            f'<div><span class="sev {_e(f.severity)}">{_e(heading or f.severity)}</span>'
            f'<strong>{_e(f.rule)}</strong>{_e(place_label(f.node_rank, f.rank) + f.cause_label)}: '
            f'{_e(f.message)}</div>']
@@ -123,8 +136,9 @@ def _card(f: Finding, d: Diagnosis, ids: dict[str, str], heading: str | None = N
         target = ids.get(f.caused_by)
         if target:
             out.append(f'<div class="where">a consequence of <a href="#{target}">the root cause</a></div>')
-    out.append(_evidence(f))
-    if f.hint:
+    out.append(_evidence(f, d))
+    if f.hint and f.hint not in hints:
+        hints.add(f.hint)
         out.append(f'<div class="hint">hint: {_e(f.hint)}</div>')
     children = [c for c in d.findings if c.caused_by == f.key]
     if children:
@@ -147,7 +161,7 @@ def _marks(row: Row) -> str:
                    f'width:{max(0.5, (trained[-1] - trained[0]) * 100):.2f}%"></div>')
     for p in row.marks:
         m = p.mark
-        when = f" at {m.time}" if m.time else ""
+        when = f" at {readable_time(m.time)}" if m.time else ""
         title = f"{m.stage}{when}: {m.file}:{m.line}\n{m.text.strip()}"
         stage = m.stage.replace(" ", "-")
         symbol = "" if m.stage == MarkStage.END else SYMBOLS.get(m.stage, "?")
@@ -164,19 +178,23 @@ def _row(row: Row, ids: dict[str, str], d: Diagnosis, rank: bool = False) -> str
         badges += f'<a class="badge" href="#{ids[d.root_key]}">root cause</a>'
     elif row.root_cause:
         badges += '<span class="badge">root cause</span>'
-    if row.first_failure:
+    if row.first_failure and not row.root_cause:  # one role a row: the root cause says it
         badges += '<span class="badge first">first failure</span>'
     links = ""
     if row.worker is not None and not rank:
         keys = [k for k in row.worker.findings if k in ids and k != d.root_key]
         links = " ".join(f'<a href="#{ids[k]}">{i}</a>' for i, k in enumerate(keys, 1))
         links = f" · findings {links}" if links else ""
-    status = row.worker.stage if row.worker is not None and not rank else \
-        ("no log" if row.worker is None else row.status)
+    if row.worker is None:
+        status = "no log"
+    elif not rank:
+        status = row.worker.stage
+    else:
+        status = row.afterwards if row.root_cause else (row.brief or row.status)
     data = f' data-node-rank="{row.node_rank}"' if row.node_rank is not None else ""
     return (f'<div class="{" ".join(classes)}"{data}><span class="label" title="{_e(row.label)}">{_e(row.label)}</span>'
             f'<div class="bar">{_marks(row)}</div>'
-            f'<div class="status">{badges}{_e(status)}{links}</div></div>')
+            f'<div class="status" title="{_e(row.status)}">{badges}{_e(status)}{links}</div></div>')
 
 
 def _axis(lay: Layout) -> str:
@@ -225,23 +243,29 @@ def _timeline(d: Diagnosis, ids: dict[str, str]) -> str:
 def _stuck(d: Diagnosis) -> str:
     """For a hang: the last line of each waiting rank (or Worker), and when."""
     items = []
-    for who, mark, written in stuck_lines(d):
-        when = f"at {mark.time}" if mark.time else (
-            f"no time on the line; its log was last written {written}" if written
-            else "no time on the line")
+    entries = stuck_lines(d)
+    for who, mark, written in entries:
+        when = f"at {readable_time(mark.time)}" if mark.time else (
+            f"log last written {readable_time(written)}" if written else "")
         items.append(f"<li><strong>{_e(who)}</strong> <span class=\"where\">{_e(when)}</span>"
                      f'<div class="where mono">{_e(mark.file)}:{mark.line}</div><pre>{_e(mark.text.rstrip())}</pre></li>')
     if not items:
         return ""
-    return ('<section id="stuck"><h2>Where the waiting ranks stopped</h2><ul>' + "".join(items)
+    note = (f'<p class="facts" id="clock-note">{_e(d.clock_note)}</p>'
+            if d.clock_note and not all(mark.time for _, mark, _ in entries) else "")
+    return ('<section id="stuck"><h2>Where the waiting ranks stopped</h2>' + note + "<ul>" + "".join(items)
             + "</ul></section>")
 
 
-def _findings(d: Diagnosis, ids: dict[str, str]) -> str:
-    if not d.findings:
-        return '<section id="findings"><h2>Findings</h2><p>No finding.</p></section>'
-    out = ['<section id="findings"><h2>Findings</h2>']
-    out += [_card(f, d, ids) for f in d.findings]
+def _findings(d: Diagnosis, ids: dict[str, str], hints: set[str]) -> str:
+    """Every finding but the root cause, whose card heads the page."""
+    others = [f for f in d.findings if not d.is_root(f)]
+    if not others:
+        said = "No other finding." if d.findings else "No finding."
+        return f'<section id="findings"><h2>Findings</h2><p>{said}</p></section>'
+    heading = "Every other finding" if len(others) < len(d.findings) else "Findings"
+    out = [f'<section id="findings"><h2>{heading}</h2>']
+    out += [_card(f, d, ids, hints) for f in others]
     out.append("</section>")
     return "\n".join(out)
 
@@ -252,7 +276,7 @@ def _workers(d: Diagnosis) -> str:
     for w in d.workers:
         cells = (w.node_rank if w.node_rank is not None else "?", w.host or "-", w.nnodes, w.gpus_per_node,
                  w.total_procs, w.master or "-", number_ranges(w.ranks, ",") or "-", w.stage,
-                 w.last_activity or "-")
+                 readable_time(w.last_known) if w.last_known else "not known")
         rows.append("<tr>" + "".join(f"<td>{_e('-' if c is None else c)}</td>" for c in cells)
                     + f'<td class="files mono">{"<br>".join(_e(p) for p in w.files)}</td></tr>')
     return ('<section id="workers"><h2>Workers</h2><table class="workers"><thead><tr>'
@@ -262,6 +286,7 @@ def _workers(d: Diagnosis) -> str:
 
 def render_html(d: Diagnosis, **_) -> str:
     ids = _finding_ids(d)
+    hints: set[str] = set()
     notes = "".join(f"<li>{_e(n.path)}: {_e(n.problem)}</li>" for n in d.inputs)
     return "\n".join([
         "<!DOCTYPE html>",
@@ -272,10 +297,10 @@ def render_html(d: Diagnosis, **_) -> str:
         "style-src 'unsafe-inline'\">",
         f"<title>logscan: {_e(d.verdict)} {_e(d.job)}</title>",
         f"<style>{CSS}</style></head><body><main>",
-        _header(d, ids),
+        _header(d, ids, hints),
         _timeline(d, ids),
         _stuck(d),
-        _findings(d, ids),
+        _findings(d, ids, hints),
         _workers(d),
         f'<section id="inputs"><h2>Inputs</h2><ul>{notes}</ul></section>' if notes else "",
         f"<footer>{d.files_scanned} file(s), {d.lines_scanned} lines, {len(d.findings)} finding(s). "

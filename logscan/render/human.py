@@ -20,7 +20,8 @@ from rich.text import Text
 
 from logscan.diagnosis import Diagnosis, Finding, Mark, number_ranges, place_label
 from logscan.render.inert import inert, no_workflow_commands
-from logscan.render.order import stuck_lines
+from logscan.render.order import (first_failure_apart, readable_time, shorten_path, straggler_line,
+                                  stuck_lines)
 from logscan.vocabulary import Severity, Verdict
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -28,7 +29,6 @@ SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severi
 # report says how many it left out (JSON keeps everything).
 MAX_TABLE_ROWS = 64
 PIPE_WIDTH = 120
-ELLIPSIS = "…"
 _TRAILING = re.compile(r"[ ]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
 
 
@@ -56,24 +56,6 @@ class _Report:
         grid.add_column(overflow="fold", max_width=max(8, self.width - indent - hang))
         grid.add_row(Text(" " * indent) + text[:hang], text[hang:])
         self.console.print(grid)
-
-    def fitted(self, text: str, indent: int) -> str:
-        """`text` cut to one line at the width (a terminal), with an ellipsis; whole in a pipe."""
-        room = self.width - indent
-        if not self.wrap or len(text) <= room:
-            return text
-        return text[:max(1, room - 1)] + ELLIPSIS
-
-
-def shorten_path(path: str, room: int) -> str:
-    """A path that fits `room` columns, shortened from the left at a `/` where it can be."""
-    if len(path) <= room:
-        return path
-    tail = path[-(room - 1):] if room > 1 else path[-1:]
-    cut = tail.find("/")
-    if 0 <= cut < len(tail) - 1 and len(tail) - cut > room // 3:
-        tail = tail[cut:]
-    return ELLIPSIS + tail
 
 
 def _dash(value) -> str:
@@ -141,16 +123,34 @@ class _Findings:
     def __init__(self, r: _Report, d: Diagnosis, verbose: bool):
         self.r, self.d, self.verbose = r, d, verbose
         self.hints_shown: set[str] = set()
+        self.lines_shown: set[tuple[str, int]] = set()
         self.children: dict[str, list[Finding]] = {}
         for f in d.findings:
             if f.caused_by is not None:
                 self.children.setdefault(f.caused_by, []).append(f)
 
     def evidence(self, f: Finding, indent: int) -> None:
-        shown = f.evidence if self.verbose else f.evidence[:1]
+        """Its best evidence line (every line with -v); a line an earlier block showed is not
+        shown again. A straggler's own last line comes first, labelled, then the others' wait."""
+        own = straggler_line(self.d, f)
+        if self.verbose:
+            shown, fresh = list(f.evidence), list(f.evidence)
+        else:
+            fresh = [e for e in f.evidence if (e.file, e.line) not in self.lines_shown]
+            shown = fresh[:2 if own is not None else 1]
+        if f.evidence and not fresh:
+            self.r.line(Text("(its evidence is the line shown above)", style="dim"), indent=indent)
+        waiting_said = False
         for e in shown:
+            if own is not None and (e.file, e.line) == (own.file, own.line):
+                self.r.line(Text(f"rank {f.rank} stopped here (its own last line):", style="dim"),
+                            indent=indent)
+            elif own is not None and not waiting_said:
+                waiting_said = True
+                self.r.line(Text("the ranks that waited for it:", style="dim"), indent=indent)
             _line_at(self.r, e.file, e.line, e.text, indent)
-        more = len(f.evidence) - len(shown)
+            self.lines_shown.add((e.file, e.line))
+        more = len(fresh) - len(shown)
         if more:
             self.r.line(Text(f"(+{more} more evidence line{'s' if more > 1 else ''}: -v shows them)",
                         style="dim"), indent=indent)
@@ -183,13 +183,8 @@ class _Findings:
         self.r.line(Text(f"then, as a consequence ({len(children)}; -v shows their evidence):",
                          style="dim"), indent=indent)
         for c in children:
-            line = f"↳ {c.rule}{place_label(c.node_rank, c.rank)}: {inert(c.message)}"
-            self.r.line(Text(self.r.fitted(line, indent + 2)), indent=indent + 2, hang=2)
-
-
-def _stamp(iso: str) -> str:
-    return iso.replace("T", " ", 1).split(".")[0].replace("+00:00", "") + " UTC" \
-        if iso.endswith("+00:00") else iso
+            self.r.line(Text(f"↳ {c.rule}{inert(place_label(c.node_rank, c.rank))}: {inert(c.message)}"),
+                        indent=indent + 2, hang=2)
 
 
 def _line_at(r: _Report, file: str, line: int, text: str, indent: int) -> None:
@@ -202,12 +197,12 @@ def _line_at(r: _Report, file: str, line: int, text: str, indent: int) -> None:
         r.line(Text(where, style="dim") + Text("  " + text), indent=indent, hang=4)
 
 
-def _when(mark: Mark, fallback: str | None) -> str:
+def _when(mark: Mark, written: str | None) -> str:
     if mark.time:
-        return f"at {mark.time}"
-    if fallback:
-        return f"no time on the line; its log was last written {_stamp(fallback)}"
-    return "no time on the line"
+        return f"at {readable_time(mark.time)}"
+    if written:
+        return f"log last written {readable_time(written)}"
+    return ""
 
 
 def _stuck(r: _Report, d: Diagnosis) -> None:
@@ -216,8 +211,12 @@ def _stuck(r: _Report, d: Diagnosis) -> None:
         return
     r.line()
     r.line(Text("Where the waiting ranks stopped (the last line of each):", style="bold"))
-    for who, mark, fallback in entries:
-        r.line(Text(f"{who}: ", style="bold") + Text(_when(mark, fallback), style="dim"), indent=2, hang=4)
+    if d.clock_note and not all(mark.time for _, mark, _ in entries):
+        r.line(Text(d.clock_note, style="dim"), indent=2, hang=0)
+    for who, mark, written in entries:
+        when = _when(mark, written)
+        r.line(Text(f"{who}" + (": " if when else ""), style="bold") + Text(when, style="dim"),
+               indent=2, hang=4)
         _line_at(r, mark.file, mark.line, mark.text, 6)
 
 
@@ -253,10 +252,9 @@ def render_human(d: Diagnosis, color: bool = False, width: int | None = None,
         notes.append(f"platform job status: {inert(d.job_status)}")
     if d.config_file:
         notes.append(f"settings from {inert(d.config_file)}")
-    if d.first_failure is not None and (d.first_failure.node_rank is not None
-                                        or d.first_failure.rank is not None):
-        notes.append("first failure:" + place_label(d.first_failure.node_rank,
-                                                    d.first_failure.rank).strip(" ()").join(" ."))
+    first = first_failure_apart(d)
+    if first is not None and (first.node_rank is not None or first.rank is not None):
+        notes.append("first failure:" + place_label(first.node_rank, first.rank).strip(" ()").join(" ."))
     if notes:
         r.line(Text("; ".join(notes).rstrip(".")))
 
@@ -287,6 +285,8 @@ def render_human(d: Diagnosis, color: bool = False, width: int | None = None,
         r.line()
         _workers(r, d)
     for note in d.inputs:
+        if note.minor and not verbose:
+            continue
         r.line(Text("note: " + inert(f"{note.path}: {note.problem}"), style="yellow"), hang=6)
     r.line()
     r.line(Text(f"{d.files_scanned} file(s), {d.lines_scanned} lines, "

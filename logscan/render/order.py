@@ -4,11 +4,16 @@ Diagnosis and the catalogue only."""
 
 from __future__ import annotations
 
-from logscan.diagnosis import Diagnosis, Finding, Mark
+from datetime import datetime, timezone
+
+from logscan.diagnosis import Diagnosis, Finding, Mark, Place
+from logscan.rule_ids import HANG_RULES
+from logscan.scan.clock import YearlessTime, read_time
 from logscan.vocabulary import Severity, Verdict
 
 # A finding's severity as a level name in CI formats (SARIF, GitHub): error, warning, note.
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+ELLIPSIS = "…"
 
 
 def ordered(d: Diagnosis) -> list[Finding]:
@@ -49,9 +54,42 @@ def place_of(f: Finding) -> str:
     return "job"
 
 
+def readable_time(iso: str) -> str:
+    """An ISO time as a person reads it at night: `2026-12-01 17:41:37 UTC` (seconds, in UTC where
+    the time has a zone); a header time without a year as `12-01 17:41:37 (no year on the line)`."""
+    try:
+        when = read_time(iso)
+    except ValueError:
+        return iso
+    if isinstance(when, YearlessTime):
+        return when.strftime("%m-%d %H:%M:%S") + " (no year on the line)"
+    if when.tzinfo is None:
+        return when.strftime("%Y-%m-%d %H:%M:%S")
+    return when.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def first_failure_apart(d: Diagnosis) -> Place | None:
+    """The first failure where it is not the root cause's own rank: there the root cause says
+    it, and a rank has one role."""
+    first, root = d.first_failure, d.root_cause
+    if first is None or (root is not None and (first.node_rank, first.rank) == (root.node_rank, root.rank)):
+        return None
+    return first
+
+
+def straggler_line(d: Diagnosis, f: Finding) -> Mark | None:
+    """The straggler's own last line when a hang's first evidence is it: what the rank did
+    last, shown apart from the others' timeouts."""
+    if f.rule not in HANG_RULES or f.rank is None or not f.evidence:
+        return None
+    first = f.evidence[0]
+    return next((p.last_line for p in d.processes if p.rank == f.rank and p.last_line is not None
+                 and (p.last_line.file, p.last_line.line) == (first.file, first.line)), None)
+
+
 def stuck_lines(d: Diagnosis) -> list[tuple[str, Mark, str | None]]:
-    """For a hang: (who, its last line, when its Worker's log was last written) for each waiting
-    rank (or Worker, when no rank is known) whose last line is known."""
+    """For a hang: (who, its last line, when its Worker's log last moved, where a report may say
+    it) for each waiting rank (or Worker, when no rank is known) whose last line is known."""
     workers = {w.node_rank: w for w in d.workers if w.node_rank is not None}
     processes = {(p.node_rank, p.rank): p for p in d.processes}
     out = []
@@ -62,7 +100,7 @@ def stuck_lines(d: Diagnosis) -> list[tuple[str, Mark, str | None]]:
         if mark is not None:
             who = (f"node {place.node_rank}" if place.rank is None
                    else f"rank {place.rank} (node {place.node_rank})")
-            out.append((who, mark, worker.last_activity if worker else None))
+            out.append((who, mark, worker.last_known if worker else None))
     return out
 
 
@@ -79,3 +117,14 @@ def rules_of(d: Diagnosis, catalogue, checked) -> list:
     ids = sorted(dict.fromkeys(ids))
     return [(rule_id, catalogue.rules.get(rule_id) if catalogue is not None else None)
             for rule_id in ids]
+
+
+def shorten_path(path: str, room: int) -> str:
+    """A path that fits `room` columns, shortened from the left at a `/` where it can be."""
+    if len(path) <= room:
+        return path
+    tail = path[-(room - 1):] if room > 1 else path[-1:]
+    cut = tail.find("/")
+    if 0 <= cut < len(tail) - 1 and len(tail) - cut > room // 3:
+        tail = tail[cut:]
+    return ELLIPSIS + tail

@@ -8,7 +8,7 @@ lines carry times (`Diagnosis.time_axis` is TIME); otherwise the stages are draw
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from rich.table import Table
@@ -16,6 +16,7 @@ from rich.text import Text
 
 from logscan.diagnosis import Diagnosis, Mark, ProcessSummary, WorkerSummary, format_duration
 from logscan.render.inert import inert
+from logscan.render.order import first_failure_apart, readable_time, shorten_path
 from logscan.scan.clock import read_time
 from logscan.vocabulary import TIMELINE, MarkStage, RunStage, TimeAxis
 
@@ -49,6 +50,10 @@ class Row:
     root_cause: bool = False
     first_failure: bool = False
     status: str = ""
+    brief: str = ""    # the status in a terminal's column: a failure named by its kind only
+    # The root cause's rank: what happened to it after it caused the failure (the page's badge
+    # names the root cause).
+    afterwards: str = ""
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,7 @@ def _when(iso: str) -> datetime:
 
 
 def _clock(iso: str | None) -> str:
-    return _when(iso).strftime("%Y-%m-%d %H:%M:%S") if iso else "?"
+    return readable_time(iso) if iso else "?"
 
 
 def _placed_by_order(marks) -> tuple[Placed, ...]:
@@ -124,9 +129,12 @@ def layout(d: Diagnosis, ranks: bool = True) -> Layout:
         for p in here:
             first_here = at_first and first.rank == p.rank
             root_here = root and d.root_cause.rank == p.rank
+            root_rule = d.root_cause.rule if root_here else None
             rows.append(Row(f"rank {p.rank}", p.node_rank, place(p.stages), worker=w, process=p,
                             root_cause=root_here, first_failure=first_here,
-                            status=_process_status(p)))
+                            status=_process_status(p, root_rule),
+                            brief=_process_status(p, root_rule, brief=True),
+                            afterwards=_afterwards(p) if root_here else ""))
     root_node = d.root_cause.node_rank if d.root_cause else None
     for node in d.missing_node_ranks:
         root = root_node == node
@@ -138,14 +146,29 @@ def layout(d: Diagnosis, ranks: bool = True) -> Layout:
 
 def _status(d: Diagnosis, w: WorkerSummary, root: bool, first: bool) -> str:
     parts = [w.stage]
-    if first:
+    if first and not (root and first_failure_apart(d) is None):
         parts.append("first failure")
     if root and d.root_cause:
         parts.append(f"root cause: {d.root_cause.rule}")
     return ", ".join(parts)
 
 
-def _process_status(p: ProcessSummary) -> str:
+def _afterwards(p: ProcessSummary) -> str:
+    """What the root cause's rank failed with: its own error, or what was done to it after."""
+    if p.failed is None:
+        return ""
+    return f"then {p.failed}, a consequence" if p.cascade else p.failed
+
+
+def _process_status(p: ProcessSummary, root_rule: str | None = None, brief: bool = False) -> str:
+    """Where a rank stopped, in one role: the root cause's rank is that, whatever torchrun did to
+    it afterwards (a straggler's SIGTERM is a consequence of the stall, not a cascade of its own).
+    `brief` names a raised exception by its type, so the line fits a terminal whole."""
+    if brief and p.failed is not None:
+        p = replace(p, failed=p.failed.split(":", 1)[0].split(" (", 1)[0])
+    if root_rule is not None:
+        then = _afterwards(p)
+        return f"root cause: {root_rule}" + (f"; {then}" if p.cascade else f": {then}" if then else "")
     if p.failed is None and not p.stages:
         return "no line of its own: it never printed its env line"
     if p.failed is None:
@@ -185,16 +208,21 @@ def _bar(row: Row, width: int) -> Text:
 def terminal_timeline(d: Diagnosis, width: int, ranks: bool = False):
     """A rich Table: one line per Worker (and per rank with `ranks`), its marks on a bar."""
     lay = layout(d, ranks=ranks)
-    label_width = max((len(r.label) + (2 if r.process else 0) for r in lay.rows), default=6)
-    bar_width = max(14, min(60, width - label_width - 32))
+    # A label (a log's path, for a Worker with no node_rank) takes at most a third of the line,
+    # shortened from the left: the status beside it keeps room to read.
+    label_room = max(8, width // 3)
+    labels = [("  " if r.process else "") + shorten_path(inert(r.label), label_room - (2 if r.process else 0))
+              for r in lay.rows]
+    label_width = max(map(len, labels), default=6)
+    bar_width = max(14, min(60, (width - label_width) // 2 - 6))
     table = Table.grid(padding=(0, 1))
     table.add_column(no_wrap=True, min_width=label_width)
     table.add_column(no_wrap=True, width=bar_width)
-    table.add_column(no_wrap=True, overflow="ellipsis", max_width=max(10, width - label_width - bar_width - 2))
-    for row in lay.rows:
-        label = Text(("  " if row.process else "") + inert(row.label),
-                     style="bold red" if row.root_cause else None)
-        status = Text(inert(row.status), style="red" if row.root_cause or row.first_failure else "dim")
+    # A status wraps rather than being cut: what the rank failed with is the point of the row.
+    table.add_column(overflow="fold", max_width=max(10, width - label_width - bar_width - 2))
+    for row, label in zip(lay.rows, labels):
+        label = Text(label, style="bold red" if row.root_cause else None)
+        status = Text(inert(row.brief or row.status), style="red" if row.root_cause or row.first_failure else "dim")
         table.add_row(label, _bar(row, bar_width) if row.marks else Text("(no log)", style="red"),
                       status)
     legend = " ".join(f"{symbol} {LEGEND[stage]}" for stage, symbol in SYMBOLS.items())
