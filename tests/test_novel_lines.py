@@ -78,3 +78,16 @@ def test_frames_torchruns_reaction_and_earlier_progress_are_never_novel(run_cli)
             text = n["text"]
             assert 'File "' not in text and "torch/distributed/elastic" not in text, (sample, n)
             assert "exitcode" not in text and "error_file" not in text, (sample, n)
+
+
+def test_the_page_marks_them_on_the_timeline_and_lists_them(run_cli, tmp_path):
+    page = tmp_path / "page.html"
+    run_cli("report", SAMPLES / "file-lock-wait", "-o", page, "--now", POST_MORTEM_NOW)
+    html = page.read_text()
+    section = html.split('<section id="novel-lines">', 1)[1].split("</section>", 1)[0]
+    assert "rank 3: waiting for lock" in section and "only on node 1" in section
+    timeline = html.split('<section id="timeline">', 1)[1].split("</section>", 1)[0]
+    assert 'class="badge novel" href="#novel-lines">1 novel line<' in timeline
+    healthy = tmp_path / "healthy.html"
+    run_cli("report", SAMPLES / "healthy-2x2", "-o", healthy, "--now", POST_MORTEM_NOW)
+    assert "novel-lines" not in healthy.read_text()

@@ -69,6 +69,7 @@ details.worker-row[open] > summary .label::before { content: "\\25BE  "; }
 .badge { display: inline-block; font-size: 11px; font-weight: 700; border-radius: 3px; padding: 0 5px;
          margin-right: 4px; color: #fff; background: var(--bad); }
 .badge.first { background: #e37400; }
+.badge.novel { background: #6a1b9a; }
 .tl-row.missing .bar { border: 1px dashed var(--bad); border-radius: 4px; height: 14px; }
 .legend { color: var(--muted); font-size: 12px; margin-top: 6px; }
 .legend .mark { position: static; display: inline-block; margin: 0 3px 0 8px; vertical-align: middle; }
@@ -180,6 +181,9 @@ def _row(row: Row, ids: dict[str, str], d: Diagnosis, rank: bool = False) -> str
         badges += '<span class="badge">root cause</span>'
     if row.first_failure and not row.root_cause:  # one role a row: the root cause says it
         badges += '<span class="badge first">first failure</span>'
+    novel = _novel_here(row, d, rank)
+    if novel:
+        badges += f'<a class="badge novel" href="#novel-lines">{novel} novel line{"s" if novel > 1 else ""}</a>'
     links = ""
     if row.worker is not None and not rank:
         keys = [k for k in row.worker.findings if k in ids and k != d.root_key]
@@ -238,6 +242,25 @@ def _timeline(d: Diagnosis, ids: dict[str, str]) -> str:
     out += ["</div>", f'<div class="legend">{legend}<span style="margin-left:10px">green bar: training</span></div>',
             "</section>"]
     return "\n".join(out)
+
+
+def _novel_here(row: Row, d: Diagnosis, rank: bool) -> int:
+    """How many of the novel lines this Worker's row holds (by its files); a rank's row keeps its
+    one badge, its role."""
+    if not d.novel_lines or row.worker is None or rank:
+        return 0
+    return sum(n.file in row.worker.files for n in d.novel_lines)
+
+
+def _novel(d: Diagnosis) -> str:
+    """The failing rank's lines its peers did not print (logscan.diagnose.novel_lines)."""
+    if not d.novel_lines:
+        return ""
+    why = "no rule explains this job" if d.unexplained else "context for the root cause"
+    items = "".join(f'<li><div class="where mono">{_e(n.file)}:{n.line} · {_e(n.why)} · score {n.score:.2f}</div>'
+                    f"<pre>{_e(n.text.rstrip())}</pre></li>" for n in d.novel_lines)
+    return (f'<section id="novel-lines"><h2>Lines that set the failing rank apart</h2>'
+            f'<p class="facts">{_e(why)}; the most telling first.</p><ul>{items}</ul></section>')
 
 
 def _stuck(d: Diagnosis) -> str:
@@ -299,8 +322,10 @@ def render_html(d: Diagnosis, **_) -> str:
         f"<style>{CSS}</style></head><body><main>",
         _header(d, ids, hints),
         _timeline(d, ids),
+        _novel(d) if d.unexplained else "",
         _stuck(d),
         _findings(d, ids, hints),
+        "" if d.unexplained else _novel(d),
         _workers(d),
         f'<section id="inputs"><h2>Inputs</h2><ul>{notes}</ul></section>' if notes else "",
         f"<footer>{d.files_scanned} file(s), {d.lines_scanned} lines, {len(d.findings)} finding(s). "
