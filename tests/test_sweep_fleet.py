@@ -227,3 +227,31 @@ def test_bad_values_are_logscans_own_one_line(run_cli, outputs, tmp_path, flag, 
         (result.output.startswith(f"logscan: error: {words}") and result.output.count("\n") == 1), \
         result.output
     assert "Invalid value" not in result.output and "Usage:" not in result.output
+
+
+def test_the_readmes_kubernetes_manifest_sweeps_one_shard_per_index_with_its_state_on_a_volume(
+        run_cli, outputs, tmp_path, monkeypatch):
+    import yaml
+
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("### Kubernetes"):readme.index("### systemd")]
+    manifest = yaml.safe_load(section.split("```yaml\n", 1)[1].split("```", 1)[0])
+    job = manifest["spec"]["jobTemplate"]["spec"]
+    (container,) = job["template"]["spec"]["containers"]
+    command = container["command"]
+    assert job["completionMode"] == "Indexed" and manifest["spec"]["concurrencyPolicy"] == "Forbid"
+    assert command[command.index("--shard") + 1] == f"auto/{job['completions']}"
+    state_home = {e["name"]: e["value"] for e in container["env"]}["XDG_STATE_HOME"]
+    volumes = {v["name"]: v for v in job["template"]["spec"]["volumes"]}
+    mounted = {m["mountPath"]: volumes[m["name"]] for m in container["volumeMounts"]}
+    assert "persistentVolumeClaim" in mounted[state_home]
+    # The command as a pod runs it, on this tree: each index its own state file under the volume.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "volume"))
+    args = [a for a in command[1:] if not a.startswith("https://")]
+    args = args[:args.index("--webhook")] if "--webhook" in args else args
+    for index in range(job["completions"]):
+        monkeypatch.setenv("JOB_COMPLETION_INDEX", str(index))
+        result = run_cli(*[str(outputs) if a == "/mnt/outputs" else a for a in args],
+                         "--now", POST_MORTEM_NOW)
+        assert result.exit_code == 0, result.output
+    assert len(list((tmp_path / "volume" / "logscan" / "sweeps").glob("*.sqlite3"))) == job["completions"]
