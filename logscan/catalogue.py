@@ -130,9 +130,19 @@ class Rule:
         return None
 
     def render_message(self, groups: dict[str, str]) -> str:
-        """The message with each `{name}` replaced by that named group ("?" when it did not
-        match). Templates are data: nothing but a plain name is ever looked up."""
-        return _PLACEHOLDER.sub(lambda m: groups.get(m[1], "?"), self.message)
+        """The message with each `{name}` replaced by that named group. A `[...]` part naming
+        groups is kept only when each of them matched (`GPU[ {gpu}] ran out of memory`: "GPU
+        ran out of memory", never "GPU ? ran ..."); a group outside one that did not match is
+        "?".
+        Templates are data: nothing but a plain name is ever looked up."""
+        def optional(part: re.Match) -> str:
+            names = _PLACEHOLDER.findall(part[1])
+            if not names:
+                return part[0]  # brackets that name no group are the message's own text
+            return part[1] if all(name in groups for name in names) else ""
+
+        kept = _OPTIONAL.sub(optional, self.message)
+        return _PLACEHOLDER.sub(lambda m: groups.get(m[1], "?"), kept)
 
     def render_hint(self, groups: dict[str, str]) -> str:
         """The hint, its `{name}` placeholders filled the same way (a signal's hint names what
@@ -142,6 +152,8 @@ class Rule:
 
 # `{name}`; a template may hold nothing else between braces (checked when the rule loads).
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w{0,63})\}")
+# `[...]` naming a group: a part of a template dropped when a group it names did not match.
+_OPTIONAL = re.compile(r"\[([^\[\]]*)\]")
 # A rule file is a page of TOML; anything much bigger is not a rule file.
 MAX_RULE_FILE_BYTES = 1 << 20
 MAX_PATTERN_CHARS = 4096

@@ -18,9 +18,13 @@ import typer
 from logscan.cli.exit_codes import (EXIT_BUSY, EXIT_HEALTHY, EXIT_INTERNAL, EXIT_INTERRUPTED,
                                     EXIT_UNDELIVERED, EXIT_USAGE)
 from logscan.cli.common import (ConfigFile, Ignore, Isolated, Now, ProgressPatterns, RuleDirs, Select,
-                                checked_catalogue, fail, load_settings, say)
+                                checked_catalogue, completes, fail, load_settings, say)
 
 PROGRESS_MIN_JOBS = 20  # a progress bar only for a sweep with this many jobs to diagnose
+# A Kubernetes indexed Job gives each pod its index in this variable; `--shard auto/N` reads it
+# (a manifest's args are passed as written: `$JOB_COMPLETION_INDEX/N` there reaches logscan as is).
+SHARD_INDEX_VARIABLE = "JOB_COMPLETION_INDEX"
+SHARD_FROM_ENVIRONMENT = "auto"
 
 SWEEP_EXIT_HELP = f"""\b
 Exit status:
@@ -44,11 +48,27 @@ def register(app: typer.Typer) -> None:
     app.command("sweep", epilog=SWEEP_EXIT_HELP)(sweep)
 
 
-def parse_shard(value: str | None) -> tuple[int, int] | None:
+def parse_shard(value: str | None, environ=None) -> tuple[int, int] | None:
+    """K/N, or auto/N with K from JOB_COMPLETION_INDEX; else a one-line error."""
     if value is None:
         return None
-    k, _, n = value.partition("/")
-    if not (k.isdigit() and n.isdigit()) or not 0 <= int(k) < int(n):
+    import os
+
+    k, slash, n = value.strip().partition("/")
+    if not slash or not (n.isascii() and n.isdigit()) or int(n) == 0:
+        fail(f"--shard {value!r} must be K/N or {SHARD_FROM_ENVIRONMENT}/N with N >= 1 (e.g. 0/4 "
+             f"for the first of four; {SHARD_FROM_ENVIRONMENT}/4 takes K from "
+             f"${SHARD_INDEX_VARIABLE})")
+    if k == SHARD_FROM_ENVIRONMENT:
+        given = (os.environ if environ is None else environ).get(SHARD_INDEX_VARIABLE)
+        if given is None:
+            fail(f"--shard {value!r}: ${SHARD_INDEX_VARIABLE} is not set (a Kubernetes indexed "
+                 f"Job sets it in each pod; elsewhere give K/N)")
+        k = given.strip()
+        if not (k.isascii() and k.isdigit()) or not int(k) < int(n):
+            fail(f"--shard {value!r}: ${SHARD_INDEX_VARIABLE} is {given!r}, not a shard index "
+                 f"from 0 to {int(n) - 1} (N must be the Job's completions)")
+    elif not (k.isascii() and k.isdigit()) or not int(k) < int(n):
         fail(f"--shard {value!r} must be K/N with 0 <= K < N (e.g. 0/4 for the first of four)")
     return int(k), int(n)
 
@@ -58,10 +78,12 @@ def sweep(
     state: Annotated[Optional[Path], typer.Option(
         "--state", metavar="PATH",
         help="SQLite state file, on local disk (default: in the user's state directory, one per set of DIRs and shard).")] = None,
-    format: Annotated[SweepFormat, typer.Option(
-        "--format", "-f", help="Report format.")] = SweepFormat.HUMAN,
+    format: Annotated[str, typer.Option(
+        "--format", "-f", metavar="FORMAT", **completes(SweepFormat),
+        help=f"What to print: {', '.join(SweepFormat)}.")] = SweepFormat.HUMAN.value,
     all_jobs: Annotated[bool, typer.Option("--all", help="Print every job, not only those that changed.")] = False,
-    summary: Annotated[bool, typer.Option("--summary", help="Print the fleet view (by verdict, root cause, rule, day, directory) instead of the changes.")] = False,
+    summary: Annotated[bool, typer.Option("--summary", help="Print the fleet view instead of the changes: jobs by verdict, failed jobs by root cause, "
+             "jobs by rule (a job counted once per rule it has findings of), by day and by directory.")] = False,
     export: Annotated[Optional[Path], typer.Option(
         "--export", metavar="FILE", help="Write every job to FILE.csv, FILE.jsonl or FILE.parquet (the documented schema).")] = None,
     prometheus: Annotated[Optional[Path], typer.Option(
@@ -69,15 +91,18 @@ def sweep(
     webhook: Annotated[Optional[str], typer.Option(
         "--webhook", metavar="URL", help="POST each new failure as JSON with a Slack-compatible 'text' field.")] = None,
     shard: Annotated[Optional[str], typer.Option(
-        "--shard", metavar="K/N", help="Sweep only the jobs whose stable hash falls in shard K of N (0-based).")] = None,
+        "--shard", metavar="K/N", help="Sweep only the jobs whose stable hash falls in shard K of N "
+        f"(0-based); {SHARD_FROM_ENVIRONMENT}/N takes K from ${SHARD_INDEX_VARIABLE} (a Kubernetes indexed Job).")] = None,
     stall_after: Annotated[Optional[str], typer.Option(
-        help="A live job quiet for this long is hung (e.g. 30m, 2h).")] = None,
+        metavar="DURATION", help="A live job quiet for this long is hung (e.g. 30m, 2h).")] = None,
     now: Now = None,
     rules: RuleDirs = [],
     select: Select = [],
     ignore: Ignore = [],
     progress_pattern: ProgressPatterns = [],
-    jobs: Annotated[int, typer.Option(help="Processes for reading and diagnosing (0: one per core).")] = 0,
+    jobs: Annotated[Optional[str], typer.Option(
+        metavar="N", show_default=False,
+        help="Processes for reading and diagnosing (default 0: one per core).")] = None,
     progress: Annotated[Optional[bool], typer.Option(
         "--progress/--no-progress", help="Progress bar on stderr (default: when stderr is a terminal and the sweep is large).")] = None,
     config: ConfigFile = None,
@@ -88,6 +113,8 @@ def sweep(
         rule_dirs=rules, select=select, ignore=ignore, progress_patterns=progress_pattern,
         now=now, stall_after=stall_after, processes=jobs), config, isolated)
     shard_k_n = parse_shard(shard)
+    if format not in tuple(SweepFormat):
+        fail(f"--format {format!r} must be one of {', '.join(SweepFormat)}")
     from logscan.errors import LogscanError
 
     try:
@@ -95,7 +122,7 @@ def sweep(
             from logscan.sweep.alerts import check_url
 
             check_url(webhook)
-        raise typer.Exit(_run(dirs, state, settings, format.value, all_jobs, summary, export,
+        raise typer.Exit(_run(dirs, state, settings, SweepFormat(format), all_jobs, summary, export,
                               prometheus, webhook, shard_k_n, progress))
     except LogscanError as exc:
         fail(str(exc))
@@ -104,6 +131,7 @@ def sweep(
 def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, webhook, shard,
          progress) -> int:
     import os
+    import time
 
     from logscan.errors import InputError
     from logscan.sweep import state as st
@@ -142,16 +170,17 @@ def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, w
                 bar.stop()
             _say_unseen(report)
             stats = _stats(report, state_path)
+            finished = time.time()  # the metrics' own convention is Unix time
             problems = _deliver(run, report, stats, format, all_jobs, summary, shard_label, webhook)
             for problem in problems:
                 say(f"logscan: {problem}")
             if problems:
                 status = EXIT_UNDELIVERED
             if prometheus is not None:
-                from logscan.sweep.metrics import render, write_atomically
+                from logscan.sweep.metrics import write_metrics
 
-                _write(prometheus, lambda: write_atomically(
-                    prometheus, render(run.all_jobs(), stats, shard_label)))
+                _write(prometheus, lambda: write_metrics(prometheus, run.all_jobs(), report,
+                                                         finished, shard_label))
             if export is not None:
                 from logscan.sweep.fleet import export_rows, write_export
 
@@ -188,12 +217,16 @@ def _write(path: Path, write) -> None:
 
 
 def _stats(report, state_path: Path) -> dict:
+    """This sweep's figures as its outputs give them (times ISO 8601, UTC)."""
     import time
+
+    from logscan.sweep.listing import iso_time
 
     return {"jobs": report.jobs, "refreshed": report.refreshed, "removed": report.removed,
             "changes": report.changes, "files_opened": report.counters.files_opened,
             "bytes_read": report.counters.bytes_read, "duration_seconds": report.duration,
-            "started": report.started, "finished": time.time(), "state": str(state_path)}
+            "started": iso_time(report.started), "finished": iso_time(time.time()),
+            "state": str(state_path)}
 
 
 def _deliver(run, report, stats, format, all_jobs, summary, shard_label, webhook) -> list[str]:
@@ -215,7 +248,8 @@ def _deliver(run, report, stats, format, all_jobs, summary, shard_label, webhook
             else:
                 import json
 
-                text = json.dumps({"schema_version": 1, "sweep": stats, "summary": view},
+                text = json.dumps({"schema_version": listing.SCHEMA_VERSION, "sweep": stats,
+                                   "summary": view},
                                   indent=2, sort_keys=True) + "\n"
             printed = [seq for seq, _ in run.to_print()]
             _write_out(text)

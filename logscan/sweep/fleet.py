@@ -1,6 +1,10 @@
 """The fleet view (`--summary`, with pandas) and the export (`--export FILE.csv|.jsonl|.parquet`):
 one row per job in the schema below, which DuckDB and Spark read as is. Times are ISO 8601 text
-in UTC; absent values are empty (CSV) or null.
+in UTC in CSV and JSON Lines, and typed in Parquet (timestamp[us, UTC]; `day` a date); absent
+values are empty (CSV) or null.
+
+The fleet view counts jobs throughout: `jobs_by_rule` counts a job once for each rule it has
+findings of (the metric logscan_sweep_findings counts the findings themselves).
 
 | column                | type    | meaning                                                      |
 |-----------------------|---------|--------------------------------------------------------------|
@@ -16,11 +20,11 @@ in UTC; absent values are empty (CSV) or null.
 | workers               | integer | Workers found                                                |
 | findings              | integer | findings of every severity                                   |
 | rules                 | text    | the findings' rule ids, sorted, comma-separated              |
-| last_activity         | text    | the latest Worker's last activity                            |
-| day                   | text    | YYYY-MM-DD of last_activity (else of first_seen)             |
-| first_seen            | text    | when a sweep first saw the job                               |
-| changed_at            | text    | when its verdict or root cause last changed                  |
-| diagnosed_at          | text    | when it was last diagnosed                                   |
+| last_activity         | time    | the latest Worker's last activity                            |
+| day                   | date    | YYYY-MM-DD of last_activity (else of first_seen)             |
+| first_seen            | time    | when a sweep first saw the job                               |
+| changed_at            | time    | when its verdict or root cause last changed                  |
+| diagnosed_at          | time    | when it was last diagnosed                                   |
 | shard                 | text    | K/N of the sweep that wrote the row ('' unsharded)           |
 """
 
@@ -31,21 +35,20 @@ import io
 import json
 import os
 from collections.abc import Iterable
-from datetime import datetime, timezone
 from pathlib import Path
 
 from logscan.errors import InputError
 from logscan.files.discovery import printable
+from logscan.sweep.listing import iso_time
 from logscan.vocabulary import Verdict
 
+# Typed as timestamps (UTC) and a date in Parquet; text elsewhere.
+TIME_COLUMNS = ("last_activity", "first_seen", "changed_at", "diagnosed_at")
+DATE_COLUMNS = ("day",)
 COLUMNS = ("job_id", "job_path", "group", "verdict", "root_cause_rule", "root_cause_node_rank",
            "root_cause_rank", "root_cause_message", "summary", "workers", "findings", "rules",
            "last_activity", "day", "first_seen", "changed_at", "diagnosed_at", "shard")
 EXPORT_SUFFIXES = (".csv", ".jsonl", ".parquet")
-
-
-def _iso(stamp: float | None) -> str | None:
-    return None if stamp is None else datetime.fromtimestamp(stamp, timezone.utc).isoformat()
 
 
 def export_rows(jobs: Iterable[dict], shard: str | None) -> list[dict]:
@@ -54,7 +57,7 @@ def export_rows(jobs: Iterable[dict], shard: str | None) -> list[dict]:
         root = job.get("root_cause") or {}
         times = [w["last_activity"] for w in job.get("workers", []) if w.get("last_activity")]
         last = max(times) if times else None
-        first_seen = _iso(job.get("first_seen"))
+        first_seen = iso_time(job.get("first_seen"))
         rows.append({
             "job_id": job["job_id"],
             "job_path": printable(os.path.join(job["root"], job["rel"]) if job["rel"] else job["root"]),
@@ -71,8 +74,8 @@ def export_rows(jobs: Iterable[dict], shard: str | None) -> list[dict]:
             "last_activity": last,
             "day": (last or first_seen or "")[:10] or None,
             "first_seen": first_seen,
-            "changed_at": _iso(job.get("changed_at")),
-            "diagnosed_at": _iso(job.get("diagnosed_at")),
+            "changed_at": iso_time(job.get("changed_at")),
+            "diagnosed_at": iso_time(job.get("diagnosed_at")),
             "shard": shard or "",
         })
     return rows
@@ -84,6 +87,19 @@ def frame(rows: list[dict]):
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     for column in ("root_cause_node_rank", "root_cause_rank"):
         table[column] = table[column].astype("Int64")
+    return table
+
+
+def typed(table):
+    """The export's times as timestamps in UTC (microseconds) and `day` as a date, for Parquet."""
+    import pandas as pd
+
+    table = table.copy()
+    for column in TIME_COLUMNS:
+        table[column] = pd.to_datetime(table[column], utc=True, format="ISO8601").astype(
+            "datetime64[us, UTC]")
+    for column in DATE_COLUMNS:
+        table[column] = pd.to_datetime(table[column], format="%Y-%m-%d").dt.date
     return table
 
 
@@ -108,24 +124,25 @@ def write_export(path: Path, rows: list[dict]) -> None:
             raise InputError("--export FILE.parquet needs pyarrow: pip install "
                              "'ddp-logscan[parquet]' (or export .csv / .jsonl)") from None
         temporary = path.with_name(f".{path.name}.tmp")
-        frame(rows).to_parquet(temporary, index=False)
+        typed(frame(rows)).to_parquet(temporary, index=False)
         os.replace(temporary, path)
     else:
         raise InputError(f"--export {path}: the name must end in {', '.join(EXPORT_SUFFIXES)}")
 
 
 def summarize(rows: list[dict]) -> dict:
-    """The fleet view: jobs by verdict, failed jobs by root cause, the top rules, jobs by day and
-    by group (user or project directory), each as {label: counts}."""
+    """The fleet view, every count a count of jobs: jobs by verdict, failed jobs by root cause,
+    the rules most jobs have findings of (a job counted once per rule), jobs by day and by group
+    (user or project directory), each as {label: counts}."""
     table = frame(rows)
     if table.empty:
-        return {"jobs": 0, "by_verdict": {}, "by_root_cause": {}, "top_rules": {}, "by_day": {},
+        return {"jobs": 0, "by_verdict": {}, "by_root_cause": {}, "jobs_by_rule": {}, "by_day": {},
                 "by_group": {}}
     by_verdict = table["verdict"].value_counts().sort_index()
     failed = table[table["verdict"] == Verdict.FAILED]
     by_root = failed["root_cause_rule"].fillna("(none)").value_counts()
     rules = table["rules"].fillna("").str.split(",").explode()
-    top_rules = rules[rules != ""].value_counts().head(10)
+    jobs_by_rule = rules[rules != ""].value_counts().head(10)  # `rules` holds each id once
     by_day = table.pivot_table(index="day", columns="verdict", values="job_id", aggfunc="count",
                                fill_value=0).sort_index(ascending=False).head(14)
     by_group = table.pivot_table(index="group", columns="verdict", values="job_id",
@@ -135,7 +152,7 @@ def summarize(rows: list[dict]) -> dict:
         "jobs": int(len(table)),
         "by_verdict": {k: int(v) for k, v in by_verdict.items()},
         "by_root_cause": {k: int(v) for k, v in by_root.items()},
-        "top_rules": {k: int(v) for k, v in top_rules.items()},
+        "jobs_by_rule": {k: int(v) for k, v in jobs_by_rule.items()},
         "by_day": {str(day): {k: int(v) for k, v in counts.items()} for day, counts in by_day.iterrows()},
         "by_group": {str(g) or "(top)": {k: int(v) for k, v in counts.items()}
                      for g, counts in by_group.iterrows()},
@@ -158,7 +175,7 @@ def render_summary(view: dict) -> str:
 
     section("by verdict", view["by_verdict"])
     section("failed jobs by root cause", view["by_root_cause"])
-    section("top rules (findings)", view["top_rules"])
+    section("jobs by rule (a job counted once per rule it has findings of)", view["jobs_by_rule"])
     section("by day (last activity)", view["by_day"])
     section("by user/project directory", view["by_group"])
     return "\n".join(lines) + "\n"

@@ -5,11 +5,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from datetime import datetime, timezone
 
 from logscan.render.inert import inert
 from logscan.vocabulary import Verdict
 
-SCHEMA_VERSION = 1
+# 2: the sweep's times (sweep.started and .finished, a job's first_seen, changed_at and
+# diagnosed_at) are ISO 8601 text in UTC, as every other time logscan writes; 1 had Unix times.
+SCHEMA_VERSION = 2
+# A job's times as the state keeps them (Unix time): ISO 8601 in every output.
+JOB_TIMES = ("first_seen", "changed_at", "diagnosed_at")
+
+
+def iso_time(stamp: float | None) -> str | None:
+    """A Unix time as the sweep's outputs write every time: ISO 8601, UTC, to the microsecond."""
+    return None if stamp is None else datetime.fromtimestamp(stamp, timezone.utc).isoformat()
 
 
 def rows_to_print(changes: list[dict], every_job: list[dict] | None) -> list[dict]:
@@ -43,7 +53,8 @@ def json_pieces(rows: Iterable[dict], stats: dict) -> Iterator[str]:
 
 
 def _clean(row: dict) -> dict:
-    return {k: v for k, v in row.items() if k not in ("rel", "root")}
+    return {k: iso_time(v) if k in JOB_TIMES and isinstance(v, (int, float)) else v
+            for k, v in row.items() if k not in ("rel", "root")}
 
 
 def _root_cause(row: dict) -> str:
@@ -73,21 +84,42 @@ def render_table(rows: list[dict], stats: dict, color: bool, width: int | None =
 
     table = Table(box=None, pad_edge=False, header_style="bold" if color else "")
     for column in ("job", "verdict", "root cause", "Workers", "last activity", "change"):
-        table.add_column(column, no_wrap=column not in ("job", "root cause"), overflow="fold")
+        # Only the root cause wraps, between words: a job id is copied whole, so it is never
+        # folded; a rule id longer than its column is the only thing ever split.
+        table.add_column(column, no_wrap=column != "root cause", overflow="fold")
     styles = {Verdict.FAILED: "red", Verdict.HEALTHY: "green", Verdict.RUNNING: "cyan",
               Verdict.INCONCLUSIVE: "yellow"}
+    cells = []
     for row in rows:
         verdict = row["verdict"]
         # Text, never markup: job names and rule ids come from the files.
-        table.add_row(Text(inert(row["job_id"])), Text(verdict, style=styles.get(verdict, "")),
-                      Text(inert(_root_cause(row))), str(len(row.get("workers", []))),
-                      _last_activity(row), Text(row.get("change") or ""))
+        cells.append((Text(inert(row["job_id"])), Text(verdict, style=styles.get(verdict, "")),
+                      Text(inert(_root_cause(row))), Text(str(len(row.get("workers", [])))),
+                      Text(_last_activity(row)), Text(row.get("change") or "")))
+        table.add_row(*cells[-1])
     console = Console(record=True, width=width, color_system="standard" if color else None,
                       force_terminal=color, file=_Discard(), highlight=False)
     if rows:
+        # Narrower than its unbreakable cells (a long job id), the table is as wide as they
+        # need and the terminal wraps its lines, rather than rich folding an id mid-word.
+        console.width = max(console.width, _unbroken_width(table, cells))
         console.print(table)
     console.print(Text(summary_line(stats), style="dim"))
     return console.export_text(styles=color)
+
+
+def _unbroken_width(table, cells) -> int:
+    """The narrowest the table can be with no cell folded: every column as wide as its widest
+    cell (the root cause: its longest word), and the padding between columns."""
+    widths = []
+    for index, column in enumerate(table.columns):
+        texts = [row[index] for row in cells]
+        if column.no_wrap:
+            widths.append(max([len(column.header)] + [t.cell_len for t in texts]))
+        else:
+            words = [len(word) for t in texts for word in t.plain.split()]
+            widths.append(max([len(column.header)] + words))
+    return sum(widths) + 2 * (len(widths) - 1)
 
 
 def summary_line(stats: dict) -> str:

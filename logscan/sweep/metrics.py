@@ -1,6 +1,11 @@
-"""Prometheus metrics for node_exporter's textfile collector, in the exact text format (0.0.4),
-written to a temporary file beside FILE and renamed over it, so the collector never reads half
-a file. No job ids as labels: a label per job would grow without bound."""
+"""Prometheus metrics for node_exporter's textfile collector, in the text format as
+prometheus_client writes it, to a temporary file beside FILE renamed over it, so the collector
+never reads half a file. (prometheus_client's own write_to_textfile opens a predictable
+temporary name, following whatever link is planted there: the file is made with mkstemp.)
+No job ids as labels: a label per job would grow without bound.
+
+`findings` counts findings (a job with two of a rule counts 2); `root_causes` and `jobs` count
+jobs, as does the fleet view (`--summary`)."""
 
 from __future__ import annotations
 
@@ -14,31 +19,21 @@ from logscan.vocabulary import Verdict
 PREFIX = "logscan_sweep"
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r'\"')
+class _Figures:
+    """A prometheus_client collector of one sweep's figures, read once."""
+
+    def __init__(self, families):
+        self.families = families
+
+    def collect(self):
+        return iter(self.families)
 
 
-def _labels(labels: dict[str, str]) -> str:
-    if not labels:
-        return ""
-    return "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(labels.items())) + "}"
+def families(jobs: Iterable[dict], report, finished: float, shard: str | None = None) -> list:
+    """The metric families, from every job's last diagnosis and this sweep's report."""
+    from prometheus_client.core import GaugeMetricFamily
 
-
-def _number(value: float) -> str:
-    return repr(float(value)) if isinstance(value, float) else str(int(value))
-
-
-def render(jobs: Iterable[dict], stats: dict, shard: str | None = None) -> str:
-    """The metrics, from every job's last diagnosis and this sweep's figures."""
     base = {"shard": shard} if shard else {}
-    lines: list[str] = []
-
-    def family(name: str, kind: str, help_text: str, samples: list[tuple[dict, float]]) -> None:
-        lines.append(f"# HELP {PREFIX}_{name} {help_text}")
-        lines.append(f"# TYPE {PREFIX}_{name} {kind}")
-        for labels, value in samples:
-            lines.append(f"{PREFIX}_{name}{_labels({**base, **labels})} {_number(value)}")
-
     verdicts = {v: 0 for v in Verdict}
     rules: dict[str, int] = {}
     roots: dict[str, int] = {}
@@ -48,23 +43,45 @@ def render(jobs: Iterable[dict], stats: dict, shard: str | None = None) -> str:
             rules[finding["rule"]] = rules.get(finding["rule"], 0) + 1
         if job.get("root_cause"):
             roots[job["root_cause"]["rule"]] = roots.get(job["root_cause"]["rule"], 0) + 1
-    family("jobs", "gauge", "Jobs under the swept directories, by verdict.",
-           [({"verdict": v}, n) for v, n in sorted(verdicts.items())])
-    family("findings", "gauge", "Findings in the jobs' current diagnoses, by rule.",
-           [({"rule": r}, n) for r, n in sorted(rules.items())])
-    family("root_causes", "gauge", "Failed jobs by the rule of their root cause.",
-           [({"rule": r}, n) for r, n in sorted(roots.items())])
-    family("changes", "gauge", "Changes reported by the last sweep.",
-           [({}, stats["changes"])])
-    family("refreshed_jobs", "gauge", "Jobs re-diagnosed by the last sweep.",
-           [({}, stats["refreshed"])])
-    family("duration_seconds", "gauge", "How long the last sweep took.",
-           [({}, round(stats["duration_seconds"], 6))])
-    family("files_opened", "gauge", "Files the last sweep opened.", [({}, stats["files_opened"])])
-    family("bytes_read", "gauge", "Bytes the last sweep read.", [({}, stats["bytes_read"])])
-    family("last_run_timestamp_seconds", "gauge", "When the last sweep ended (Unix time).",
-           [({}, round(stats["finished"], 3))])
-    return "\n".join(lines) + "\n"
+
+    def gauge(name: str, help_text: str, samples: list[tuple[dict, float]]):
+        labels = sorted({*base, *(k for sample, _ in samples for k in sample)})
+        family = GaugeMetricFamily(f"{PREFIX}_{name}", help_text, labels=labels)
+        for sample, value in samples:
+            values = {**base, **sample}
+            family.add_metric([values[k] for k in labels], value)
+        return family
+
+    return [
+        gauge("jobs", "Jobs under the swept directories, by verdict.",
+              [({"verdict": v}, n) for v, n in sorted(verdicts.items())]),
+        gauge("findings", "Findings (not jobs) in the jobs' current diagnoses, by rule: a job "
+                          "with two findings of a rule counts 2.",
+              [({"rule": r}, n) for r, n in sorted(rules.items())]),
+        gauge("root_causes", "Failed jobs by the rule of their root cause.",
+              [({"rule": r}, n) for r, n in sorted(roots.items())]),
+        gauge("changes", "Changes reported by the last sweep.", [({}, report.changes)]),
+        gauge("refreshed_jobs", "Jobs re-diagnosed by the last sweep.", [({}, report.refreshed)]),
+        gauge("duration_seconds", "How long the last sweep took.", [({}, round(report.duration, 6))]),
+        gauge("files_opened", "Files the last sweep opened.", [({}, report.counters.files_opened)]),
+        gauge("bytes_read", "Bytes the last sweep read.", [({}, report.counters.bytes_read)]),
+        gauge("last_run_timestamp_seconds", "When the last sweep ended (Unix time).",
+              [({}, round(finished, 3))]),
+    ]
+
+
+def render(jobs: Iterable[dict], report, finished: float, shard: str | None = None) -> str:
+    """The metrics in the text exposition format."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Figures(families(jobs, report, finished, shard)))
+    return generate_latest(registry).decode("utf-8")
+
+
+def write_metrics(path: Path, jobs: Iterable[dict], report, finished: float,
+                  shard: str | None = None) -> None:
+    write_atomically(path, render(jobs, report, finished, shard))
 
 
 def write_atomically(path: Path, text: str) -> None:

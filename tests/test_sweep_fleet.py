@@ -1,0 +1,257 @@
+"""`logscan sweep` across a fleet: an indexed Job's shard from its environment, one meaning per
+count, ISO 8601 times in every output, Parquet times typed, the terminal table's job ids whole,
+alert text without placeholders, and logscan's own words for bad values."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import tomllib
+from datetime import datetime, timedelta
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+
+from conftest import POST_MORTEM_NOW, REPO, SAMPLES
+
+LAYOUT = {
+    "alice/job-1": "crash-mid-training",
+    "alice/job-2": "healthy-2x2",
+    "bob/run-9": "healthy-log-dir",
+    "run-top": "import-error-one-rank",
+}
+
+
+@pytest.fixture
+def outputs(tmp_path) -> Path:
+    root = tmp_path / "outputs"
+    for where, sample in LAYOUT.items():
+        shutil.copytree(SAMPLES / sample, root / where, ignore=shutil.ignore_patterns("expected.json"))
+    return root
+
+
+def sweep(run_cli, outputs: Path, state: Path, *args) -> dict:
+    result = run_cli("sweep", outputs, "--state", state, "--format", "json", "--now",
+                     POST_MORTEM_NOW, *args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def is_utc_iso(text) -> bool:
+    return isinstance(text, str) and datetime.fromisoformat(text).utcoffset() == timedelta(0)
+
+
+# --shard auto/N: a Kubernetes indexed Job's pods share one manifest, and its args are not expanded.
+
+def test_shard_auto_takes_the_index_from_job_completion_index(run_cli, outputs, tmp_path,
+                                                              monkeypatch):
+    seen = {}
+    for k in (0, 1):
+        monkeypatch.setenv("JOB_COMPLETION_INDEX", str(k))
+        auto = sweep(run_cli, outputs, tmp_path / f"auto{k}.db", "--shard", "auto/2", "--all")
+        given = sweep(run_cli, outputs, tmp_path / f"given{k}.db", "--shard", f"{k}/2", "--all")
+        seen[k] = sorted(job["job_id"] for job in auto["jobs"])
+        assert seen[k] == sorted(job["job_id"] for job in given["jobs"])
+    assert sorted(seen[0] + seen[1]) == sorted(f"{outputs}/{where}" for where in LAYOUT)
+    assert seen[0] and seen[1]  # the layout falls in both shards: an index really chose
+
+
+def test_shard_auto_without_a_usable_index_is_one_line(run_cli, outputs, tmp_path, monkeypatch):
+    monkeypatch.delenv("JOB_COMPLETION_INDEX", raising=False)
+    for value, environment, words in (("auto/2", None, "$JOB_COMPLETION_INDEX is not set"),
+                                      ("auto/2", "2", "not a shard index from 0 to 1"),
+                                      ("auto/2", "x", "not a shard index"),
+                                      ("2", None, "must be K/N or auto/N"),
+                                      ("auto/0", "0", "N >= 1")):
+        if environment is not None:
+            monkeypatch.setenv("JOB_COMPLETION_INDEX", environment)
+        result = run_cli("sweep", outputs, "--state", tmp_path / "s.db", "--shard", value)
+        assert result.exit_code == 2, result.output
+        assert words in result.output and result.output.count("\n") == 1, result.output
+        assert not (tmp_path / "s.db").exists()
+
+
+# One meaning per count: the fleet view counts jobs, the findings metric counts findings.
+
+def test_summary_counts_jobs_where_the_metric_counts_findings(run_cli, outputs, tmp_path):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    state, metrics = tmp_path / "s.db", tmp_path / "logscan.prom"
+    every = sweep(run_cli, outputs, state, "--all", "--prometheus", metrics)
+    result = run_cli("sweep", outputs, "--state", state, "--now", POST_MORTEM_NOW, "--summary",
+                     "--format", "json")
+    assert result.exit_code == 0, result.output
+    view = json.loads(result.output)["summary"]
+    jobs_with = {}
+    findings_of = {}
+    for job in every["jobs"]:
+        for rule in {f["rule"] for f in job["findings"]}:
+            jobs_with[rule] = jobs_with.get(rule, 0) + 1
+        for finding in job["findings"]:
+            findings_of[finding["rule"]] = findings_of.get(finding["rule"], 0) + 1
+    assert view["jobs_by_rule"] == {r: n for r, n in jobs_with.items() if r in view["jobs_by_rule"]}
+    assert len(view["jobs_by_rule"]) == min(10, len(jobs_with))
+    family = {f.name: f for f in text_string_to_metric_families(metrics.read_text())}["logscan_sweep_findings"]
+    assert {s.labels["rule"]: s.value for s in family.samples} == findings_of
+    # The sample set has a job with several findings of one rule: the two counts differ there.
+    assert any(findings_of[r] > jobs_with[r] for r in jobs_with)
+    assert "Findings (not jobs)" in family.documentation
+    human = run_cli("sweep", outputs, "--state", state, "--now", POST_MORTEM_NOW, "--summary")
+    assert "jobs by rule (a job counted once per rule it has findings of)" in human.output
+
+
+def test_prometheus_client_is_a_dependency_of_the_command():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert any(d.startswith("prometheus-client") for d in project["dependencies"])
+
+
+# ISO 8601 everywhere; Parquet typed.
+
+def test_every_time_in_the_sweep_outputs_is_iso_8601_utc(run_cli, outputs, tmp_path):
+    state = tmp_path / "s.db"
+    report = sweep(run_cli, outputs, state, "--all")
+    assert report["schema_version"] == 2
+    assert is_utc_iso(report["sweep"]["started"]) and is_utc_iso(report["sweep"]["finished"])
+    assert report["sweep"]["started"] <= report["sweep"]["finished"]
+    for job in report["jobs"]:
+        assert all(is_utc_iso(job[k]) for k in ("first_seen", "changed_at", "diagnosed_at")), job
+    result = run_cli("sweep", outputs, "--state", state, "--now", POST_MORTEM_NOW, "--summary",
+                     "--format", "json")
+    assert is_utc_iso(json.loads(result.output)["sweep"]["started"])
+    result = run_cli("sweep", outputs, "--state", state, "--now", POST_MORTEM_NOW, "--all",
+                     "--format", "jsonl")
+    for line in result.output.splitlines():
+        assert is_utc_iso(json.loads(line)["first_seen"])
+
+
+def test_parquet_export_types_its_times(run_cli, outputs, tmp_path):
+    pyarrow = pytest.importorskip("pyarrow")
+    import pyarrow.parquet
+
+    from logscan.sweep.fleet import TIME_COLUMNS
+
+    sweep(run_cli, outputs, tmp_path / "s.db", "--export", tmp_path / "jobs.parquet")
+    table = pyarrow.parquet.read_table(tmp_path / "jobs.parquet")
+    for column in TIME_COLUMNS:
+        assert table.schema.field(column).type == pyarrow.timestamp("us", tz="UTC"), column
+    assert table.schema.field("day").type == pyarrow.date32()
+    rows = table.to_pylist()
+    assert len(rows) == len(LAYOUT) and all(row["first_seen"] is not None for row in rows)
+    assert all(row["day"] == row["last_activity"].date() for row in rows if row["last_activity"])
+
+
+# The terminal table.
+
+def test_the_terminal_table_never_splits_a_job_id():
+    from logscan.sweep.listing import render_table
+
+    job_id = "/mnt/public/project-a/outputs/alice/job-2026-11-29-0017"
+    rows = [{"job_id": job_id, "verdict": "FAILED",
+             "root_cause": {"rule": "collective-timeout", "node_rank": 1, "rank": 3},
+             "workers": [{"last_activity": "2026-11-29T18:00:00+00:00"}] * 4, "change": "failed"},
+            {"job_id": "/mnt/public/project-a/outputs/bob/run-8", "verdict": "HEALTHY",
+             "root_cause": None, "workers": [], "change": "finished"}]
+    stats = dict(jobs=2, refreshed=2, changes=2, files_opened=8, bytes_read=1, duration_seconds=0.1)
+    for width in (60, 100, 140):
+        text = render_table(rows, stats, color=False, width=width)
+        assert any(line.startswith(job_id + " ") for line in text.splitlines()), text
+        assert "collective-timeout" in text and "finished" in text, text
+
+
+# Alert text: a group that did not match leaves no "?".
+
+def test_an_alert_for_an_oom_without_its_numbers_has_no_placeholder(run_cli, tmp_path):
+    outputs = tmp_path / "outputs"
+    job = outputs / "u" / "job"
+    shutil.copytree(SAMPLES / "crash-mid-training", job, ignore=shutil.ignore_patterns("expected.json"))
+    # Synthetic edit of a real log: rank 1's exception becomes the driver's bare OOM, which
+    # names neither the GPU nor the size.
+    log = job / "worker-0" / "launch_ddp.log"
+    lines = log.read_text().splitlines(keepends=True)
+    cut = [i for i, line in enumerate(lines) if line.startswith("[rank1]: RuntimeError: non-finite")]
+    assert len(cut) == 1
+    lines[cut[0]] = "[rank1]: RuntimeError: CUDA error: out of memory\n"
+    log.write_text("".join(lines))
+    received = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self):
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *_):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Hook)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        sweep(run_cli, outputs, tmp_path / "s.db", "--webhook",
+              f"http://127.0.0.1:{server.server_port}/hook")
+    finally:
+        server.shutdown()
+    [alert] = received
+    assert "cuda-out-of-memory" in alert["text"] and alert["text"].endswith("GPU ran out of memory.")
+    assert "?" not in alert["text"], alert["text"]
+
+
+def test_a_template_part_is_dropped_when_its_group_did_not_match():
+    from logscan.catalogue import load_catalogue
+
+    rule = load_catalogue().rules["cuda-out-of-memory"]
+    assert rule.render_message({"gpu": "3", "size": "2.00 GiB"}) == \
+        "GPU 3 ran out of memory while allocating 2.00 GiB."
+    assert rule.render_message({"size": "2.00 GiB"}) == "GPU ran out of memory while allocating 2.00 GiB."
+    assert rule.render_message({}) == "GPU ran out of memory."
+    from dataclasses import replace
+
+    literal = replace(rule, message="[rank0] said [{detail}] {code}")
+    assert literal.render_message({}) == "[rank0] said  ?"
+    assert literal.render_message({"detail": "x", "code": "7"}) == "[rank0] said x 7"
+
+
+# Bad values in logscan's words.
+
+@pytest.mark.parametrize("flag, value, words", [
+    ("--jobs", "x", "--jobs must be a whole number, not 'x'"),
+    ("--jobs", "-1", "--jobs must be a whole number"),
+    ("--format", "xml", "--format 'xml' must be one of human, json, jsonl"),
+])
+def test_bad_values_are_logscans_own_one_line(run_cli, outputs, tmp_path, flag, value, words):
+    result = run_cli("sweep", outputs, "--state", tmp_path / "s.db", flag, value)
+    assert result.exit_code == 2, result.output
+    assert result.output == f"logscan: error: {words}\n" or \
+        (result.output.startswith(f"logscan: error: {words}") and result.output.count("\n") == 1), \
+        result.output
+    assert "Invalid value" not in result.output and "Usage:" not in result.output
+
+
+def test_the_readmes_kubernetes_manifest_sweeps_one_shard_per_index_with_its_state_on_a_volume(
+        run_cli, outputs, tmp_path, monkeypatch):
+    import yaml
+
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("### Kubernetes"):readme.index("### systemd")]
+    manifest = yaml.safe_load(section.split("```yaml\n", 1)[1].split("```", 1)[0])
+    job = manifest["spec"]["jobTemplate"]["spec"]
+    (container,) = job["template"]["spec"]["containers"]
+    command = container["command"]
+    assert job["completionMode"] == "Indexed" and manifest["spec"]["concurrencyPolicy"] == "Forbid"
+    assert command[command.index("--shard") + 1] == f"auto/{job['completions']}"
+    state_home = {e["name"]: e["value"] for e in container["env"]}["XDG_STATE_HOME"]
+    volumes = {v["name"]: v for v in job["template"]["spec"]["volumes"]}
+    mounted = {m["mountPath"]: volumes[m["name"]] for m in container["volumeMounts"]}
+    assert "persistentVolumeClaim" in mounted[state_home]
+    # The command as a pod runs it, on this tree: each index its own state file under the volume.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "volume"))
+    args = [a for a in command[1:] if not a.startswith("https://")]
+    args = args[:args.index("--webhook")] if "--webhook" in args else args
+    for index in range(job["completions"]):
+        monkeypatch.setenv("JOB_COMPLETION_INDEX", str(index))
+        result = run_cli(*[str(outputs) if a == "/mnt/outputs" else a for a in args],
+                         "--now", POST_MORTEM_NOW)
+        assert result.exit_code == 0, result.output
+    assert len(list((tmp_path / "volume" / "logscan" / "sweeps").glob("*.sqlite3"))) == job["completions"]
