@@ -108,9 +108,18 @@ class HyperscanLineFinder:
 
     scan(block) → (sorted offsets of those lines, number of newlines in the block), as
     LineFinder.scan; the lines may be a few more than confirmed (a pattern looked for through
-    its literals), never fewer."""
+    its literals), never fewer. scan_marked(block) also says which of them a native parser's
+    pattern matched (the others only some rule's cover, logscan.scan.raw_patterns).
 
-    def __init__(self, wanted):
+    `wanted`: the native parsers' candidates (lineparse.CANDIDATES and their JSON forms);
+    `rules`: (patterns, keyword literals) of each catalogue rule with keywords. A rule is looked
+    for through its patterns' raw covers; a rule one of whose patterns has no cover, through its
+    keywords. A line whose body is not its raw bytes (an escape byte, a Docker json-file record)
+    is found through any keyword, as the pure-Python LineFinder finds every line."""
+
+    marks_native = True
+
+    def __init__(self, wanted, rules=()):
         import hyperscan
 
         exact: list[bytes] = []
@@ -121,45 +130,108 @@ class HyperscanLineFinder:
             except Untranslatable:
                 covers += [_hex(lit) for lit in candidates.literals]
         flags = hyperscan.HS_FLAG_MULTILINE
-        expressions = [*dict.fromkeys(exact), *dict.fromkeys(covers)]
+        native = [*dict.fromkeys(exact), *dict.fromkeys(covers)]
         try:
+            self._database = None
+            rule_expressions = _rule_expressions(rules)
+            expressions = native + [e for e in rule_expressions if e not in native]
             self._database = compiled(expressions, flags)
         except hyperscan.error:
             # Some pattern is beyond Hyperscan (the message does not say which): each that is
             # is looked for through its literals.
-            expressions = []
+            native = []
             for candidates in wanted:
                 try:
                     pattern = line_pattern(candidates.pattern)
                     _compile([pattern], flags)
-                    expressions.append(pattern)
+                    native.append(pattern)
                 except (Untranslatable, hyperscan.error):
-                    expressions += [_hex(lit) for lit in candidates.literals]
-            covers = [e for e in expressions if e not in exact]
-            expressions = list(dict.fromkeys(expressions))
+                    native += [_hex(lit) for lit in candidates.literals]
+            covers = [e for e in native if e not in exact]
+            native = list(dict.fromkeys(native))
+            rule_expressions = []
+            for expression in _rule_expressions(rules):
+                try:
+                    _compile([expression], flags)
+                    rule_expressions.append(expression)
+                except hyperscan.error:
+                    pass  # a cover Hyperscan refuses: its rule's keywords are among the rest
+            rule_expressions += _keyword_expressions(
+                [lit for _, keywords in rules for lit in keywords])
+            expressions = native + [e for e in dict.fromkeys(rule_expressions) if e not in native]
             self._database = compiled(expressions, flags)
+        self._natives = len(native)
         self.covered = tuple(covers)
-        # Every pattern went in as it is: each line found is one some pattern matches, and the
-        # scanner need not confirm it again.
+        # Every native pattern went in as it is: a line marked native is one that some native
+        # pattern matches, and the scanner need not confirm it again.
         self.exact = not covers
 
     def scan(self, block: bytes) -> tuple[list[int], int]:
+        starts, _, newlines = self.scan_marked(block)
+        return starts, newlines
+
+    def scan_marked(self, block: bytes) -> tuple[list[int], list[bool], int]:
+        """(sorted offsets of the lines found, for each whether a native pattern matched it,
+        number of newlines in the block)"""
         starts: list[int] = []
+        natives: list[bool] = []
         line_end = -1  # the newline ending the last line found: matches before it add nothing
         rfind, find = block.rfind, block.find
         size = len(block)
+        first_rule = self._natives
 
-        def on_match(_index, _start, end, _flags, _context):
+        def on_match(index, _start, end, _flags, _context):
             nonlocal line_end
             last = end - 1  # the match's last byte: its line is the line
             if last > line_end or last < (starts[-1] if starts else 0):
                 start = rfind(b"\n", 0, last) + 1
                 starts.append(start)
+                natives.append(index < first_rule)
                 newline = find(b"\n", last)
                 line_end = size if newline < 0 else newline
+            elif index < first_rule and not natives[-1] and last >= starts[-1]:
+                natives[-1] = True  # the line a rule's cover found holds a native match too
 
         if block:
             self._database.scan(block, match_event_handler=on_match)
         if len(starts) > 1 and any(a >= b for a, b in zip(starts, starts[1:])):
-            starts = sorted(set(starts))  # matches came out of end order
-        return starts, count_newlines(block)
+            # matches came out of end order: a line is native if any of its matches was
+            merged: dict[int, bool] = {}
+            for start, native in zip(starts, natives):
+                merged[start] = merged.get(start, False) or native
+            starts = sorted(merged)
+            natives = [merged[s] for s in starts]
+        return starts, natives, count_newlines(block)
+
+
+# A line whose body is not its bytes as they are: colour codes anywhere in it, or a Docker
+# json-file record (logscan.scan.prefixes unwraps it). Rule covers read raw bytes, so these
+# lines are found through the keywords, as the pure-Python finder finds every line.
+_ESCAPE = b"\\x1b"
+_DOCKER_RECORD = b"^\\{\"log\":"
+
+
+def _keyword_expressions(keywords: list[bytes]) -> list[bytes]:
+    """Plain keyword literals, for rules that have no cover."""
+    return [_hex(lit) for lit in dict.fromkeys(keywords)]
+
+
+def _rule_expressions(rules) -> list[bytes]:
+    """Hyperscan expressions that find every line a rule of `rules` may match: each rule's
+    covers (or its keywords), then the lines with an escape byte or a Docker record holding
+    any keyword."""
+    from logscan.scan.raw_patterns import Untranslatable as NoCover, raw_cover
+
+    expressions: list[bytes] = []
+    every_keyword: list[bytes] = []
+    for patterns, keywords in rules:
+        every_keyword += keywords
+        try:
+            expressions += [raw_cover(pattern) for pattern in patterns]
+        except NoCover:
+            expressions += _keyword_expressions(list(keywords))
+    if every_keyword:
+        any_keyword = b"(?:" + b"|".join(_hex(lit) for lit in dict.fromkeys(every_keyword)) + b")"
+        expressions += [_ESCAPE + b"[^\\n]*" + any_keyword, any_keyword + b"[^\\n]*" + _ESCAPE,
+                        _DOCKER_RECORD + b"[^\\n]*" + any_keyword]
+    return list(dict.fromkeys(expressions))

@@ -311,17 +311,58 @@ def _where_and_body(scan: FileScan, raw: bytes, lineno: int) -> tuple[Where, str
                                                                       int | None]:
     """The line as evidence, its body without its prefixes (stripped once, for both), the
     process id a prefix names and the one torch's header gives."""
-    text = _decode(raw[:MAX_RAW]).rstrip("\r\n")
-    if len(text) > MAX_EVIDENCE and "\r" in text:
-        # Head and tail: the prefixes are at the start, a \r-redrawn bar's last state at the end.
-        half = (MAX_EVIDENCE - 1) // 2  # the \r included: the cut below keeps the tail whole
-        text = text[:half] + "\r" + text[-half:]
-    text = text[:MAX_EVIDENCE]
+    text = _evidence_text(raw)
     stripped = strip_prefixes(text)
     # A line with no prefix of its own, in one process's own file, is that process's.
     local_rank = stripped.local_rank if stripped.local_rank is not None else scan.local_rank
     return (Where(scan.display, lineno, text, stripped.rank, local_rank, stripped.time),
             stripped.body, stripped.pid, stripped.header_pid)
+
+
+def _evidence_text(raw: bytes) -> str:
+    text = _decode(raw[:MAX_RAW]).rstrip("\r\n")
+    if len(text) > MAX_EVIDENCE and "\r" in text:
+        # Head and tail: the prefixes are at the start, a \r-redrawn bar's last state at the end.
+        half = (MAX_EVIDENCE - 1) // 2  # the \r included: the cut below keeps the tail whole
+        text = text[:half] + "\r" + text[-half:]
+    return text[:MAX_EVIDENCE]
+
+
+class RuleConfirm:
+    """Whether some catalogue rule matches the body of a line the finder gave for a rule (its
+    cover or a keyword), as FileInterpreter.line would match it: only then is the line kept.
+    A line that merely holds a keyword (`backward=0.05s`, a warning quoting `optimizer.step()`)
+    tells nothing, so it is never kept nor interpreted. A body is judged once (bounded, as
+    meanings are); a rule that runs away keeps the line and the interpreter decides and notes it."""
+
+    def __init__(self, matchers: list[Rule]):
+        self.matchers = matchers
+        self._known: dict[str, bool] = {}
+        self._timed_out: dict[str, int] = {}
+
+    def matches(self, raw: bytes) -> bool:
+        body = strip_prefixes(_evidence_text(raw)).body
+        known = self._known.get(body)
+        if known is None:
+            known = self._any_rule_matches(body)
+            if len(self._known) >= MEANINGS_KEPT:
+                self._known.clear()
+            self._known[body] = known
+        return known
+
+    def _any_rule_matches(self, body: str) -> bool:
+        for rule in self.matchers:
+            if not any(kw in body for kw in rule.keywords):
+                continue
+            if self._timed_out.get(rule.id, 0) >= MAX_RULE_TIMEOUTS:
+                return True
+            try:
+                if rule.match(body) is not None:
+                    return True
+            except TimeoutError:
+                self._timed_out[rule.id] = self._timed_out.get(rule.id, 0) + 1
+                return True
+        return False
 
 
 def _env_print(where: Where, record: dict) -> EnvPrint:

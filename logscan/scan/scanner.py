@@ -19,7 +19,7 @@ from logscan.catalogue import Catalogue
 from logscan.scan.events import FileScan
 from logscan.scan.finders import USER_PROGRESS_FLAG, ProgressFinder, make_line_finder
 from logscan.limits import BLOCK_PATTERN_TIMEOUT, MAX_RULE_TIMEOUTS
-from logscan.scan.interpret import MAX_RAW, FileInterpreter
+from logscan.scan.interpret import MAX_RAW, FileInterpreter, RuleConfirm
 from logscan.scan.lineparse import Candidates
 from logscan.scan.prefixes import strip_prefixes
 from logscan.files.records import join_partial_records
@@ -27,12 +27,21 @@ from logscan.files.reader import CHUNK_SIZE, MAX_LINE, ReadState, line_blocks
 
 
 def wanted_lines(keywords) -> list[Candidates]:
-    """Every line the scan must keep: those the native parsers declared (lineparse.CANDIDATES,
-    read now so a parser registered later is included), then each catalogue keyword's; a literal
-    that holds a quote or a backslash also as a JSON string holds it (a container runtime's
-    json-file record, unwrapped only once the line is kept)."""
-    wanted = [*lineparse.CANDIDATES,
-              *(Candidates((k,), re.escape(k), "catalogue") for k in sorted(set(keywords)))]
+    """Every line the scan must look at: those the native parsers declared (native_lines), then
+    each catalogue keyword's, a keyword with a quote or a backslash also as a JSON string."""
+    return native_lines() + _with_json_forms(
+        [Candidates((k,), re.escape(k), "catalogue") for k in sorted(set(keywords))])
+
+
+def native_lines() -> list[Candidates]:
+    """The lines the native parsers declared (lineparse.CANDIDATES, read now so a parser
+    registered later is included); a literal that holds a quote or a backslash also as a JSON
+    string holds it (a container runtime's json-file record, unwrapped only once the line is
+    kept)."""
+    return _with_json_forms(list(lineparse.CANDIDATES))
+
+
+def _with_json_forms(wanted: list[Candidates]) -> list[Candidates]:
     return wanted + [escaped for c in wanted if (escaped := _as_json_string(c)) is not None]
 
 
@@ -117,10 +126,18 @@ class Scanner:
         self.matchers = [r for r in catalogue.matchers if r.keywords]
         self.keywordless = [r for r in catalogue.matchers if not r.keywords]
         wanted = wanted_lines(kw.encode() for r in self.matchers for kw in r.keywords)
-        # The finder narrows a block to the lines holding a literal; this pattern decides.
+        native = native_lines()
         # Multiline: `^` and `$` are a line's ends, as for Hyperscan (logscan.scan.hyperscan_matcher).
         self.candidates = re.compile(b"|".join(c.pattern for c in wanted), re.MULTILINE)
-        self.finder = make_line_finder(wanted, matcher)
+        # A line a native parser's pattern matches is kept; any other the finder gives, only
+        # when a rule matches its body (RuleConfirm): a line that merely holds a keyword is
+        # nothing to interpret.
+        self.native = re.compile(b"|".join(c.pattern for c in native), re.MULTILINE)
+        rules = [(r.patterns, tuple(lit for c in _with_json_forms(
+                     [Candidates((kw.encode(),), b"", "catalogue") for kw in r.keywords])
+                     for lit in c.literals)) for r in self.matchers]
+        self.finder = make_line_finder(native, matcher, rules)
+        self.rule_confirm = RuleConfirm(self.matchers)
         self.progress = ProgressFinder(tuple(progress_patterns))
         # rule id → times its pattern ran away, over every file this scanner reads (see
         # limits.MAX_RULE_TIMEOUTS)
@@ -163,15 +180,22 @@ class Scanner:
 
     def _survey_block(self, block: bytes, found: Survey, timeouts: dict) -> int:
         """Note the block's candidate and progress lines; return its number of newlines."""
-        starts, newlines = self.finder.scan(block)
+        if self.finder.marks_native:
+            starts, natives, newlines = self.finder.scan_marked(block)
+            trust = self.finder.exact  # a native mark is a native pattern's match
+        else:
+            (starts, newlines), natives, trust = self.finder.scan(block), None, False
         numbers = _LineNumbers(block, newlines, found.newlines)
-        confirm = None if self.finder.exact else self.candidates.search
+        native, rule_confirm = self.native.search, self.rule_confirm
         size = len(block)
-        for start in starts:
+        for i, start in enumerate(starts):
             end = block.find(b"\n", start)
             end = size if end < 0 else end
-            if confirm is None or confirm(block, start, end) is not None:
-                found.candidates.append((numbers.of(start) - 1, _raw_line(block, start, end)))
+            # exact marks are the native patterns' own answer; else the pattern is asked
+            kept = natives[i] if trust else native(block, start, end) is not None
+            raw = _raw_line(block, start, end)
+            if kept or rule_confirm.matches(raw):
+                found.candidates.append((numbers.of(start) - 1, raw))
         first = None
         if found.first_progress is None:
             first = self.progress.first(block)
