@@ -70,29 +70,33 @@ def _compile(expressions: list[bytes], flags: int):
     return database
 
 
-def _cache_path(expressions: list[bytes], flags: int) -> Path:
+def _cache_path(source, flags: int) -> Path:
+    """Where the database compiled from `source` is kept: its key is the source (the
+    expressions, or what they are made from together with the code that makes them)."""
     import hyperscan
 
     key = hashlib.sha256(repr((getattr(hyperscan, "__version__", ""), platform.machine(), flags,
-                               expressions)).encode()).hexdigest()[:24]
+                               source)).encode()).hexdigest()[:24]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "logscan" / f"hyperscan-{key}.db"
 
 
-def compiled(expressions: list[bytes], flags: int):
-    """The database of `expressions`, compiled once and then loaded from the user's cache
-    (compiling the catalogue's patterns takes 60-90 ms, loading them well under 1 ms). A cache
-    that cannot be read or written is only not used."""
+def compiled(expressions, flags: int, source=None):
+    """The database of `expressions` (a list, or a function that makes it), compiled once and
+    then loaded from the user's cache (compiling the catalogue's patterns and covers takes
+    0.1-0.3 s, loading them well under 1 ms); `source`, when given, keys the cache instead of
+    the expressions, so a cached database costs no translating either. A cache that cannot be
+    read or written is only not used."""
     import hyperscan
 
-    path = _cache_path(expressions, flags)
+    path = _cache_path(expressions if source is None else source, flags)
     try:
         database = hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
         database.scratch = hyperscan.Scratch(database)
         return database
     except (OSError, hyperscan.error):
         pass
-    database = _compile(expressions, flags)
+    database = _compile(expressions() if callable(expressions) else expressions, flags)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         part = path.with_name(f"{path.name}.{os.getpid()}.part")
@@ -108,14 +112,15 @@ class HyperscanLineFinder:
 
     scan(block) → (sorted offsets of those lines, number of newlines in the block), as
     LineFinder.scan; the lines may be a few more than confirmed (a pattern looked for through
-    its literals), never fewer. scan_marked(block) also says which of them a native parser's
-    pattern matched (the others only some rule's cover, logscan.scan.raw_patterns).
+    its literals, a rule's cover), never fewer. scan_marked(block) also says which of them a
+    native parser's pattern matched (the others only a rule's cover or keyword).
 
     `wanted`: the native parsers' candidates (lineparse.CANDIDATES and their JSON forms);
     `rules`: (patterns, keyword literals) of each catalogue rule with keywords. A rule is looked
-    for through its patterns' raw covers; a rule one of whose patterns has no cover, through its
-    keywords. A line whose body is not its raw bytes (an escape byte, a Docker json-file record)
-    is found through any keyword, as the pure-Python LineFinder finds every line."""
+    for through its patterns' raw covers (logscan.scan.raw_patterns); a rule one of whose
+    patterns has no cover, through its keywords. A line whose body is not its bytes as they are
+    (UNLIKE_ITS_BODY) is found through any keyword, as the pure-Python LineFinder finds every
+    line: a second, small database of the keywords, run only on blocks that hold such a line."""
 
     marks_native = True
 
@@ -131,11 +136,14 @@ class HyperscanLineFinder:
                 covers += [_hex(lit) for lit in candidates.literals]
         flags = hyperscan.HS_FLAG_MULTILINE
         native = [*dict.fromkeys(exact), *dict.fromkeys(covers)]
+        rules = [(tuple(patterns), tuple(keywords)) for patterns, keywords in rules]
+        # The covers are made from the rules by this module and raw_patterns: their code is part
+        # of what a cached database was compiled from.
+        source = (native, rules, _TRANSLATOR.hexdigest())
         try:
-            self._database = None
-            rule_expressions = _rule_expressions(rules)
-            expressions = native + [e for e in rule_expressions if e not in native]
-            self._database = compiled(expressions, flags)
+            self._database = compiled(
+                lambda: native + [e for e in _rule_expressions(rules) if e not in native],
+                flags, source)
         except hyperscan.error:
             # Some pattern is beyond Hyperscan (the message does not say which): each that is
             # is looked for through its literals.
@@ -150,16 +158,18 @@ class HyperscanLineFinder:
             covers = [e for e in native if e not in exact]
             native = list(dict.fromkeys(native))
             rule_expressions = []
-            for expression in _rule_expressions(rules):
+            for patterns, keywords in rules:
                 try:
-                    _compile([expression], flags)
-                    rule_expressions.append(expression)
-                except hyperscan.error:
-                    pass  # a cover Hyperscan refuses: its rule's keywords are among the rest
-            rule_expressions += _keyword_expressions(
-                [lit for _, keywords in rules for lit in keywords])
+                    for expression in _rule_expressions([(patterns, keywords)]):
+                        _compile([expression], flags)
+                    rule_expressions += _rule_expressions([(patterns, keywords)])
+                except hyperscan.error:  # a cover Hyperscan refuses: the rule's keywords
+                    rule_expressions += _keyword_expressions(keywords)
             expressions = native + [e for e in dict.fromkeys(rule_expressions) if e not in native]
             self._database = compiled(expressions, flags)
+        every_keyword = [lit for _, keywords in rules for lit in keywords]
+        self._keywords = (compiled(_keyword_expressions(every_keyword), flags)
+                          if every_keyword else None)
         self._natives = len(native)
         self.covered = tuple(covers)
         # Every native pattern went in as it is: a line marked native is one that some native
@@ -173,65 +183,101 @@ class HyperscanLineFinder:
     def scan_marked(self, block: bytes) -> tuple[list[int], list[bool], int]:
         """(sorted offsets of the lines found, for each whether a native pattern matched it,
         number of newlines in the block)"""
-        starts: list[int] = []
-        natives: list[bool] = []
-        line_end = -1  # the newline ending the last line found: matches before it add nothing
-        rfind, find = block.rfind, block.find
-        size = len(block)
-        first_rule = self._natives
-
-        def on_match(index, _start, end, _flags, _context):
-            nonlocal line_end
-            last = end - 1  # the match's last byte: its line is the line
-            if last > line_end or last < (starts[-1] if starts else 0):
-                start = rfind(b"\n", 0, last) + 1
-                starts.append(start)
-                natives.append(index < first_rule)
-                newline = find(b"\n", last)
-                line_end = size if newline < 0 else newline
-            elif index < first_rule and not natives[-1] and last >= starts[-1]:
-                natives[-1] = True  # the line a rule's cover found holds a native match too
-
-        if block:
-            self._database.scan(block, match_event_handler=on_match)
-        if len(starts) > 1 and any(a >= b for a, b in zip(starts, starts[1:])):
-            # matches came out of end order: a line is native if any of its matches was
-            merged: dict[int, bool] = {}
-            for start, native in zip(starts, natives):
-                merged[start] = merged.get(start, False) or native
-            starts = sorted(merged)
-            natives = [merged[s] for s in starts]
+        starts, natives = _lines_matched(self._database, block, self._natives)
+        if self._keywords is not None and unlike_its_body(block):
+            found = set(starts)
+            extra = [start for start in _lines_matched(self._keywords, block, 0)[0]
+                     if start not in found and unlike_its_body(_line_at(block, start))]
+            if extra:
+                marks = dict(zip(starts, natives))
+                marks.update(dict.fromkeys(extra, False))
+                starts = sorted(marks)
+                natives = [marks[start] for start in starts]
         return starts, natives, count_newlines(block)
 
 
-# A line whose body is not its bytes as they are: colour codes anywhere in it, or a Docker
-# json-file record (logscan.scan.prefixes unwraps it). Rule covers read raw bytes, so these
-# lines are found through the keywords, as the pure-Python finder finds every line.
-_ESCAPE = b"\\x1b"
-_DOCKER_RECORD = b"^\\{\"log\":"
+def _line_at(block: bytes, start: int) -> bytes:
+    end = block.find(b"\n", start)
+    return block[start:] if end < 0 else block[start:end]
 
 
-def _keyword_expressions(keywords: list[bytes]) -> list[bytes]:
-    """Plain keyword literals, for rules that have no cover."""
+def _lines_matched(database, block: bytes, first_rule: int) -> tuple[list[int], list[bool]]:
+    """(sorted starts of the lines `database` matches in, whether an expression below
+    `first_rule` matched each)"""
+    starts: list[int] = []
+    natives: list[bool] = []
+    line_end = -1  # the newline ending the last line found: matches before it add nothing
+    rfind, find = block.rfind, block.find
+    size = len(block)
+
+    def on_match(index, _start, end, _flags, _context):
+        nonlocal line_end
+        last = end - 1  # the match's last byte: its line is the line
+        if last > line_end or last < (starts[-1] if starts else 0):
+            start = rfind(b"\n", 0, last) + 1
+            starts.append(start)
+            natives.append(index < first_rule)
+            newline = find(b"\n", last)
+            line_end = size if newline < 0 else newline
+        elif index < first_rule:
+            natives[-1] = True  # the line a rule's cover found holds a native match too
+
+    if block:
+        database.scan(block, match_event_handler=on_match)
+    if len(starts) > 1 and any(a >= b for a, b in zip(starts, starts[1:])):
+        # matches came out of end order: a line is native if any of its matches was
+        merged: dict[int, bool] = {}
+        for start, native in zip(starts, natives):
+            merged[start] = merged.get(start, False) or native
+        starts = sorted(merged)
+        natives = [merged[s] for s in starts]
+    return starts, natives
+
+
+# Lines whose body (logscan.scan.prefixes.strip_prefixes) is not a stretch of their bytes as
+# they are, which rule covers read: colour codes anywhere in them, a `\r` inside (the body is
+# what the last one left on screen, and a long line is kept as its head and tail), a Docker
+# json-file record (the line JSON-escaped), a character whose case partner is an ASCII letter
+# (ſ, K, İ: a caseless pattern reads them as s, k, i).
+_UNLIKE_MARKS = (b"\x1b", b'{"log":', b"\xc5\xbf", b"\xe2\x84\xaa", b"\xc4\xb0")
+
+
+def unlike_its_body(text: bytes) -> bool:
+    """Whether some line of `text` may have a body its bytes do not show as they are (a few
+    passes in C over the text, no more)."""
+    if any(mark in text for mark in _UNLIKE_MARKS):
+        return True
+    returns = text.count(b"\r")
+    return returns > 0 and returns > text.count(b"\r\n") + text.endswith(b"\r")
+
+
+def _keyword_expressions(keywords) -> list[bytes]:
     return [_hex(lit) for lit in dict.fromkeys(keywords)]
 
 
 def _rule_expressions(rules) -> list[bytes]:
-    """Hyperscan expressions that find every line a rule of `rules` may match: each rule's
-    covers (or its keywords), then the lines with an escape byte or a Docker record holding
-    any keyword."""
+    """Hyperscan expressions that find every line, of those its bytes show as they are, that a
+    rule of `rules` may match: each rule's covers, or its keywords."""
     from logscan.scan.raw_patterns import Untranslatable as NoCover, raw_cover
 
     expressions: list[bytes] = []
-    every_keyword: list[bytes] = []
     for patterns, keywords in rules:
-        every_keyword += keywords
         try:
             expressions += [raw_cover(pattern) for pattern in patterns]
         except NoCover:
-            expressions += _keyword_expressions(list(keywords))
-    if every_keyword:
-        any_keyword = b"(?:" + b"|".join(_hex(lit) for lit in dict.fromkeys(every_keyword)) + b")"
-        expressions += [_ESCAPE + b"[^\\n]*" + any_keyword, any_keyword + b"[^\\n]*" + _ESCAPE,
-                        _DOCKER_RECORD + b"[^\\n]*" + any_keyword]
+            expressions += _keyword_expressions(keywords)
     return list(dict.fromkeys(expressions))
+
+
+def _translator_digest():
+    digest = hashlib.sha256()
+    here = Path(__file__)
+    for module in (here, here.with_name("raw_patterns.py")):
+        try:
+            digest.update(module.read_bytes())
+        except OSError:
+            digest.update(str(module).encode())
+    return digest
+
+
+_TRANSLATOR = _translator_digest()

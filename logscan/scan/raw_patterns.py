@@ -11,12 +11,14 @@ whose body the pattern matches, so only such lines need reach Python, where the 
 - a character that may be non-ASCII may be one to four bytes of 0x80-0xff (UTF-8, or the bytes
   that decoding replaced by U+FFFD), so a class that holds one takes those bytes, and its repeat
   four times as many;
-- under `(?i)` a letter takes both cases (and `i`, `k`, `s`, which have non-ASCII partners in
-  Unicode case folding, the high bytes too).
+- under `(?i)` an ASCII letter takes both cases;
+- a pattern's leading `^` (the body's start) is the line's start or a byte a prefix ends in
+  (BODY_START_AFTER: every prefix of logscan.scan.prefixes ends in a space, a tab, `:` or `]`).
 
 This holds for lines whose bytes reach the body as they are. A line with an escape byte (colour
-codes inside a match) or a Docker json-file record (the line JSON-escaped) does not; the
-matcher finds those through the rule's keywords instead (logscan.scan.hyperscan_matcher).
+codes inside a match), a `\r` inside it, a Docker json-file record (the line JSON-escaped) or a
+non-ASCII case partner of an ASCII letter (ſ, K, İ) does not; the matcher finds those through
+the rule's keywords instead (logscan.scan.hyperscan_matcher.unlike_its_body).
 A pattern the `re` parser cannot read, or whose cover would match an empty stretch, is
 Untranslatable: its rule is found through its keywords alone.
 """
@@ -52,8 +54,8 @@ def _members(module, escape: str) -> frozenset[int]:
 # a class is negated and less is.
 _CATEGORY_MOST = {c: _members(regex, e) | _members(re, e) for c, e in _CATEGORY_ESCAPES.items()}
 _CATEGORY_LEAST = {c: _members(regex, e) & _members(re, e) for c, e in _CATEGORY_ESCAPES.items()}
-# ASCII letters that Unicode case folding pairs with a non-ASCII character (İ, ſ, K).
-_FOLDS_TO_NON_ASCII = frozenset(b"iksIKS")
+# The bytes a line prefix ends in: a body starts at the line's start or after one of them.
+BODY_START_AFTER = b" \t:]"
 _HIGH = b"\\x80-\\xff"
 _WIDEST_CHAR = 4  # bytes of one character, at most
 _BOUNDED = 32     # a repeat bounded above this many bytes is left unbounded (cheaper to run)
@@ -68,10 +70,15 @@ def raw_cover(pattern: str) -> bytes:
         parsed = sre_parse.parse(_unique_group_names(pattern))
     except (re.error, RecursionError, OverflowError, ValueError) as exc:
         raise Untranslatable(pattern) from exc
-    cover, empty = _sequence(list(parsed), bool(parsed.state.flags & sre.SRE_FLAG_IGNORECASE))
+    items = list(parsed)
+    start = b""
+    if items and items[0][0] is sre.AT and items[0][1] in (sre.AT_BEGINNING, sre.AT_BEGINNING_STRING):
+        items = items[1:]
+        start = b"(?:^|[" + b"".join(_escaped(b) for b in BODY_START_AFTER) + b"])"
+    cover, empty = _sequence(items, bool(parsed.state.flags & sre.SRE_FLAG_IGNORECASE))
     if empty:
         raise Untranslatable(pattern)  # it would match every line
-    return cover
+    return start + cover
 
 
 def _unique_group_names(pattern: str) -> str:
@@ -194,8 +201,7 @@ def _char_class(op, av, caseless: bool) -> tuple[frozenset[int], bool]:
             low, high = value
             for code in range(low, min(high, 127) + 1):
                 ascii_set |= _literal(code, caseless)[0]
-            wide = wide or high > 127 or (caseless and any(
-                chr(c).isalpha() for c in range(low, min(high, 127) + 1)))
+            wide = wide or high > 127
             if caseless and high > 127:
                 ascii_set |= set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
         elif kind is sre.CATEGORY and value in _CATEGORY_MOST:
@@ -213,7 +219,7 @@ def _literal(code: int, caseless: bool) -> tuple[frozenset[int], bool]:
         return frozenset(letters), True
     char = chr(code)
     if caseless and char.isalpha():
-        return frozenset({ord(char.lower()), ord(char.upper())}), code in _FOLDS_TO_NON_ASCII
+        return frozenset({ord(char.lower()), ord(char.upper())}), False
     return frozenset({code}), False
 
 
