@@ -2,9 +2,11 @@
 merge the surveys of its pieces, in order, through the line interpreter.
 
 survey (may run in worker processes, on pieces of a big file): logscan.scan.finders finds, in large
-blocks, the lines that a native parser (declared in logscan.scan.lineparse) or a catalogue keyword
-needs (Hyperscan, with the exact patterns; or the pure-Python fallback, through their literals);
-one compiled pattern confirms them, and only those lines are numbered and kept. Rules without keywords are run over each block's text.
+blocks, the lines that a native parser (declared in logscan.scan.lineparse) or a catalogue rule
+may need (Hyperscan, with the exact native patterns and the rules' raw covers; or the
+pure-Python fallback, through their literals). A line is kept, numbered, when a native pattern
+matches it or, on its body, a rule does (interpret.RuleConfirm): a line that merely holds a
+keyword is never kept. Rules without keywords are run over each block's text.
 merge: logscan.scan.interpret.FileInterpreter interprets the kept lines in file order.
 """
 
@@ -43,6 +45,13 @@ def native_lines() -> list[Candidates]:
 
 def _with_json_forms(wanted: list[Candidates]) -> list[Candidates]:
     return wanted + [escaped for c in wanted if (escaped := _as_json_string(c)) is not None]
+
+
+def _keyword_literals(keywords) -> tuple[bytes, ...]:
+    """A rule's keywords as bytes, each with a quote or a backslash also as a JSON string."""
+    literals = [kw.encode() for kw in keywords]
+    return tuple(dict.fromkeys(literals + [
+        lit.replace(b"\\", b"\\\\").replace(b'"', b'\\"') for lit in literals]))
 
 
 def _as_json_string(wanted: Candidates) -> Candidates | None:
@@ -127,15 +136,15 @@ class Scanner:
         self.keywordless = [r for r in catalogue.matchers if not r.keywords]
         wanted = wanted_lines(kw.encode() for r in self.matchers for kw in r.keywords)
         native = native_lines()
-        # Multiline: `^` and `$` are a line's ends, as for Hyperscan (logscan.scan.hyperscan_matcher).
+        # Every candidate pattern and keyword as one: what the pure-Python finder's literals
+        # stand for (bench/reach_python.py names the lines by it). Multiline: `^` and `$` are a
+        # line's ends, as for Hyperscan (logscan.scan.hyperscan_matcher).
         self.candidates = re.compile(b"|".join(c.pattern for c in wanted), re.MULTILINE)
         # A line a native parser's pattern matches is kept; any other the finder gives, only
         # when a rule matches its body (RuleConfirm): a line that merely holds a keyword is
         # nothing to interpret.
         self.native = re.compile(b"|".join(c.pattern for c in native), re.MULTILINE)
-        rules = [(r.patterns, tuple(lit for c in _with_json_forms(
-                     [Candidates((kw.encode(),), b"", "catalogue") for kw in r.keywords])
-                     for lit in c.literals)) for r in self.matchers]
+        rules = [(r.patterns, _keyword_literals(r.keywords)) for r in self.matchers]
         self.finder = make_line_finder(native, matcher, rules)
         self.rule_confirm = RuleConfirm(self.matchers)
         self.progress = ProgressFinder(tuple(progress_patterns))
