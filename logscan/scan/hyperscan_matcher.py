@@ -61,7 +61,8 @@ def _hex(literal: bytes) -> bytes:
     return b"".join(b"\\x%02x" % b for b in literal)
 
 
-def _compile(expressions: list[bytes], flags: int):
+def _compile(expressions: list[bytes], flags):
+    """`flags`: one for every expression, or one list of them, in order."""
     import hyperscan
 
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
@@ -81,22 +82,25 @@ def _cache_path(source, flags: int) -> Path:
     return Path(base) / "logscan" / f"hyperscan-{key}.db"
 
 
-def compiled(expressions, flags: int, source=None):
-    """The database of `expressions` (a list, or a function that makes it), compiled once and
-    then loaded from the user's cache (compiling the catalogue's patterns and covers takes
+def compiled(expressions, flags, source=None):
+    """The database of `expressions` (a list, or a function that makes it) with `flags` (one for
+    all, a list, or a function of the expressions), compiled once and then loaded from the user's cache (compiling the catalogue's patterns and covers takes
     0.1-0.3 s, loading them well under 1 ms); `source`, when given, keys the cache instead of
     the expressions, so a cached database costs no translating either. A cache that cannot be
     read or written is only not used."""
     import hyperscan
 
-    path = _cache_path(expressions if source is None else source, flags)
+    # flags given as a function of the expressions are part of the source that keys the cache
+    path = _cache_path(expressions if source is None else source, None if callable(flags) else flags)
     try:
         database = hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
         database.scratch = hyperscan.Scratch(database)
         return database
     except (OSError, hyperscan.error):
         pass
-    database = _compile(expressions() if callable(expressions) else expressions, flags)
+    if callable(expressions):
+        expressions = expressions()
+    database = _compile(expressions, flags(expressions) if callable(flags) else flags)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         part = path.with_name(f"{path.name}.{os.getpid()}.part")
@@ -139,11 +143,18 @@ class HyperscanLineFinder:
         rules = [(tuple(patterns), tuple(keywords)) for patterns, keywords in rules]
         # The covers are made from the rules by this module and raw_patterns: their code is part
         # of what a cached database was compiled from.
-        source = (native, rules, _TRANSLATOR.hexdigest())
+        source = (native, rules, _UNLIKE_MARKS, _TRANSLATOR.hexdigest())
+        marks = len(_UNLIKE_MARKS)
+
+        def flags_of(expressions):  # a mark is reported once a block: it says the block has one
+            return ([flags | hyperscan.HS_FLAG_SINGLEMATCH] * marks
+                    + [flags] * (len(expressions) - marks))
+
         try:
             self._database = compiled(
-                lambda: native + [e for e in _rule_expressions(rules) if e not in native],
-                flags, source)
+                lambda: [*_UNLIKE_MARKS, *native,
+                         *(e for e in _rule_expressions(rules) if e not in native)],
+                flags_of, source)
         except hyperscan.error:
             # Some pattern is beyond Hyperscan (the message does not say which): each that is
             # is looked for through its literals.
@@ -165,12 +176,14 @@ class HyperscanLineFinder:
                     rule_expressions += _rule_expressions([(patterns, keywords)])
                 except hyperscan.error:  # a cover Hyperscan refuses: the rule's keywords
                     rule_expressions += _keyword_expressions(keywords)
-            expressions = native + [e for e in dict.fromkeys(rule_expressions) if e not in native]
-            self._database = compiled(expressions, flags)
+            expressions = [*_UNLIKE_MARKS, *native,
+                           *(e for e in dict.fromkeys(rule_expressions) if e not in native)]
+            self._database = compiled(expressions, flags_of(expressions))
         every_keyword = [lit for _, keywords in rules for lit in keywords]
         self._keywords = (compiled(_keyword_expressions(every_keyword), flags)
                           if every_keyword else None)
-        self._natives = len(native)
+        # expression ids: the marks, then the native patterns, then the rules'
+        self._first_native, self._first_rule = marks, marks + len(native)
         self.covered = tuple(covers)
         # Every native pattern went in as it is: a line marked native is one that some native
         # pattern matches, and the scanner need not confirm it again.
@@ -183,10 +196,11 @@ class HyperscanLineFinder:
     def scan_marked(self, block: bytes) -> tuple[list[int], list[bool], int]:
         """(sorted offsets of the lines found, for each whether a native pattern matched it,
         number of newlines in the block)"""
-        starts, natives = _lines_matched(self._database, block, self._natives)
-        if self._keywords is not None and unlike_its_body(block):
+        starts, natives, unlike = _lines_matched(self._database, block, self._first_native,
+                                                 self._first_rule)
+        if unlike and self._keywords is not None:
             found = set(starts)
-            extra = [start for start in _lines_matched(self._keywords, block, 0)[0]
+            extra = [start for start in _lines_matched(self._keywords, block, 0, 0)[0]
                      if start not in found and unlike_its_body(_line_at(block, start))]
             if extra:
                 marks = dict(zip(starts, natives))
@@ -201,17 +215,22 @@ def _line_at(block: bytes, start: int) -> bytes:
     return block[start:] if end < 0 else block[start:end]
 
 
-def _lines_matched(database, block: bytes, first_rule: int) -> tuple[list[int], list[bool]]:
-    """(sorted starts of the lines `database` matches in, whether an expression below
-    `first_rule` matched each)"""
+def _lines_matched(database, block: bytes, first_native: int, first_rule: int
+                   ) -> tuple[list[int], list[bool], bool]:
+    """(sorted starts of the lines `database` matches in, whether an expression of
+    [first_native, first_rule) matched each, whether one below first_native, a mark, matched)"""
     starts: list[int] = []
     natives: list[bool] = []
+    marked = False
     line_end = -1  # the newline ending the last line found: matches before it add nothing
     rfind, find = block.rfind, block.find
     size = len(block)
 
     def on_match(index, _start, end, _flags, _context):
-        nonlocal line_end
+        nonlocal line_end, marked
+        if index < first_native:
+            marked = True
+            return
         last = end - 1  # the match's last byte: its line is the line
         if last > line_end or last < (starts[-1] if starts else 0):
             start = rfind(b"\n", 0, last) + 1
@@ -231,7 +250,7 @@ def _lines_matched(database, block: bytes, first_rule: int) -> tuple[list[int], 
             merged[start] = merged.get(start, False) or native
         starts = sorted(merged)
         natives = [merged[s] for s in starts]
-    return starts, natives
+    return starts, natives, marked
 
 
 # Lines whose body (logscan.scan.prefixes.strip_prefixes) is not a stretch of their bytes as
@@ -239,16 +258,14 @@ def _lines_matched(database, block: bytes, first_rule: int) -> tuple[list[int], 
 # what the last one left on screen, and a long line is kept as its head and tail), a Docker
 # json-file record (the line JSON-escaped), a character whose case partner is an ASCII letter
 # (ſ, K, İ: a caseless pattern reads them as s, k, i).
-_UNLIKE_MARKS = (b"\x1b", b'{"log":', b"\xc5\xbf", b"\xe2\x84\xaa", b"\xc4\xb0")
+_UNLIKE_MARKS = (b"\\x1b", b"\\r[^\\n]", b'\\{"log":', b"\\xc5\\xbf", b"\\xe2\\x84\\xaa",
+                 b"\\xc4\\xb0")
+_UNLIKE = re.compile(b"|".join(_UNLIKE_MARKS))
 
 
-def unlike_its_body(text: bytes) -> bool:
-    """Whether some line of `text` may have a body its bytes do not show as they are (a few
-    passes in C over the text, no more)."""
-    if any(mark in text for mark in _UNLIKE_MARKS):
-        return True
-    returns = text.count(b"\r")
-    return returns > 0 and returns > text.count(b"\r\n") + text.endswith(b"\r")
+def unlike_its_body(line: bytes) -> bool:
+    """Whether a line may have a body its bytes do not show as they are."""
+    return _UNLIKE.search(line.rstrip(b"\r")) is not None
 
 
 def _keyword_expressions(keywords) -> list[bytes]:
