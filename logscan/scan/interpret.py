@@ -43,6 +43,11 @@ class _Meaning:
     exception: tuple[str, str] | None
 
 
+# What a line that says nothing means.
+_NOTHING = _Meaning(launch=None, env=None, summary=None, traceback_start=False, chained=False,
+                    agent_frame=False, frame_line=False, hits=(), exception=None)
+
+
 @dataclass
 class _FileContext:
     """Parser state that spans lines of one file. Traceback state is per process (rank, local
@@ -328,41 +333,45 @@ def _evidence_text(raw: bytes) -> str:
     return text[:MAX_EVIDENCE]
 
 
-class RuleConfirm:
-    """Whether some catalogue rule matches the body of a line the finder gave for a rule (its
-    cover or a keyword), as FileInterpreter.line would match it: only then is the line kept.
-    A line that merely holds a keyword (`backward=0.05s`, a warning quoting `optimizer.step()`)
-    tells nothing, so it is never kept nor interpreted. A body is judged once (bounded, as
-    meanings are); a rule that runs away keeps the line and the interpreter decides and notes it."""
+class LineJudge:
+    """Whether a line the finder gave can tell the interpreter anything, judged on the line
+    alone, as FileInterpreter.line would read it: only then is it kept until the merge.
+
+    A line only a rule's cover or keyword found (not native) tells something when a rule
+    matches its body: one that merely holds a keyword (`backward=0.05s`, a warning quoting
+    `optimizer.step()`) does not. A line a native pattern matched tells something when it parses
+    as anything (launch line, env print, summary line, traceback marks, exception line) or a rule
+    matches it, or when it may be the exception line of a traceback a failure summary quotes
+    (indented two spaces more: only the context knows). Everything else changes nothing in the
+    interpreter, so what is kept per file grows with what the log says, not with its lines.
+    A body is judged once (bounded, as meanings are); a rule that runs away keeps the line, and
+    the interpreter decides and notes it."""
 
     def __init__(self, matchers: list[Rule]):
-        self.matchers = matchers
-        self._known: dict[str, bool] = {}
-        self._timed_out: dict[str, int] = {}
+        self._probe = FileInterpreter(matchers, "", "", {}, None)
+        self._known: dict[tuple[str, bool], bool] = {}
 
-    def matches(self, raw: bytes) -> bool:
+    def tells(self, raw: bytes, native: bool) -> bool:
         body = strip_prefixes(_evidence_text(raw)).body
-        known = self._known.get(body)
+        known = self._known.get((body, native))
         if known is None:
-            known = self._any_rule_matches(body)
+            known = self._tells(body, native)
             if len(self._known) >= MEANINGS_KEPT:
                 self._known.clear()
-            self._known[body] = known
+            self._known[body, native] = known
         return known
 
-    def _any_rule_matches(self, body: str) -> bool:
-        for rule in self.matchers:
-            if not any(kw in body for kw in rule.keywords):
-                continue
-            if self._timed_out.get(rule.id, 0) >= MAX_RULE_TIMEOUTS:
-                return True
-            try:
-                if rule.match(body) is not None:
-                    return True
-            except TimeoutError:
-                self._timed_out[rule.id] = self._timed_out.get(rule.id, 0) + 1
-                return True
-        return False
+    def _tells(self, body: str, native: bool) -> bool:
+        probe = self._probe
+        timeouts = len(probe.scan.rule_timeouts)
+        if not native:
+            hits, ran_away = probe._catalogue_hits(body)
+            return bool(hits) or ran_away
+        meaning = probe._meaning(body)
+        if len(probe.scan.rule_timeouts) > timeouts:
+            return True
+        return (meaning != _NOTHING or (body.startswith(lineparse.SUMMARY_INDENT)
+                and lineparse.parse_exception(body[len(lineparse.SUMMARY_INDENT):]) is not None))
 
 
 def _env_print(where: Where, record: dict) -> EnvPrint:

@@ -4,9 +4,9 @@ merge the surveys of its pieces, in order, through the line interpreter.
 survey (may run in worker processes, on pieces of a big file): logscan.scan.finders finds, in large
 blocks, the lines that a native parser (declared in logscan.scan.lineparse) or a catalogue rule
 may need (Hyperscan, with the exact native patterns and the rules' raw covers; or the
-pure-Python fallback, through their literals). A line is kept, numbered, when a native pattern
-matches it or, on its body, a rule does (interpret.RuleConfirm): a line that merely holds a
-keyword is never kept. Rules without keywords are run over each block's text.
+pure-Python fallback, through their literals). A line is kept, numbered, only when it can tell the
+interpreter something (interpret.LineJudge): a line that merely holds a keyword, or a native
+literal it does not parse as, is never kept. Rules without keywords are run over each block's text.
 merge: logscan.scan.interpret.FileInterpreter interprets the kept lines in file order.
 """
 
@@ -21,7 +21,7 @@ from logscan.catalogue import Catalogue
 from logscan.scan.events import FileScan
 from logscan.scan.finders import USER_PROGRESS_FLAG, ProgressFinder, make_line_finder
 from logscan.limits import BLOCK_PATTERN_TIMEOUT, MAX_RULE_TIMEOUTS
-from logscan.scan.interpret import MAX_RAW, FileInterpreter, RuleConfirm
+from logscan.scan.interpret import MAX_RAW, FileInterpreter, LineJudge
 from logscan.scan.lineparse import Candidates
 from logscan.scan.prefixes import strip_prefixes
 from logscan.files.records import join_partial_records
@@ -140,13 +140,12 @@ class Scanner:
         # stand for (bench/reach_python.py names the lines by it). Multiline: `^` and `$` are a
         # line's ends, as for Hyperscan (logscan.scan.hyperscan_matcher).
         self.candidates = re.compile(b"|".join(c.pattern for c in wanted), re.MULTILINE)
-        # A line a native parser's pattern matches is kept; any other the finder gives, only
-        # when a rule matches its body (RuleConfirm): a line that merely holds a keyword is
-        # nothing to interpret.
+        # Which lines the finder gave a native pattern matches: the judge of what a line can
+        # tell (LineJudge) reads those as the parsers do, the others only for the rules.
         self.native = re.compile(b"|".join(c.pattern for c in native), re.MULTILINE)
         rules = [(r.patterns, _keyword_literals(r.keywords)) for r in self.matchers]
         self.finder = make_line_finder(native, matcher, rules)
-        self.rule_confirm = RuleConfirm(self.matchers)
+        self.judge = LineJudge(self.matchers)
         self.progress = ProgressFinder(tuple(progress_patterns))
         # rule id → times its pattern ran away, over every file this scanner reads (see
         # limits.MAX_RULE_TIMEOUTS)
@@ -195,15 +194,15 @@ class Scanner:
         else:
             (starts, newlines), natives, trust = self.finder.scan(block), None, False
         numbers = _LineNumbers(block, newlines, found.newlines)
-        native, rule_confirm = self.native.search, self.rule_confirm
+        native, tells = self.native.search, self.judge.tells
         size = len(block)
         for i, start in enumerate(starts):
             end = block.find(b"\n", start)
             end = size if end < 0 else end
             # exact marks are the native patterns' own answer; else the pattern is asked
-            kept = natives[i] if trust else native(block, start, end) is not None
+            is_native = natives[i] if trust else native(block, start, end) is not None
             raw = _raw_line(block, start, end)
-            if kept or rule_confirm.matches(raw):
+            if tells(raw, is_native):
                 found.candidates.append((numbers.of(start) - 1, raw))
         first = None
         if found.first_progress is None:
