@@ -100,7 +100,12 @@ def run(command: list[str], matcher: str | None = None) -> dict:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    out = proc.stdout.read()
+    # The output is counted, never kept: a command that prints hundreds of MiB (grep on a
+    # keyword-dense log) would grow this process, and each later child's peak RSS (wait4) would
+    # count this process's pages it had until it exec'd.
+    out = 0
+    while chunk := proc.stdout.read(1 << 20):
+        out += len(chunk)
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
@@ -109,7 +114,7 @@ def run(command: list[str], matcher: str | None = None) -> dict:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(command)} failed ({proc.returncode}): {err.decode()[-2000:]}")
-    return {"wall": wall, "rss": usage.ru_maxrss, "tree_rss": peak[0], "out": len(out),
+    return {"wall": wall, "rss": usage.ru_maxrss, "tree_rss": peak[0], "out": out,
             "exit": proc.returncode}
 
 

@@ -242,6 +242,31 @@ def kubectl_rank(rng: random.Random, node_rank: int):
         yield lines
 
 
+def keyword_steps(rng: random.Random, node_rank: int):
+    """Step lines that hold built-in keywords on every step, as a script's own timers and eval
+    print them: `backward=0.05s` (training-frame's `backward`), `optimizer.step=0.01s`, and
+    `val error: 0.1` (error-line's `error: `) every tenth step; `loss=` on every line, the
+    common word a user's --progress-pattern or keyword may pick. No line matches a rule."""
+    losses = [f"{rng.gauss(2.1, 0.1):.4f}" for _ in range(997)]
+    times = [f"{rng.uniform(0.03, 0.07):.3f}" for _ in range(101)]
+    total = 500_000
+    step = 0
+    while True:
+        lines = []
+        for s in range(step + 1, step + BATCH + 1):
+            hh, mm, ss, ms = _time(s)
+            stamp = f"2026-11-29 {hh}:{mm}:{ss},{ms:03d}"
+            lines.append(
+                f"{stamp} INFO train: step {s}/{total} loss={losses[s % 997]} "
+                f"forward={times[s % 101]}s backward={times[(s + 7) % 101]}s "
+                f"optimizer.step={times[(s + 3) % 101]}s data=0.002s")
+            if s % 10 == 0:
+                lines.append(f"{stamp} INFO eval: step {s} val error: 0.{s % 97:02d} "
+                             f"val loss={losses[(s + 1) % 997]}")
+        step += BATCH
+        yield lines
+
+
 def adversarial(rng: random.Random, node_rank: int):
     from adversarial import adversarial as lines  # reads the catalogue: only when asked for
 
@@ -255,6 +280,7 @@ STYLES = {"pylogging": (pylogging, None), "nccl-tqdm": (nccl_tqdm, None),
           **FRAMEWORK_STYLES,
           # python logging (the pylogging style) with CRLF line ends
           "crlf": (pylogging, crlf),
+          "keyword-steps": (keyword_steps, None),
           "adversarial": (adversarial, None)}
 ALL = ("bench", *STYLES)
 

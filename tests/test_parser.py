@@ -11,7 +11,7 @@ from logscan.scan import lineparse
 from logscan.catalogue import Catalogue
 from logscan.errors import ConfigError
 from logscan.scan.finders import MATCHERS, ProgressFinder
-from logscan.scan.interpret import FileInterpreter
+from logscan.scan.interpret import LineJudge
 from logscan.scan.lineparse import Candidates, parse_launch
 from logscan.scan.prefixes import strip_prefixes
 from logscan.scan.scanner import Scanner
@@ -193,8 +193,9 @@ def test_a_user_progress_pattern_that_does_not_compile_is_a_config_error():
 
 @pytest.mark.parametrize("matcher", MATCHERS)
 def test_a_parser_registered_with_a_literal_is_fed_its_line(tmp_path, monkeypatch, matcher):
-    """A parser declares its lines next to it (lineparse.needs); the scanner then feeds them to
-    the interpreter with no other list to update."""
+    """A parser declares its lines next to it (lineparse.needs); the scanner then finds them and
+    hands them, as native lines, to the judge of what a line can tell the interpreter (which
+    reads every parse the interpreter makes), with no other list to update."""
     if matcher != "python":
         pytest.importorskip(matcher)
     monkeypatch.setattr(lineparse, "CANDIDATES", list(lineparse.CANDIDATES))
@@ -204,18 +205,19 @@ def test_a_parser_registered_with_a_literal_is_fed_its_line(tmp_path, monkeypatc
         return body
 
     assert parse_zebra.candidates[0].parser == "parse_zebra"
-    fed = []
+    judged = []
 
-    class Recording(FileInterpreter):
-        def line(self, raw, lineno):
-            fed.append((lineno, raw))
-            super().line(raw, lineno)
+    class Recording(LineJudge):
+        def tells(self, raw, native):
+            judged.append((raw, native))
+            return super().tells(raw, native)
 
-    monkeypatch.setattr(logscan.scan.scanner, "FileInterpreter", Recording)
+    monkeypatch.setattr(logscan.scan.scanner, "LineJudge", Recording)
     path = tmp_path / "launch_ddp.log"
     path.write_bytes(b"noise\n[rank0]: zebra crossing 7\nzebra crossing x\nstep 1\n")
     Scanner(Catalogue({}, {}), matcher=matcher).scan_file(str(path), "x")
-    assert fed == [(2, b"[rank0]: zebra crossing 7")]  # the literal finds, the pattern decides
+    # the literal finds (the pure-Python finder also the line without a number), the pattern decides
+    assert [raw for raw, native in judged if native] == [b"[rank0]: zebra crossing 7"]
 
 
 def test_config_prints_are_not_progress():

@@ -2,8 +2,9 @@
 
 - It never raises, whatever bytes a file holds.
 - Candidate and progress lines are found exactly: both candidate-line matchers (Hyperscan with
-  the exact patterns, the pure-Python fallback with their literals) and the block-edge
-  progress search give the same confirmed lines as matching every line one by one would;
+  the exact native patterns and the rules' raw covers, the pure-Python fallback with their
+  literals) and the block-edge progress search keep the same lines as matching every line one
+  by one would;
   every line a native parser declares (lineparse.CANDIDATES) is fed to the interpreter.
 - A job's diagnosis depends neither on the order its files are given in nor on where read
   blocks happen to end (inside a line, a traceback, an interleaved env print), nor on how a big
@@ -35,7 +36,7 @@ from logscan.catalogue import Catalogue, load_catalogue
 from logscan.errors import ConfigError
 from logscan.scan import finders
 from logscan.scan.finders import LineFinder, ProgressFinder, make_line_finder
-from logscan.scan.interpret import MAX_RAW
+from logscan.scan.interpret import MAX_RAW, LineJudge
 from logscan.scan.lineparse import CANDIDATES as CORE_CANDIDATES, Candidates
 from logscan.files.reader import is_gzip
 from logscan.scan.scanner import Scanner
@@ -147,18 +148,32 @@ def confirmed(scanner, finder, block: bytes) -> list[int]:
             if scanner.candidates.search(block, s, len(block) if e < 0 else e)]
 
 
+def kept(scanner, block: bytes) -> list[tuple[int, bytes]]:
+    """The lines a survey of `block` keeps for the interpreter."""
+    return scanner.survey("x.log", content=(block, 0.0)).candidates
+
+
+def lines_kept_one_by_one(block: bytes) -> list[tuple[int, bytes]]:
+    """The reference: each line judged alone, by whether a native parser's pattern matches it."""
+    judge = LineJudge(SCANNER.matchers)
+    lines = block.split(b"\n")
+    if block.endswith(b"\n"):
+        lines.pop()
+    return [(i, line) for i, line in enumerate(lines)
+            if judge.tells(line, SCANNER.native.search(line) is not None)]
+
+
 @needs_hyperscan
 @FAST
 @given(blocks=st.lists(st.lists(pieces, max_size=200).map(b"".join), min_size=1, max_size=6))
-def test_both_matchers_confirm_the_same_lines(blocks):
-    """Hyperscan (the exact patterns) and the pure-Python fallback (their literals) give the
-    same confirmed lines: the lines the confirm pattern matches, one by one."""
-    python = LineFinder(SCANNER.finder.literals)
-    python.FEW = 4
+def test_both_matchers_keep_the_same_lines(blocks):
+    """Hyperscan (the exact native patterns, the rules' raw covers) and the pure-Python fallback
+    (their literals) keep the same lines: those that can tell the interpreter something, judged
+    one by one; a line that only holds a keyword is kept by neither."""
     for block in blocks:
-        reference = lines_with(SCANNER.candidates, block)
-        assert confirmed(FAST_SCANNER, FAST_SCANNER.finder, block) == reference
-        assert confirmed(SCANNER, python, block) == reference
+        reference = lines_kept_one_by_one(block)
+        assert kept(FAST_SCANNER, block) == reference
+        assert kept(SCANNER, block) == reference
 
 
 @needs_hyperscan
@@ -247,7 +262,9 @@ NATIVE_ONLY = Scanner(Catalogue({}, {}), matcher="python")  # only the parsers' 
 @given(data=st.data(), noise=st.lists(st.sampled_from(REAL_LINES), max_size=20),
        chunk=st.integers(min_value=1, max_value=500))
 def test_every_line_a_parser_declares_is_fed_to_the_interpreter(data, noise, chunk):
-    """Each parser's declared lines (lineparse.CANDIDATES) are found, whatever else the log holds."""
+    """Each parser's declared lines (lineparse.CANDIDATES) are found, whatever else the log holds,
+    and kept for the interpreter when they can tell it something (LineJudge: a line that holds
+    `Error` but parses as nothing changes nothing)."""
     wanted = data.draw(st.sampled_from(CORE_CANDIDATES), label="declared")
     line = data.draw(st.from_regex(wanted.pattern, fullmatch=False), label="line")
     line = line.replace(b"\n", b" ").replace(b"\r", b" ")
@@ -255,7 +272,8 @@ def test_every_line_a_parser_declares_is_fed_to_the_interpreter(data, noise, chu
     at = data.draw(st.integers(min_value=0, max_value=len(noise)), label="at")
     lines = [b"log:", *noise[:at], line, *noise[at:]]  # not read as gzip, whatever `line` is
     survey = NATIVE_ONLY.survey(write(b"\n".join(lines) + b"\n"), chunk)
-    assert (at + 1, line[:MAX_RAW]) in survey.candidates, wanted.parser
+    tells = LineJudge([]).tells(line[:MAX_RAW], True)
+    assert ((at + 1, line[:MAX_RAW]) in survey.candidates) == tells, wanted.parser
 
 
 @FAST

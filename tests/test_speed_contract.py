@@ -91,14 +91,15 @@ def test_progress_lines_are_not_matched_one_by_one(tmp_path):
     scanner = Scanner(load_catalogue())
     header_candidates = sum(1 for line in HEAD.split(b"\n") if scanner.candidates.search(line))
     scanner.progress.pattern = progress = Counting(scanner.progress.pattern)
-    scanner.candidates = candidates = Counting(scanner.candidates)
+    scanner.native = candidates = Counting(scanner.native)
     scan = scanner.scan_file(path, "launch_ddp.log")
     assert scan.lines == 400_000 + HEAD.count(b"\n") + 1
     assert [p.where.text for p in scan.progress] == [
         "step 1/400000 loss 1.0001", f"step 400000/400000 loss 1.{400_000 % 9973:04d}"]
     assert progress.calls <= 2 * scanner.progress.LOOK * blocks
     # only the header's candidate lines (the launch line, env prints) were kept, and confirmed
-    # in Python only where the finder looked for literals (Hyperscan matched the patterns)
+    # by the native patterns in Python only where the finder looked for literals (Hyperscan
+    # matched the patterns)
     assert candidates.calls == (0 if scanner.finder.exact else header_candidates)
     assert len(scanner.survey(path).candidates) == header_candidates
 
@@ -159,7 +160,7 @@ def test_ordinary_lines_never_reach_python(tmp_path, style):
         pytest.skip("hyperscan is not installed")
     styles = _bench_module("styles")
     log = styles.generate(style, 2 << 20, tmp_path / f"{style}.log")
-    scanner.candidates = candidates = Counting(scanner.candidates)
+    scanner.native = candidates = Counting(scanner.native)
     survey = scanner.survey(str(log))
     assert survey.newlines > 3000
     assert len(survey.candidates) < 60

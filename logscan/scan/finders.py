@@ -51,6 +51,7 @@ class LineFinder:
     """
 
     exact = False      # lines that hold a literal: the scanner's confirm pattern decides
+    marks_native = False  # scan() does not say which lines a native pattern matched
     FEW = 256          # key byte places checked one by one; above this, bytes.find
     SAMPLE = 1 << 14   # bytes sampled from a block to choose keys
 
@@ -126,11 +127,13 @@ SLOW_PATH_NOTICE = ("logscan: the hyperscan package is not usable here; scanning
 _noticed = False
 
 
-def make_line_finder(wanted, matcher: str | None = None):
-    """The candidate-line finder for `wanted` (lineparse.Candidates): Hyperscan compiled with
-    their exact patterns (logscan.scan.hyperscan_matcher) if asked for or, by default, if it can be
-    used; else the pure-Python LineFinder of their literals, a tested fallback that finds the
-    same confirmed lines, slower, and says so once on stderr. LOGSCAN_MATCHER=python|hyperscan
+def make_line_finder(wanted, matcher: str | None = None, rules=()):
+    """The candidate-line finder for `wanted` (the native parsers' lineparse.Candidates) and
+    `rules` ((patterns, keyword literals) of each catalogue rule): Hyperscan compiled with
+    the exact native patterns and the rules' raw covers (logscan.scan.hyperscan_matcher) if
+    asked for or, by default, if it can be used; else the pure-Python LineFinder of all their
+    literals, a tested fallback that finds the same confirmed lines and more (the scanner drops
+    those no pattern matches), slower, and says so once on stderr. LOGSCAN_MATCHER=python|hyperscan
     chooses when `matcher` is None. A matcher that is unknown, or asked for and unusable, is a
     ConfigError (one line)."""
     global _noticed
@@ -141,7 +144,7 @@ def make_line_finder(wanted, matcher: str | None = None):
         try:
             from logscan.scan.hyperscan_matcher import HyperscanLineFinder
 
-            return HyperscanLineFinder(wanted)
+            return HyperscanLineFinder(wanted, rules)
         except ImportError:
             if matcher == "hyperscan":
                 raise ConfigError("matcher 'hyperscan' needs the hyperscan package: "
@@ -154,7 +157,8 @@ def make_line_finder(wanted, matcher: str | None = None):
         if not _noticed:
             _noticed = True
             print(SLOW_PATH_NOTICE, file=sys.stderr)
-    return LineFinder([lit for c in wanted for lit in c.literals])
+    return LineFinder([lit for c in wanted for lit in c.literals]
+                      + [lit for _, keywords in rules for lit in keywords])
 
 
 # --- progress lines --------------------------------------------------------------------------

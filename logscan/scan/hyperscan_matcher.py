@@ -61,7 +61,8 @@ def _hex(literal: bytes) -> bytes:
     return b"".join(b"\\x%02x" % b for b in literal)
 
 
-def _compile(expressions: list[bytes], flags: int):
+def _compile(expressions: list[bytes], flags):
+    """`flags`: one for every expression, or one list of them, in order."""
     import hyperscan
 
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
@@ -70,29 +71,36 @@ def _compile(expressions: list[bytes], flags: int):
     return database
 
 
-def _cache_path(expressions: list[bytes], flags: int) -> Path:
+def _cache_path(source, flags: int) -> Path:
+    """Where the database compiled from `source` is kept: its key is the source (the
+    expressions, or what they are made from together with the code that makes them)."""
     import hyperscan
 
     key = hashlib.sha256(repr((getattr(hyperscan, "__version__", ""), platform.machine(), flags,
-                               expressions)).encode()).hexdigest()[:24]
+                               source)).encode()).hexdigest()[:24]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "logscan" / f"hyperscan-{key}.db"
 
 
-def compiled(expressions: list[bytes], flags: int):
-    """The database of `expressions`, compiled once and then loaded from the user's cache
-    (compiling the catalogue's patterns takes 60-90 ms, loading them well under 1 ms). A cache
-    that cannot be read or written is only not used."""
+def compiled(expressions, flags, source=None):
+    """The database of `expressions` (a list, or a function that makes it) with `flags` (one for
+    all, a list, or a function of the expressions), compiled once and then loaded from the user's cache (compiling the catalogue's patterns and covers takes
+    0.1-0.3 s, loading them well under 1 ms); `source`, when given, keys the cache instead of
+    the expressions, so a cached database costs no translating either. A cache that cannot be
+    read or written is only not used."""
     import hyperscan
 
-    path = _cache_path(expressions, flags)
+    # flags given as a function of the expressions are part of the source that keys the cache
+    path = _cache_path(expressions if source is None else source, None if callable(flags) else flags)
     try:
         database = hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
         database.scratch = hyperscan.Scratch(database)
         return database
     except (OSError, hyperscan.error):
         pass
-    database = _compile(expressions, flags)
+    if callable(expressions):
+        expressions = expressions()
+    database = _compile(expressions, flags(expressions) if callable(flags) else flags)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         part = path.with_name(f"{path.name}.{os.getpid()}.part")
@@ -108,9 +116,19 @@ class HyperscanLineFinder:
 
     scan(block) → (sorted offsets of those lines, number of newlines in the block), as
     LineFinder.scan; the lines may be a few more than confirmed (a pattern looked for through
-    its literals), never fewer."""
+    its literals, a rule's cover), never fewer. scan_marked(block) also says which of them a
+    native parser's pattern matched (the others only a rule's cover or keyword).
 
-    def __init__(self, wanted):
+    `wanted`: the native parsers' candidates (lineparse.CANDIDATES and their JSON forms);
+    `rules`: (patterns, keyword literals) of each catalogue rule with keywords. A rule is looked
+    for through its patterns' raw covers (logscan.scan.raw_patterns); a rule one of whose
+    patterns has no cover, through its keywords. A line whose body is not its bytes as they are
+    (UNLIKE_ITS_BODY) is found through any keyword, as the pure-Python LineFinder finds every
+    line: a second, small database of the keywords, run only on blocks that hold such a line."""
+
+    marks_native = True
+
+    def __init__(self, wanted, rules=()):
         import hyperscan
 
         exact: list[bytes] = []
@@ -121,45 +139,162 @@ class HyperscanLineFinder:
             except Untranslatable:
                 covers += [_hex(lit) for lit in candidates.literals]
         flags = hyperscan.HS_FLAG_MULTILINE
-        expressions = [*dict.fromkeys(exact), *dict.fromkeys(covers)]
+        native = [*dict.fromkeys(exact), *dict.fromkeys(covers)]
+        rules = [(tuple(patterns), tuple(keywords)) for patterns, keywords in rules]
+        # The covers are made from the rules by this module and raw_patterns: their code is part
+        # of what a cached database was compiled from.
+        source = (native, rules, _UNLIKE_MARKS, _TRANSLATOR.hexdigest())
+        marks = len(_UNLIKE_MARKS)
+
+        def flags_of(expressions):  # a mark is reported once a block: it says the block has one
+            return ([flags | hyperscan.HS_FLAG_SINGLEMATCH] * marks
+                    + [flags] * (len(expressions) - marks))
+
         try:
-            self._database = compiled(expressions, flags)
+            self._database = compiled(
+                lambda: [*_UNLIKE_MARKS, *native,
+                         *(e for e in _rule_expressions(rules) if e not in native)],
+                flags_of, source)
         except hyperscan.error:
             # Some pattern is beyond Hyperscan (the message does not say which): each that is
             # is looked for through its literals.
-            expressions = []
+            native = []
             for candidates in wanted:
                 try:
                     pattern = line_pattern(candidates.pattern)
                     _compile([pattern], flags)
-                    expressions.append(pattern)
+                    native.append(pattern)
                 except (Untranslatable, hyperscan.error):
-                    expressions += [_hex(lit) for lit in candidates.literals]
-            covers = [e for e in expressions if e not in exact]
-            expressions = list(dict.fromkeys(expressions))
-            self._database = compiled(expressions, flags)
+                    native += [_hex(lit) for lit in candidates.literals]
+            covers = [e for e in native if e not in exact]
+            native = list(dict.fromkeys(native))
+            rule_expressions = []
+            for patterns, keywords in rules:
+                try:
+                    for expression in _rule_expressions([(patterns, keywords)]):
+                        _compile([expression], flags)
+                    rule_expressions += _rule_expressions([(patterns, keywords)])
+                except hyperscan.error:  # a cover Hyperscan refuses: the rule's keywords
+                    rule_expressions += _keyword_expressions(keywords)
+            expressions = [*_UNLIKE_MARKS, *native,
+                           *(e for e in dict.fromkeys(rule_expressions) if e not in native)]
+            self._database = compiled(expressions, flags_of(expressions))
+        every_keyword = [lit for _, keywords in rules for lit in keywords]
+        self._keywords = (compiled(_keyword_expressions(every_keyword), flags)
+                          if every_keyword else None)
+        # expression ids: the marks, then the native patterns, then the rules'
+        self._first_native, self._first_rule = marks, marks + len(native)
         self.covered = tuple(covers)
-        # Every pattern went in as it is: each line found is one some pattern matches, and the
-        # scanner need not confirm it again.
+        # Every native pattern went in as it is: a line marked native is one that some native
+        # pattern matches, and the scanner need not confirm it again.
         self.exact = not covers
 
     def scan(self, block: bytes) -> tuple[list[int], int]:
-        starts: list[int] = []
-        line_end = -1  # the newline ending the last line found: matches before it add nothing
-        rfind, find = block.rfind, block.find
-        size = len(block)
+        starts, _, newlines = self.scan_marked(block)
+        return starts, newlines
 
-        def on_match(_index, _start, end, _flags, _context):
-            nonlocal line_end
-            last = end - 1  # the match's last byte: its line is the line
-            if last > line_end or last < (starts[-1] if starts else 0):
-                start = rfind(b"\n", 0, last) + 1
-                starts.append(start)
-                newline = find(b"\n", last)
-                line_end = size if newline < 0 else newline
+    def scan_marked(self, block: bytes) -> tuple[list[int], list[bool], int]:
+        """(sorted offsets of the lines found, for each whether a native pattern matched it,
+        number of newlines in the block)"""
+        starts, natives, unlike = _lines_matched(self._database, block, self._first_native,
+                                                 self._first_rule)
+        if unlike and self._keywords is not None:
+            found = set(starts)
+            extra = [start for start in _lines_matched(self._keywords, block, 0, 0)[0]
+                     if start not in found and unlike_its_body(_line_at(block, start))]
+            if extra:
+                marks = dict(zip(starts, natives))
+                marks.update(dict.fromkeys(extra, False))
+                starts = sorted(marks)
+                natives = [marks[start] for start in starts]
+        return starts, natives, count_newlines(block)
 
-        if block:
-            self._database.scan(block, match_event_handler=on_match)
-        if len(starts) > 1 and any(a >= b for a, b in zip(starts, starts[1:])):
-            starts = sorted(set(starts))  # matches came out of end order
-        return starts, count_newlines(block)
+
+def _line_at(block: bytes, start: int) -> bytes:
+    end = block.find(b"\n", start)
+    return block[start:] if end < 0 else block[start:end]
+
+
+def _lines_matched(database, block: bytes, first_native: int, first_rule: int
+                   ) -> tuple[list[int], list[bool], bool]:
+    """(sorted starts of the lines `database` matches in, whether an expression of
+    [first_native, first_rule) matched each, whether one below first_native, a mark, matched)"""
+    starts: list[int] = []
+    natives: list[bool] = []
+    marked = False
+    line_end = -1  # the newline ending the last line found: matches before it add nothing
+    rfind, find = block.rfind, block.find
+    size = len(block)
+
+    def on_match(index, _start, end, _flags, _context):
+        nonlocal line_end, marked
+        if index < first_native:
+            marked = True
+            return
+        last = end - 1  # the match's last byte: its line is the line
+        if last > line_end or last < (starts[-1] if starts else 0):
+            start = rfind(b"\n", 0, last) + 1
+            starts.append(start)
+            natives.append(index < first_rule)
+            newline = find(b"\n", last)
+            line_end = size if newline < 0 else newline
+        elif index < first_rule:
+            natives[-1] = True  # the line a rule's cover found holds a native match too
+
+    if block:
+        database.scan(block, match_event_handler=on_match)
+    if len(starts) > 1 and any(a >= b for a, b in zip(starts, starts[1:])):
+        # matches came out of end order: a line is native if any of its matches was
+        merged: dict[int, bool] = {}
+        for start, native in zip(starts, natives):
+            merged[start] = merged.get(start, False) or native
+        starts = sorted(merged)
+        natives = [merged[s] for s in starts]
+    return starts, natives, marked
+
+
+# Lines whose body (logscan.scan.prefixes.strip_prefixes) is not a stretch of their bytes as
+# they are, which rule covers read: colour codes anywhere in them, a `\r` inside (the body is
+# what the last one left on screen, and a long line is kept as its head and tail), a Docker
+# json-file record (the line JSON-escaped), a character whose case partner is an ASCII letter
+# (ſ, K, İ: a caseless pattern reads them as s, k, i).
+_UNLIKE_MARKS = (b"\\x1b", b"\\r[^\\n]", b'\\{"log":', b"\\xc5\\xbf", b"\\xe2\\x84\\xaa",
+                 b"\\xc4\\xb0")
+_UNLIKE = re.compile(b"|".join(_UNLIKE_MARKS))
+
+
+def unlike_its_body(line: bytes) -> bool:
+    """Whether a line may have a body its bytes do not show as they are."""
+    return _UNLIKE.search(line.rstrip(b"\r")) is not None
+
+
+def _keyword_expressions(keywords) -> list[bytes]:
+    return [_hex(lit) for lit in dict.fromkeys(keywords)]
+
+
+def _rule_expressions(rules) -> list[bytes]:
+    """Hyperscan expressions that find every line, of those its bytes show as they are, that a
+    rule of `rules` may match: each rule's covers, or its keywords."""
+    from logscan.scan.raw_patterns import Untranslatable as NoCover, raw_cover
+
+    expressions: list[bytes] = []
+    for patterns, keywords in rules:
+        try:
+            expressions += [raw_cover(pattern) for pattern in patterns]
+        except NoCover:
+            expressions += _keyword_expressions(keywords)
+    return list(dict.fromkeys(expressions))
+
+
+def _translator_digest():
+    digest = hashlib.sha256()
+    here = Path(__file__)
+    for module in (here, here.with_name("raw_patterns.py")):
+        try:
+            digest.update(module.read_bytes())
+        except OSError:
+            digest.update(str(module).encode())
+    return digest
+
+
+_TRANSLATOR = _translator_digest()

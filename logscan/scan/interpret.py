@@ -43,6 +43,11 @@ class _Meaning:
     exception: tuple[str, str] | None
 
 
+# What a line that says nothing means.
+_NOTHING = _Meaning(launch=None, env=None, summary=None, traceback_start=False, chained=False,
+                    agent_frame=False, frame_line=False, hits=(), exception=None)
+
+
 @dataclass
 class _FileContext:
     """Parser state that spans lines of one file. Traceback state is per process (rank, local
@@ -311,17 +316,62 @@ def _where_and_body(scan: FileScan, raw: bytes, lineno: int) -> tuple[Where, str
                                                                       int | None]:
     """The line as evidence, its body without its prefixes (stripped once, for both), the
     process id a prefix names and the one torch's header gives."""
-    text = _decode(raw[:MAX_RAW]).rstrip("\r\n")
-    if len(text) > MAX_EVIDENCE and "\r" in text:
-        # Head and tail: the prefixes are at the start, a \r-redrawn bar's last state at the end.
-        half = (MAX_EVIDENCE - 1) // 2  # the \r included: the cut below keeps the tail whole
-        text = text[:half] + "\r" + text[-half:]
-    text = text[:MAX_EVIDENCE]
+    text = _evidence_text(raw)
     stripped = strip_prefixes(text)
     # A line with no prefix of its own, in one process's own file, is that process's.
     local_rank = stripped.local_rank if stripped.local_rank is not None else scan.local_rank
     return (Where(scan.display, lineno, text, stripped.rank, local_rank, stripped.time),
             stripped.body, stripped.pid, stripped.header_pid)
+
+
+def _evidence_text(raw: bytes) -> str:
+    text = _decode(raw[:MAX_RAW]).rstrip("\r\n")
+    if len(text) > MAX_EVIDENCE and "\r" in text:
+        # Head and tail: the prefixes are at the start, a \r-redrawn bar's last state at the end.
+        half = (MAX_EVIDENCE - 1) // 2  # the \r included: the cut below keeps the tail whole
+        text = text[:half] + "\r" + text[-half:]
+    return text[:MAX_EVIDENCE]
+
+
+class LineJudge:
+    """Whether a line the finder gave can tell the interpreter anything, judged on the line
+    alone, as FileInterpreter.line would read it: only then is it kept until the merge.
+
+    A line only a rule's cover or keyword found (not native) tells something when a rule
+    matches its body: one that merely holds a keyword (`backward=0.05s`, a warning quoting
+    `optimizer.step()`) does not. A line a native pattern matched tells something when it parses
+    as anything (launch line, env print, summary line, traceback marks, exception line) or a rule
+    matches it, or when it may be the exception line of a traceback a failure summary quotes
+    (indented two spaces more: only the context knows). Everything else changes nothing in the
+    interpreter, so what is kept per file grows with what the log says, not with its lines.
+    A body is judged once (bounded, as meanings are); a rule that runs away keeps the line, and
+    the interpreter decides and notes it."""
+
+    def __init__(self, matchers: list[Rule]):
+        self._probe = FileInterpreter(matchers, "", "", {}, None)
+        self._known: dict[tuple[str, bool], bool] = {}
+
+    def tells(self, raw: bytes, native: bool) -> bool:
+        body = strip_prefixes(_evidence_text(raw)).body
+        known = self._known.get((body, native))
+        if known is None:
+            known = self._tells(body, native)
+            if len(self._known) >= MEANINGS_KEPT:
+                self._known.clear()
+            self._known[body, native] = known
+        return known
+
+    def _tells(self, body: str, native: bool) -> bool:
+        probe = self._probe
+        timeouts = len(probe.scan.rule_timeouts)
+        if not native:
+            hits, ran_away = probe._catalogue_hits(body)
+            return bool(hits) or ran_away
+        meaning = probe._meaning(body)
+        if len(probe.scan.rule_timeouts) > timeouts:
+            return True
+        return (meaning != _NOTHING or (body.startswith(lineparse.SUMMARY_INDENT)
+                and lineparse.parse_exception(body[len(lineparse.SUMMARY_INDENT):]) is not None))
 
 
 def _env_print(where: Where, record: dict) -> EnvPrint:

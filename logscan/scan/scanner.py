@@ -2,9 +2,11 @@
 merge the surveys of its pieces, in order, through the line interpreter.
 
 survey (may run in worker processes, on pieces of a big file): logscan.scan.finders finds, in large
-blocks, the lines that a native parser (declared in logscan.scan.lineparse) or a catalogue keyword
-needs (Hyperscan, with the exact patterns; or the pure-Python fallback, through their literals);
-one compiled pattern confirms them, and only those lines are numbered and kept. Rules without keywords are run over each block's text.
+blocks, the lines that a native parser (declared in logscan.scan.lineparse) or a catalogue rule
+may need (Hyperscan, with the exact native patterns and the rules' raw covers; or the
+pure-Python fallback, through their literals). A line is kept, numbered, only when it can tell the
+interpreter something (interpret.LineJudge): a line that merely holds a keyword, or a native
+literal it does not parse as, is never kept. Rules without keywords are run over each block's text.
 merge: logscan.scan.interpret.FileInterpreter interprets the kept lines in file order.
 """
 
@@ -19,7 +21,7 @@ from logscan.catalogue import Catalogue
 from logscan.scan.events import FileScan
 from logscan.scan.finders import USER_PROGRESS_FLAG, ProgressFinder, make_line_finder
 from logscan.limits import BLOCK_PATTERN_TIMEOUT, MAX_RULE_TIMEOUTS
-from logscan.scan.interpret import MAX_RAW, FileInterpreter
+from logscan.scan.interpret import MAX_RAW, FileInterpreter, LineJudge
 from logscan.scan.lineparse import Candidates
 from logscan.scan.prefixes import strip_prefixes
 from logscan.files.records import join_partial_records
@@ -27,13 +29,29 @@ from logscan.files.reader import CHUNK_SIZE, MAX_LINE, ReadState, line_blocks
 
 
 def wanted_lines(keywords) -> list[Candidates]:
-    """Every line the scan must keep: those the native parsers declared (lineparse.CANDIDATES,
-    read now so a parser registered later is included), then each catalogue keyword's; a literal
-    that holds a quote or a backslash also as a JSON string holds it (a container runtime's
-    json-file record, unwrapped only once the line is kept)."""
-    wanted = [*lineparse.CANDIDATES,
-              *(Candidates((k,), re.escape(k), "catalogue") for k in sorted(set(keywords)))]
+    """Every line the scan must look at: those the native parsers declared (native_lines), then
+    each catalogue keyword's, a keyword with a quote or a backslash also as a JSON string."""
+    return native_lines() + _with_json_forms(
+        [Candidates((k,), re.escape(k), "catalogue") for k in sorted(set(keywords))])
+
+
+def native_lines() -> list[Candidates]:
+    """The lines the native parsers declared (lineparse.CANDIDATES, read now so a parser
+    registered later is included); a literal that holds a quote or a backslash also as a JSON
+    string holds it (a container runtime's json-file record, unwrapped only once the line is
+    kept)."""
+    return _with_json_forms(list(lineparse.CANDIDATES))
+
+
+def _with_json_forms(wanted: list[Candidates]) -> list[Candidates]:
     return wanted + [escaped for c in wanted if (escaped := _as_json_string(c)) is not None]
+
+
+def _keyword_literals(keywords) -> tuple[bytes, ...]:
+    """A rule's keywords as bytes, each with a quote or a backslash also as a JSON string."""
+    literals = [kw.encode() for kw in keywords]
+    return tuple(dict.fromkeys(literals + [
+        lit.replace(b"\\", b"\\\\").replace(b'"', b'\\"') for lit in literals]))
 
 
 def _as_json_string(wanted: Candidates) -> Candidates | None:
@@ -117,10 +135,17 @@ class Scanner:
         self.matchers = [r for r in catalogue.matchers if r.keywords]
         self.keywordless = [r for r in catalogue.matchers if not r.keywords]
         wanted = wanted_lines(kw.encode() for r in self.matchers for kw in r.keywords)
-        # The finder narrows a block to the lines holding a literal; this pattern decides.
-        # Multiline: `^` and `$` are a line's ends, as for Hyperscan (logscan.scan.hyperscan_matcher).
+        native = native_lines()
+        # Every candidate pattern and keyword as one: what the pure-Python finder's literals
+        # stand for (bench/reach_python.py names the lines by it). Multiline: `^` and `$` are a
+        # line's ends, as for Hyperscan (logscan.scan.hyperscan_matcher).
         self.candidates = re.compile(b"|".join(c.pattern for c in wanted), re.MULTILINE)
-        self.finder = make_line_finder(wanted, matcher)
+        # Which lines the finder gave a native pattern matches: the judge of what a line can
+        # tell (LineJudge) reads those as the parsers do, the others only for the rules.
+        self.native = re.compile(b"|".join(c.pattern for c in native), re.MULTILINE)
+        rules = [(r.patterns, _keyword_literals(r.keywords)) for r in self.matchers]
+        self.finder = make_line_finder(native, matcher, rules)
+        self.judge = LineJudge(self.matchers)
         self.progress = ProgressFinder(tuple(progress_patterns))
         # rule id → times its pattern ran away, over every file this scanner reads (see
         # limits.MAX_RULE_TIMEOUTS)
@@ -163,15 +188,22 @@ class Scanner:
 
     def _survey_block(self, block: bytes, found: Survey, timeouts: dict) -> int:
         """Note the block's candidate and progress lines; return its number of newlines."""
-        starts, newlines = self.finder.scan(block)
+        if self.finder.marks_native:
+            starts, natives, newlines = self.finder.scan_marked(block)
+            trust = self.finder.exact  # a native mark is a native pattern's match
+        else:
+            (starts, newlines), natives, trust = self.finder.scan(block), None, False
         numbers = _LineNumbers(block, newlines, found.newlines)
-        confirm = None if self.finder.exact else self.candidates.search
+        native, tells = self.native.search, self.judge.tells
         size = len(block)
-        for start in starts:
+        for i, start in enumerate(starts):
             end = block.find(b"\n", start)
             end = size if end < 0 else end
-            if confirm is None or confirm(block, start, end) is not None:
-                found.candidates.append((numbers.of(start) - 1, _raw_line(block, start, end)))
+            # exact marks are the native patterns' own answer; else the pattern is asked
+            is_native = natives[i] if trust else native(block, start, end) is not None
+            raw = _raw_line(block, start, end)
+            if tells(raw, is_native):
+                found.candidates.append((numbers.of(start) - 1, raw))
         first = None
         if found.first_progress is None:
             first = self.progress.first(block)
