@@ -48,7 +48,7 @@ try:  # the default matcher, tested against the pure-Python fallback where it is
 except ConfigError:
     FAST_SCANNER = None
 needs_hyperscan = pytest.mark.skipif(FAST_SCANNER is None, reason="hyperscan is not installed")
-FAST = settings(max_examples=60, deadline=None,
+FAST = settings(max_examples=30, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -327,7 +327,7 @@ def job_files(job: Path) -> list[Path]:
 JOBS = [d for d in sample_dirs() if len(job_files(d)) > 1]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(job=st.sampled_from(JOBS), order=st.randoms(use_true_random=False))
 def test_diagnosis_does_not_depend_on_file_order(job, order):
     files = job_files(job)
@@ -343,7 +343,7 @@ def test_diagnosis_does_not_depend_on_read_blocks(job, monkeypatch):
         assert diagnose([job], chunk, monkeypatch) == whole, chunk
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(chunk=st.integers(min_value=1, max_value=2000), data=st.data())
 def test_file_scan_does_not_depend_on_read_blocks(chunk, data):
     job = data.draw(st.sampled_from(sample_dirs()), label="job")
@@ -352,7 +352,7 @@ def test_file_scan_does_not_depend_on_read_blocks(chunk, data):
             as_record(SCANNER.scan_file(str(path), "x"))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(pieces=st.integers(min_value=2, max_value=9), chunk=st.integers(min_value=1, max_value=3000),
        data=st.data())
 def test_file_scan_does_not_depend_on_how_the_file_is_split_for_workers(pieces, chunk, data):
@@ -407,7 +407,7 @@ def interleaved_env_prints(draw):
     return text, prints
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(case=interleaved_env_prints(), chunk=st.integers(min_value=1, max_value=400))
 def test_interleaved_env_prints_are_all_recovered(case, chunk):
     text, prints = case
