@@ -336,10 +336,16 @@ def test_diagnosis_does_not_depend_on_file_order(job, order):
     assert diagnose(shuffled) == diagnose(files)
 
 
-@pytest.mark.parametrize("job", JOBS, ids=lambda p: p.name)
-def test_diagnosis_does_not_depend_on_read_blocks(job, monkeypatch):
+# Block ends inside lines, tracebacks, env prints. Each sample is read with two of these sizes,
+# in turn, so every size meets many samples and the suite stays fast as samples are added.
+CHUNKS = (1, 7, 64, 333, 4096)
+
+
+@pytest.mark.parametrize("job, chunks", [(job, (CHUNKS[i % len(CHUNKS)], CHUNKS[(i + 2) % len(CHUNKS)]))
+                                         for i, job in enumerate(JOBS)], ids=lambda v: getattr(v, "name", ""))
+def test_diagnosis_does_not_depend_on_read_blocks(job, chunks, monkeypatch):
     whole = diagnose([job])
-    for chunk in (1, 7, 64, 333, 4096):  # block ends inside lines, tracebacks, env prints
+    for chunk in chunks:
         assert diagnose([job], chunk, monkeypatch) == whole, chunk
 
 
