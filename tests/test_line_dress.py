@@ -115,3 +115,17 @@ def test_every_eras_logger_prefix_is_stripped(line):
 
     body = strip_prefixes(line).body
     assert re.match(r"(?:\[(?:default|Rank \d+|c10d)\] )?[A-Za-z]", body), body
+
+
+@pytest.mark.parametrize("line, body, rank, local_rank", [
+    # a log viewer's line number pasted before torch's rank prefix and its C++ header
+    ("[80746] [rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+     "operation timeout", "[Rank 0] Watchdog caught collective operation timeout", 0, None),
+    # a logger's `[%(process)d] ` before torchrun's --tee prefix
+    ("[4821] [default3]:Traceback (most recent call last):", "Traceback (most recent call last):", None, 3),
+    # no known prefix after the number: the line stays as it is
+    ("[12] items done", "[12] items done", None, None),
+])
+def test_a_bracketed_number_before_a_known_prefix_is_glue(line, body, rank, local_rank):
+    stripped = strip_prefixes(line)
+    assert (stripped.body, stripped.rank, stripped.local_rank) == (body, rank, local_rank)

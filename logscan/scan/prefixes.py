@@ -138,6 +138,12 @@ def clean(text: str) -> str:
     return text
 
 
+# A bracketed number before a prefix logscan knows: a log viewer's line number pasted with the line
+# (`[80746] [rank0]:[E321 ...`), or a logger's `[%(process)d] `. Only skipped when a known prefix
+# follows, so `[12] items done` stays as it is.
+_NUMBER_TAG = re.compile(r"\[\d{1,9}\][ \t]+")
+
+
 def strip_prefixes(line: str) -> Stripped:
     line, record_time = _unwrap_docker(line)
     body = clean(line)
@@ -146,6 +152,8 @@ def strip_prefixes(line: str) -> Stripped:
     yearless = None  # a header's month, day and time: kept only when no full time is there
     partial = False
     pos = 0
+    if (tag := _NUMBER_TAG.match(body)) is not None and _PREFIX.match(body, tag.end()):
+        pos = tag.end()
     while True:
         match = _PREFIX.match(body, pos)
         if not match or match.end() == pos:
