@@ -102,6 +102,8 @@ def _worker_lines(job: Job, worker: Worker) -> list[Where]:
 
 
 def _rank_of(worker: Worker, where: Where) -> int | None:
+    """The rank a line's own prefix names. Not Worker.global_rank: its one-GPU fallback would make
+    torchrun's unprefixed lines that rank's, to be compared with other ranks instead of Workers."""
     if where.rank is not None:
         return where.rank
     if where.local_rank is not None and worker.rank_offset is not None:
@@ -132,14 +134,12 @@ def _units(job: Job, failing: Worker, rank: int | None):
         lines = _worker_lines(job, worker)
         if not lines:
             continue
-        worker_peers.append(_Unit(f"node {worker.node_rank}" if worker.node_rank is not None
-                                  else worker.label, lines))
+        worker_peers.append(_Unit(worker.label, lines))
         _, theirs = _split(worker, lines)
         rank_peers += [_Unit(f"rank {r}", ls) for r, ls in sorted(theirs.items())]
     if rank is None or rank not in by_rank:
         # The logs do not tell this rank's lines apart: the whole Worker is the unit.
-        label = f"node {failing.node_rank}" if failing.node_rank is not None else failing.label
-        return _Unit(label, own_lines), worker_peers, worker_peers
+        return _Unit(failing.label, own_lines), worker_peers, worker_peers
     own = _Unit(f"rank {rank}", sorted(by_rank[rank] + unranked, key=failing.position))
     return own, rank_peers[:MAX_PEERS], worker_peers
 
@@ -182,7 +182,6 @@ def novel_lines(job: Job, root: Finding | None) -> tuple[NovelLine, ...]:
     if place is None:
         return ()
     worker = place[0]
-    worker_label = f"node {worker.node_rank}" if worker.node_rank is not None else worker.label
     own, rank_peers, worker_peers = _units(job, *place)
     if not own.lines:
         return ()
@@ -218,7 +217,7 @@ def novel_lines(job: Job, root: Finding | None) -> tuple[NovelLine, ...]:
         uniqueness = 1.0 if last else 1.0 / math.sqrt(count[cluster])
         score = round(rarity * uniqueness / (1.0 + (end - i) / RECENCY_LINES), 4)
         line = NovelLine(where.file, where.line, where.text, score,
-                         _why(own.label if ranked else worker_label, peers, shared, last))
+                         _why(own.label if ranked else worker.label, peers, shared, last))
         kept = best.get(cluster)
         if kept is None or line.score >= kept.score:
             best[cluster] = line  # a template's latest, highest-scoring line stands for it

@@ -13,7 +13,8 @@ from html import escape
 
 from logscan.diagnosis import Diagnosis, Finding, number_ranges, place_label
 from logscan.render.inert import inert
-from logscan.render.order import first_failure_apart, readable_time, straggler_line, stuck_lines
+from logscan.render.order import (first_failure_apart, novel_lines_reason, readable_time, straggler_line,
+                                  stuck_lines)
 from logscan.render.timeline import LEGEND, SYMBOLS, TRAINED, Layout, Row, layout
 from logscan.vocabulary import TIMELINE, MarkStage, TimeAxis
 
@@ -256,7 +257,7 @@ def _novel(d: Diagnosis) -> str:
     """The failing rank's lines its peers did not print (logscan.diagnose.novel_lines)."""
     if not d.novel_lines:
         return ""
-    why = "no rule explains this job" if d.unexplained else "context for the root cause"
+    why = novel_lines_reason(d)
     items = "".join(f'<li><div class="where mono">{_e(n.file)}:{n.line} · {_e(n.why)} · score {n.score:.2f}</div>'
                     f"<pre>{_e(n.text.rstrip())}</pre></li>" for n in d.novel_lines)
     return (f'<section id="novel-lines"><h2>Lines that set the failing rank apart</h2>'

@@ -20,8 +20,8 @@ from rich.text import Text
 
 from logscan.diagnosis import Diagnosis, Finding, Mark, number_ranges, place_label
 from logscan.render.inert import inert, no_workflow_commands
-from logscan.render.order import (first_failure_apart, readable_time, shorten_path, straggler_line,
-                                  stuck_lines)
+from logscan.render.order import (first_failure_apart, novel_lines_reason, readable_time, shorten_path,
+                                  straggler_line, stuck_lines)
 from logscan.vocabulary import Severity, Verdict
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -228,7 +228,7 @@ def _novel(r: _Report, d: Diagnosis, verbose: bool) -> None:
     if not d.novel_lines or not (verbose or d.unexplained):
         return
     r.line()
-    why = "no rule explains this job" if d.unexplained else "context for the root cause"
+    why = novel_lines_reason(d)
     r.line(Text(f"Lines that set the failing rank apart from its peers ({why}; the most telling first):",
                 style="bold"))
     for n in d.novel_lines if verbose else d.novel_lines[:NOVEL_LINES_SHOWN]:

@@ -128,3 +128,8 @@ def shorten_path(path: str, room: int) -> str:
     if 0 <= cut < len(tail) - 1 and len(tail) - cut > room // 3:
         tail = tail[cut:]
     return ELLIPSIS + tail
+
+
+def novel_lines_reason(d: Diagnosis) -> str:
+    """Why a report shows the novel lines: the only lead, or context for a known root cause."""
+    return "no rule explains this job" if d.unexplained else "context for the root cause"
