@@ -127,20 +127,24 @@ def run_templates(job: Job) -> tuple[str, ...]:
 def with_history(lines: tuple[NovelLine, ...], history: list[HealthyRun]) -> tuple[NovelLine, ...]:
     """Novel lines ranked again against the same job's earlier healthy runs (oldest first): a line
     whose template none of them printed is new since the last one and keeps its place above every
-    line they did print, which is normal for this job and goes down. Without history, unchanged."""
+    line they did print, which is normal for this job and goes down. The rank's last line keeps
+    its score whatever they printed: where it stopped is news even when the line is ordinary (a
+    job killed from outside stops at a normal line). Without history, unchanged."""
     if not history or not lines:
         return lines
-    last = history[-1].run
+    latest = history[-1].run
     ranked = []
     for line in lines:
         template = template_of(line.text)
         seen = sum(template in run.templates for run in history)
-        if seen:
-            runs = f"healthy run {last}" if len(history) == 1 else f"{seen} of {len(history)} earlier healthy runs"
-            score, why = line.score * SEEN_FACTOR, f"{line.why}; in {runs} too: normal for this job"
+        runs = f"healthy run {latest}" if len(history) == 1 else f"{seen} of {len(history)} earlier healthy runs"
+        if not seen:
+            score, why = NEW_FLOOR + (1.0 - NEW_FLOOR) * line.score, f"{line.why}; new since run {latest}"
+        elif line.last:
+            score, why = line.score, f"{line.why}; in {runs} too: it stopped at a line normal for this job"
         else:
-            score, why = NEW_FLOOR + (1.0 - NEW_FLOOR) * line.score, f"{line.why}; new since run {last}"
-        ranked.append(NovelLine(line.file, line.line, line.text, round(score, 4), why))
+            score, why = line.score * SEEN_FACTOR, f"{line.why}; in {runs} too: normal for this job"
+        ranked.append(NovelLine(line.file, line.line, line.text, round(score, 4), why, line.last))
     return tuple(sorted(ranked, key=lambda n: (-n.score, n.file, n.line)))
 
 
@@ -284,7 +288,7 @@ def novel_lines(job: Job, root: Finding | None) -> tuple[NovelLine, ...]:
         uniqueness = 1.0 if last else 1.0 / math.sqrt(count[cluster])
         score = round(rarity * uniqueness / (1.0 + (end - i) / RECENCY_LINES), 4)
         line = NovelLine(where.file, where.line, where.text, score,
-                         _why(own.label if ranked else worker.label, peers, shared, last))
+                         _why(own.label if ranked else worker.label, peers, shared, last), last)
         kept = best.get(cluster)
         if kept is None or line.score >= kept.score:
             best[cluster] = line  # a template's latest, highest-scoring line stands for it
