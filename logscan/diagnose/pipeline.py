@@ -76,7 +76,7 @@ def diagnose_paths(paths: list[str], settings: Settings, catalogue: Catalogue | 
 
 def diagnose_scans(name: str, found: Discovery, scans, catalogue: Catalogue, settings: Settings,
                    status: str | None, status_source: str | None, now: datetime,
-                   on_phase: PhaseHook | None = None, on_model=None):
+                   on_phase: PhaseHook | None = None, on_model: Callable[..., None] | None = None):
     """The back half: what the files said (FileScans) → job model → Diagnosis. A sweep that kept
     each file's scan calls this without reading the files again; its `on_model(job, diagnosis)`
     takes from the job model what the Diagnosis does not hold (a healthy run's templates)."""

@@ -21,9 +21,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from logscan.files.discovery import printable
+from logscan.sweep import history
 from logscan.sweep import state as st
 from logscan.sweep.changes import FAILED_CHANGES, change_of, root_fingerprint
-from logscan.sweep import history
 from logscan.sweep.reading import Counters, FileReader, FileRecord, JobResult, refresh, status_signature
 from logscan.sweep.series import DEFAULT_SERIES_MODE, SeriesMode, place_of, run_order
 from logscan.sweep.tree import JobDir, Walk, find_jobs, shard_of
@@ -357,7 +357,6 @@ class Sweep:
             if len(rows) < OUTBOX_BATCH:
                 return
             after = (rows[-1][0], rows[-1][7])
-
 
     def _against_history(self, result: JobResult):
         """The job's diagnosis with its novel lines ranked against its series' earlier healthy
