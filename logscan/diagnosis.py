@@ -151,6 +151,7 @@ class NovelLine:
     text: str
     score: float
     why: str
+    last: bool = False   # the failing rank's last line: where it stopped
 
 
 @dataclass(frozen=True)

@@ -29,3 +29,10 @@ MAX_RULE_TIMEOUTS = 3
 # not one, and one nested deeper than this (`$( $( ...`, `1+1+...`) is refused, not recursed into.
 MAX_SCRIPT_BYTES = 1 << 20
 MAX_SCRIPT_NESTING = 1000
+
+# A sweep keeps, per job series, the templates of its latest MAX_HISTORY_RUNS healthy runs, at most
+# MAX_RUN_TEMPLATES of each (its Workers' lines in log order), none longer than MAX_TEMPLATE_CHARS:
+# a log can print anything, and the state stays a few KiB a run.
+MAX_HISTORY_RUNS = 5
+MAX_RUN_TEMPLATES = 600
+MAX_TEMPLATE_CHARS = 400

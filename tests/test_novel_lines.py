@@ -91,3 +91,28 @@ def test_the_page_marks_them_on_the_timeline_and_lists_them(run_cli, tmp_path):
     healthy = tmp_path / "healthy.html"
     run_cli("report", SAMPLES / "healthy-2x2", "-o", healthy, "--now", POST_MORTEM_NOW)
     assert "novel-lines" not in healthy.read_text()
+
+
+@pytest.mark.parametrize("sample", ["script-exit-1", "file-lock-wait", "healthy-timestamps", "crash-mid-training"])
+def test_a_lines_template_is_what_the_miner_masks_it_to(sample):
+    # A sweep keeps healthy runs' lines as templates (template_of) and compares a failed run's novel
+    # lines with them: both must be the miner's own masking, or history would miss what peers match.
+    from logscan.diagnose.novel_lines import _body, _miner, template_of
+
+    masker = _miner().masker
+    lines = [line for log in sorted((SAMPLES / sample).rglob("*.log"))
+             for line in log.read_text(errors="replace").splitlines()]
+    assert lines
+    for line in lines:
+        assert template_of(line) == " ".join(masker.mask(_body(line).strip()).split()), line
+
+
+@pytest.mark.parametrize("sample", sorted(DECISIVE))
+def test_the_line_where_the_rank_stopped_is_marked_as_its_last(sample):
+    # The sweep keeps that line's place against healthy history (a killed job stops at a normal line).
+    from logscan.diagnose.pipeline import diagnose_paths
+    from logscan.settings import Settings
+
+    novel = diagnose_paths([str(SAMPLES / sample)], Settings()).novel_lines
+    assert [n.last for n in novel] == [n.why.endswith("its last line") for n in novel]
+    assert sum(n.last for n in novel) <= 1

@@ -254,7 +254,7 @@ def test_an_older_state_is_migrated_without_loading_its_pickles(run_cli, outputs
     surveys = [zlib.decompress(blob) for blob, in db.execute("SELECT surveys FROM files "
                                                              "WHERE surveys IS NOT NULL")]
     assert surveys and all(json.loads(s) for s in surveys)
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
 
 
 def _damaged(state: Path, kind: str) -> Path:

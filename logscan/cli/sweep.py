@@ -19,6 +19,7 @@ from logscan.cli.exit_codes import (EXIT_BUSY, EXIT_HEALTHY, EXIT_INTERNAL, EXIT
                                     EXIT_UNDELIVERED, EXIT_USAGE)
 from logscan.cli.common import (ConfigFile, Ignore, Isolated, Now, ProgressPatterns, RuleDirs, Select,
                                 checked_catalogue, completes, fail, load_settings, say)
+from logscan.sweep.series import DEFAULT_SERIES_MODE, SeriesMode
 
 PROGRESS_MIN_JOBS = 20  # a progress bar only for a sweep with this many jobs to diagnose
 # A Kubernetes indexed Job gives each pod its index in this variable; `--shard auto/N` reads it
@@ -95,6 +96,11 @@ def sweep(
         f"(0-based); {SHARD_FROM_ENVIRONMENT}/N takes K from ${SHARD_INDEX_VARIABLE} (a Kubernetes indexed Job).")] = None,
     stall_after: Annotated[Optional[str], typer.Option(
         metavar="DURATION", help="A live job quiet for this long is hung (e.g. 30m, 2h).")] = None,
+    series: Annotated[str, typer.Option(
+        "--series", metavar="HOW", **completes(SeriesMode),
+        help="Which runs are the same job run again, whose healthy runs a failed run's novel lines are compared with: "
+        "parent (the run directories under one parent directory), name (one name but its last number), none.")
+    ] = DEFAULT_SERIES_MODE.value,
     now: Now = None,
     rules: RuleDirs = [],
     select: Select = [],
@@ -115,6 +121,8 @@ def sweep(
     shard_k_n = parse_shard(shard)
     if format not in tuple(SweepFormat):
         fail(f"--format {format!r} must be one of {', '.join(SweepFormat)}")
+    if series not in tuple(SeriesMode):
+        fail(f"--series must be one of {', '.join(SeriesMode)}, not {series!r}")
     from logscan.errors import LogscanError
 
     try:
@@ -123,13 +131,13 @@ def sweep(
 
             check_url(webhook)
         raise typer.Exit(_run(dirs, state, settings, SweepFormat(format), all_jobs, summary, export,
-                              prometheus, webhook, shard_k_n, progress))
+                              prometheus, webhook, shard_k_n, progress, SeriesMode(series)))
     except LogscanError as exc:
         fail(str(exc))
 
 
 def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, webhook, shard,
-         progress) -> int:
+         progress, series) -> int:
     import os
     import time
 
@@ -162,7 +170,7 @@ def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, w
     status = EXIT_HEALTHY
     try:
         with ScanPool(catalogue, settings) as pool, \
-                Sweep(dirs, state_path, settings, catalogue, shard, pool) as run:
+                Sweep(dirs, state_path, settings, catalogue, shard, pool, series) as run:
             bar = _ProgressBar(progress)
             try:
                 report = run.run(on_start=bar.start, on_job=bar.advance)

@@ -9,6 +9,11 @@ novel and is never shown.
 Only the failing unit's own lines teach the miner (a few hundred at most); peers' lines are matched
 against what it learnt, never added, so the cost does not grow with the job beyond the peers
 compared (at most MAX_PEERS of them, the nearest first).
+
+A sweep also holds the same job's earlier healthy runs (logscan.sweep.series): each healthy run
+leaves the templates of its lines (run_templates: the lines a failing run would offer, masked), and
+a failing run's novel lines are ranked again against them (with_history). A template no healthy run
+printed is new since the last one; one they printed too is normal for this job and goes down.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from logscan.diagnosis import Finding, NovelLine, Where
+from logscan.limits import MAX_RUN_TEMPLATES, MAX_TEMPLATE_CHARS
 from logscan.model.job import Job, Worker
 from logscan.scan.lineparse import parse_summary_line
 from logscan.scan.prefixes import strip_prefixes
@@ -32,6 +38,11 @@ MAX_PEERS = 32
 MAX_ERROR_LINES = 300
 # A line this many lines before the unit's end weighs half as much as its last line.
 RECENCY_LINES = 20
+# A novel line's score against the series' healthy runs: one none of them printed keeps what it had
+# above NEW_FLOOR (new lines first, in their order among peers); one they printed too is scaled
+# down by SEEN_FACTOR (below every new line).
+NEW_FLOOR = 0.5
+SEEN_FACTOR = 0.25
 
 # Masks in the order they apply: a time before its numbers, a path before its digits.
 _MASKS = (
@@ -51,6 +62,14 @@ _FRAME = re.compile(r'^\s*File "[^"]*", line \d+|^[\W_]*$')
 # them already (exits, signals sent), and every Worker that failed prints their like.
 _AGENT_LINE = re.compile(r"torch[/.]distributed[/.](?:elastic|run)\b")
 _SUMMARY_EXTRA = re.compile(r"\S+ FAILED|\[\d+\]:|<NO_OTHER_FAILURES>")
+
+
+@dataclass(frozen=True)
+class HealthyRun:
+    """An earlier healthy run of the same job, as a sweep keeps it: its id (`40`) and templates."""
+
+    run: str
+    templates: frozenset[str]
 
 
 @dataclass
@@ -75,6 +94,58 @@ def _miner():
 @lru_cache(maxsize=65536)
 def _body(text: str) -> str:
     return strip_prefixes(text).body
+
+
+_COMPILED_MASKS = tuple((re.compile(pattern), f"<{name}>") for pattern, name in _MASKS)
+
+
+def template_of(text: str) -> str:
+    """A line as a template: its body with the miner's masks applied, as Drain3's masker applies
+    them, and its words joined by one space (the miner's tokens). Two runs' lines of one template
+    are equal here, so a series' history is a set of these."""
+    body = _body(text).strip()
+    for regex, mask in _COMPILED_MASKS:
+        body = regex.sub(mask, body)
+    return " ".join(body.split())
+
+
+def run_templates(job: Job) -> tuple[str, ...]:
+    """The templates of the lines a healthy run offers for comparison: each Worker's last lines
+    and error-like lines (the lines a failing run's novel lines are chosen from), each once, in
+    log order, at most MAX_RUN_TEMPLATES."""
+    kept: dict[str, None] = {}
+    for worker in job.workers:
+        for where in _worker_lines(job, worker):
+            template = template_of(where.text)
+            if template and len(template) <= MAX_TEMPLATE_CHARS:
+                kept[template] = None
+                if len(kept) >= MAX_RUN_TEMPLATES:
+                    return tuple(kept)
+    return tuple(kept)
+
+
+def with_history(lines: tuple[NovelLine, ...], history: list[HealthyRun]) -> tuple[NovelLine, ...]:
+    """Novel lines ranked again against the same job's earlier healthy runs (oldest first): a line
+    whose template none of them printed is new since the last one and keeps its place above every
+    line they did print, which is normal for this job and goes down. The rank's last line keeps
+    its score whatever they printed: where it stopped is news even when the line is ordinary (a
+    job killed from outside stops at a normal line). Without history, unchanged."""
+    if not history or not lines:
+        return lines
+    latest = history[-1].run
+    ranked = []
+    for line in lines:
+        template = template_of(line.text)
+        seen = sum(template in run.templates for run in history)
+        runs = f"healthy run {latest}" if len(history) == 1 else f"{seen} of {len(history)} earlier healthy runs"
+        if not seen:
+            score, why = NEW_FLOOR + (1.0 - NEW_FLOOR) * line.score, f"{line.why}; new since run {latest}"
+        elif line.last:
+            score, why = line.score, f"{line.why}; in {runs} too: it stopped at a line normal for this job"
+        else:
+            score, why = line.score * SEEN_FACTOR, f"{line.why}; in {runs} too: normal for this job"
+        ranked.append(NovelLine(line.file, line.line, line.text, round(score, 4), why, line.last))
+    return tuple(sorted(ranked, key=lambda n: (-n.score, n.file, n.line)))
 
 
 def _worker_lines(job: Job, worker: Worker) -> list[Where]:
@@ -217,7 +288,7 @@ def novel_lines(job: Job, root: Finding | None) -> tuple[NovelLine, ...]:
         uniqueness = 1.0 if last else 1.0 / math.sqrt(count[cluster])
         score = round(rarity * uniqueness / (1.0 + (end - i) / RECENCY_LINES), 4)
         line = NovelLine(where.file, where.line, where.text, score,
-                         _why(own.label if ranked else worker.label, peers, shared, last))
+                         _why(own.label if ranked else worker.label, peers, shared, last), last)
         kept = best.get(cluster)
         if kept is None or line.score >= kept.score:
             best[cluster] = line  # a template's latest, highest-scoring line stands for it

@@ -76,9 +76,10 @@ def diagnose_paths(paths: list[str], settings: Settings, catalogue: Catalogue | 
 
 def diagnose_scans(name: str, found: Discovery, scans, catalogue: Catalogue, settings: Settings,
                    status: str | None, status_source: str | None, now: datetime,
-                   on_phase: PhaseHook | None = None):
+                   on_phase: PhaseHook | None = None, on_model: Callable[..., None] | None = None):
     """The back half: what the files said (FileScans) → job model → Diagnosis. A sweep that kept
-    each file's scan calls this without reading the files again."""
+    each file's scan calls this without reading the files again; its `on_model(job, diagnosis)`
+    takes from the job model what the Diagnosis does not hold (a healthy run's templates)."""
     from logscan.diagnose.build import diagnose_job
     from logscan.model.build import build_job
 
@@ -88,4 +89,6 @@ def diagnose_scans(name: str, found: Discovery, scans, catalogue: Catalogue, set
     lap("job model")
     diagnosis = diagnose_job(job, settings, found)
     lap("rules and root cause")
+    if on_model is not None:
+        on_model(job, diagnosis)
     return diagnosis

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from logscan.errors import InputError
 from logscan.render.inert import slack_text
+from logscan.rule_ids import UNEXPLAINED_FAILURE
 from logscan.sweep.changes import FAILED_CHANGES, Change
 
 TIMEOUT = 5.0          # seconds for one request, connection to the end of the reply
@@ -37,6 +38,7 @@ BACKOFF = 0.5          # seconds before the second attempt, doubled after
 DEADLINE = 15.0        # seconds for every alert of one sweep together
 SCHEMES = ("http", "https")
 DIGEST_LISTS = 20      # failures named in a digest; the rest are counted
+ALERT_LINE_CHARS = 200  # of a log line quoted in an alert
 
 
 def check_url(url: str) -> None:
@@ -59,7 +61,21 @@ def check_url(url: str) -> None:
 def alert_text(change: dict) -> str:
     label = {Change.FAILED: "new failure", Change.HUNG: "job hung",
              Change.ROOT_CAUSE_CHANGED: "root cause changed"}.get(change["change"], change["change"])
-    return slack_text(f"logscan: {label}: {change['summary']}")
+    return slack_text(f"logscan: {label}: {change['summary']}{_lead(change)}")
+
+
+def _lead(change: dict) -> str:
+    """When no rule names what failed, the line that sets the failing rank apart most (its
+    novel line, logscan.diagnose.novel_lines): what a reader has to go on."""
+    root = change.get("root_cause") or {}
+    novel = change.get("novel_lines") or []
+    if root.get("rule") != UNEXPLAINED_FAILURE or not novel:
+        return ""
+    top = novel[0]
+    text = top["text"].strip()
+    if len(text) > ALERT_LINE_CHARS:
+        text = text[:ALERT_LINE_CHARS - 1] + "…"
+    return f"; top novel line {top['file']}:{top['line']}: {text} ({top['why']})"
 
 
 def message(change: dict) -> dict:

@@ -16,14 +16,16 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from logscan.files.discovery import printable
+from logscan.sweep import history
 from logscan.sweep import state as st
 from logscan.sweep.changes import FAILED_CHANGES, change_of, root_fingerprint
 from logscan.sweep.reading import Counters, FileReader, FileRecord, JobResult, refresh, status_signature
+from logscan.sweep.series import DEFAULT_SERIES_MODE, SeriesMode, place_of, run_order
 from logscan.sweep.tree import JobDir, Walk, find_jobs, shard_of
 
 # Fewer jobs than this to refresh: done in this process (big files still split across the
@@ -55,8 +57,10 @@ class Sweep:
     `open` to `close`."""
 
     def __init__(self, dirs: list[str], state_path: Path, settings, catalogue,
-                 shard: tuple[int, int] | None = None, pool=None):
+                 shard: tuple[int, int] | None = None, pool=None,
+                 series: SeriesMode = DEFAULT_SERIES_MODE):
         self.dirs = dirs
+        self.series = series
         self.state_path = state_path
         self.settings = settings
         self.catalogue = catalogue
@@ -101,7 +105,12 @@ class Sweep:
         reading_code, diagnosis_code = st.code_fingerprint(
             [r.source for r in (*self.catalogue.rules.values(), *self.catalogue.signals.values())],
             extra=repr((settings.progress_patterns,)))
-        diagnosis_code += ":" + _settings_key(settings)
+        diagnosis_code += ":" + _settings_key(settings) + f":series={self.series}"
+        if st.get_meta(db, "series_mode") != self.series:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DELETE FROM history")  # series grouped another way: learnt again
+            st.set_meta(db, "series_mode", str(self.series))
+            db.execute("COMMIT")
         if st.get_meta(db, "reading_code") != reading_code:
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM files")  # surveys made by other code or rules: read again
@@ -135,6 +144,9 @@ class Sweep:
                     or (row[7] is not None and row[7] <= now.timestamp())):
                 stale.append(job)
         del known_files
+        # A series' runs in its order (run-9 before run-10), so that each failing run is committed
+        # after the healthy runs before it, in a first sweep as in later ones.
+        stale.sort(key=lambda job: run_order(job.job))
         report.refreshed = len(stale)
         if on_start is not None:
             on_start(len(stale))
@@ -176,7 +188,7 @@ class Sweep:
             if self.shard is not None and shard_of(row[2], self.shard[1]) != self.shard[0]:
                 continue
             self.db.execute("BEGIN IMMEDIATE")
-            for table in ("files", "jobs", "alerted"):
+            for table in ("files", "jobs", "alerted", "history"):
                 self.db.execute(f"DELETE FROM {table} WHERE job = ?", (st.stored_path(key),))
             self.db.execute("COMMIT")
             del known_jobs[key]
@@ -193,13 +205,14 @@ class Sweep:
     def _refresh(self, stale: list[JobDir], known_jobs, now):
         # One job's stored records at a time, as it is handed out: never every job's at once.
         tasks = ((job, self._old_records(job.job), *(known_jobs[job.job][5:7] if job.job in known_jobs
-                                                      else (None, None))) for job in stale)
+                                                      else (None, None)),
+                  place_of(job.root, job.rel, self.series) is not None) for job in stale)
         workers = self.settings.processes or _usable_cores()
         if len(stale) < FAN_OUT_MIN_JOBS or workers < 2:
-            for job, old, sig, status in tasks:
+            for job, old, sig, status, in_series in tasks:
                 reader = FileReader(self.pool.scanner if self.pool else _scanner(self.catalogue, self.settings),
                                     self.pool)
-                yield refresh(job, old, reader, self.catalogue, self.settings, now, sig, status)
+                yield refresh(job, old, reader, self.catalogue, self.settings, now, sig, status, in_series)
             return
         yield from _fan_out(tasks, min(workers, len(stale)), self.catalogue, self.settings, now,
                             self.pool.scanner if self.pool else None)
@@ -218,8 +231,10 @@ class Sweep:
         diagnosis = result.diagnosis
         if diagnosis is None:
             db.execute("DELETE FROM jobs WHERE job = ?", (key,))
+            history.forget(db, job.job)
             db.execute("COMMIT")
             return
+        diagnosis = self._against_history(result)
         from logscan.render.json_v1 import diagnosis_record
 
         record = diagnosis_record(diagnosis)
@@ -343,6 +358,24 @@ class Sweep:
                 return
             after = (rows[-1][0], rows[-1][7])
 
+    def _against_history(self, result: JobResult):
+        """The job's diagnosis with its novel lines ranked against its series' earlier healthy
+        runs; a healthy run joins that history, any other leaves it."""
+        diagnosis, job = result.diagnosis, result.job
+        place = place_of(job.root, job.rel, self.series)
+        if place is None:
+            return diagnosis
+        if diagnosis.novel_lines:
+            from logscan.diagnose.novel_lines import with_history
+
+            diagnosis = replace(diagnosis, novel_lines=with_history(diagnosis.novel_lines,
+                                                                    history.recall(self.db, place)))
+        if result.templates is not None:
+            history.remember(self.db, job.job, place, result.templates)
+        else:
+            history.forget(self.db, job.job)
+        return diagnosis
+
 
 def _settings_key(settings) -> str:
     return repr((sorted(settings.select), sorted(settings.ignore), settings.stall_after,
@@ -367,10 +400,10 @@ _worker: dict = {}
 
 
 def _refresh_task(task) -> JobResult:
-    job, old, sig, status = task
+    job, old, sig, status, in_series = task
     reader = FileReader(_worker["scanner"])
     return refresh(job, old, reader, _worker["catalogue"], _worker["settings"], _worker["now"],
-                   sig, status)
+                   sig, status, in_series)
 
 
 def _fan_out(tasks, workers, catalogue, settings, now, scanner):

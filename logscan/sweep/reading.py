@@ -73,6 +73,8 @@ class JobResult:
     status_sig: str | None
     wake_at: float | None
     counters: Counters = field(default_factory=Counters)
+    # A healthy run of a job series: the templates its series' failing runs are compared with.
+    templates: tuple[str, ...] | None = None
 
 
 # A stored blob inflates to at most this: the surveys of one file are a few KiB to a few MiB.
@@ -336,9 +338,10 @@ def _status(reader: FileReader, job: JobDir, old_sig: str | None, old_status: st
 
 
 def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalogue, settings,
-            now: datetime, old_status_sig: str | None = None, old_status: str | None = None
-            ) -> JobResult:
-    """Bring one job's files up to date and diagnose it from the surveys."""
+            now: datetime, old_status_sig: str | None = None, old_status: str | None = None,
+            in_series: bool = False) -> JobResult:
+    """Bring one job's files up to date and diagnose it from the surveys; a run `in_series`
+    that is healthy also leaves its templates (logscan.diagnose.novel_lines.run_templates)."""
     by_inode = {(r.dev, r.ino): r for r in old.values()}
     present = {f.path: f for f in job.files}
     records, logs, scans = [], [], []
@@ -381,10 +384,19 @@ def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalog
         status, source = JobStatus.RUNNING, "a log written less than --stall-after ago"
     from logscan.diagnose.pipeline import diagnose_scans  # the job model and rules: only when needed
 
-    diagnosis = diagnose_scans(job.shown, found, scans, catalogue, settings, status, source, now)
+    learnt = []
+
+    def learn(model, diagnosis) -> None:
+        if in_series and diagnosis.healthy:
+            from logscan.diagnose.novel_lines import run_templates
+
+            learnt.append(run_templates(model))
+
+    diagnosis = diagnose_scans(job.shown, found, scans, catalogue, settings, status, source, now,
+                               on_model=learn)
     return JobResult(job, records, diagnosis, platform, sig,
                      wake_at(diagnosis, newest, settings.stall_after, now, live_guess=platform is None),
-                     reader.counters)
+                     reader.counters, learnt[0] if learnt else None)
 
 
 def wake_at(diagnosis, newest: float, stall_after: timedelta, now: datetime,

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from logscan.errors import InputError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # schema version → the statements that bring a state of that version to the next one. Version 2
 # moved the reading code into packages: surveys pickled under version 1 name classes that no longer
 # exist there, so their files are read again; jobs, alerts already sent and the outbox are kept.
@@ -31,6 +31,9 @@ SCHEMA_VERSION = 4
 # Version 4 stores surveys as JSON: the pickles of version 3 are never loaded (loading one runs
 # whatever it names), so their files are read again; jobs, alerts already sent and the outbox are
 # kept, the outbox learning which of its changes were printed and which were posted.
+# Version 5 adds the job series' healthy history (its table is created with the schema); every
+# job is diagnosed once more, from its stored surveys, so the healthy runs already swept teach
+# their series. Files, alerts already sent and the outbox are kept.
 MIGRATIONS = {
     1: "DELETE FROM files; DELETE FROM meta WHERE key = 'facts_code';",
     2: "ALTER TABLE files RENAME COLUMN facts TO surveys; "
@@ -38,6 +41,7 @@ MIGRATIONS = {
     3: "DELETE FROM files; DELETE FROM meta WHERE key = 'reading_code'; "
        "ALTER TABLE outbox ADD COLUMN printed INTEGER NOT NULL DEFAULT 0; "
        "ALTER TABLE outbox ADD COLUMN posted INTEGER NOT NULL DEFAULT 0;",
+    4: "UPDATE jobs SET code = '';",
 }
 SQLITE_MAGIC = b"SQLite format 3\0"
 
@@ -87,6 +91,16 @@ CREATE TABLE IF NOT EXISTS outbox (
     printed INTEGER NOT NULL DEFAULT 0,   -- written to standard output
     posted INTEGER NOT NULL DEFAULT 0     -- answered 2xx by the webhook, or no alert to post
 );
+-- The templates of the latest healthy runs of each job series (logscan.sweep.series), at most
+-- MAX_HISTORY_RUNS a series: what a failing run of the series is compared with.
+CREATE TABLE IF NOT EXISTS history (
+    job TEXT PRIMARY KEY,             -- the healthy run's job key
+    series TEXT NOT NULL,
+    run TEXT NOT NULL,                -- its id as a reason names it
+    ord TEXT NOT NULL,                -- its place in the series (logscan.sweep.series.run_order)
+    templates BLOB NOT NULL           -- zlib-compressed JSON list of templates
+);
+CREATE INDEX IF NOT EXISTS history_series ON history (series, ord);
 CREATE TABLE IF NOT EXISTS sweeps (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     started REAL NOT NULL, finished REAL,
