@@ -79,7 +79,44 @@ class Survey:
     rule_timeouts: list = field(default_factory=list)
     state: ReadState = field(default_factory=ReadState)
     read_error: str | None = None
+    # A line that tells something only through rules, repeated with nothing a native pattern
+    # found between (a warning printed every step): its first and its latest copy are kept,
+    # the copies between are not. The same line, the same process, the same meaning: what the
+    # interpreter would make of a copy between adds nothing but memory and time. Positions in
+    # `candidates`, by what makes lines the same (LineJudge.judge); None marks a dropped copy.
+    repeats: dict = field(default_factory=dict)
+    repeats_dropped: int = 0
 
+    def keep(self, index: int, raw: bytes, same: tuple | None) -> None:
+        candidates = self.candidates
+        if same is None:  # a native line: what follows it may mean something else again
+            if self.repeats:
+                self.repeats.clear()
+            candidates.append((index, raw))
+            return
+        seen = self.repeats.get(same)
+        if seen is None:
+            if len(self.repeats) >= REPEATS_KEPT:
+                self.repeats.clear()
+            self.repeats[same] = (len(candidates), None)
+        else:
+            first, latest = seen
+            if latest is not None:
+                candidates[latest] = None
+                self.repeats_dropped += 1
+            self.repeats[same] = (first, len(candidates))
+        candidates.append((index, raw))
+
+    def settle(self) -> None:
+        """The candidates without the dropped copies, once the survey is done."""
+        if self.repeats_dropped:
+            self.candidates = [c for c in self.candidates if c is not None]
+        self.repeats = {}
+
+
+# Lines told apart when collapsing repeats (Survey.keep): past this many, those known are
+# forgotten, and a copy is kept again.
+REPEATS_KEPT = 4096
 
 # Lines kept of a file's end: what its processes printed last, before torchrun's teardown
 # (a death signal, a SIGTERM to each process, its own traceback) followed.
@@ -180,6 +217,7 @@ class Scanner:
                 last_block = block
         except OSError as exc:
             found.read_error = exc.strerror or str(exc)
+        found.settle()
         if last_block is not None:
             found.ends_with_newline = last_block.endswith(b"\n")
             tail = last_block.rstrip(b"\n")
@@ -194,7 +232,7 @@ class Scanner:
         else:
             (starts, newlines), natives, trust = self.finder.scan(block), None, False
         numbers = _LineNumbers(block, newlines, found.newlines)
-        native, tells = self.native.search, self.judge.tells
+        native, judge = self.native.search, self.judge.judge
         size = len(block)
         for i, start in enumerate(starts):
             end = block.find(b"\n", start)
@@ -202,8 +240,9 @@ class Scanner:
             # exact marks are the native patterns' own answer; else the pattern is asked
             is_native = natives[i] if trust else native(block, start, end) is not None
             raw = _raw_line(block, start, end)
-            if tells(raw, is_native):
-                found.candidates.append((numbers.of(start) - 1, raw))
+            tells, same = judge(raw, is_native)
+            if tells:
+                found.keep(numbers.of(start) - 1, raw, same)
         first = None
         if found.first_progress is None:
             first = self.progress.first(block)
