@@ -208,9 +208,9 @@ def test_a_parser_registered_with_a_literal_is_fed_its_line(tmp_path, monkeypatc
     judged = []
 
     class Recording(LineJudge):
-        def tells(self, raw, native):
+        def judge(self, raw, native):
             judged.append((raw, native))
-            return super().tells(raw, native)
+            return super().judge(raw, native)
 
     monkeypatch.setattr(logscan.scan.scanner, "LineJudge", Recording)
     path = tmp_path / "launch_ddp.log"

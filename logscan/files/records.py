@@ -20,9 +20,8 @@ from collections.abc import Iterable, Iterator
 
 # `<time> <stream> <tag> <text>`: the tag F ends a line, P is a piece of one.
 _CRI_RECORD = re.compile(rb"(?P<head>\S+ (?P<stream>stdout|stderr) (?P<tag>[FP])(?: |$))")
-_CRI_PARTIAL = (b" stdout P ", b" stderr P ")
 _DOCKER_RECORD = b'{"log":'
-_DOCKER_COMPLETE = b'\\n","stream":'
+_DOCKER_STREAM = b'","stream":"'
 
 
 def starts_with_record(data: bytes) -> bool:
@@ -31,17 +30,40 @@ def starts_with_record(data: bytes) -> bool:
     return data.startswith(_DOCKER_RECORD) or _CRI_RECORD.match(data) is not None
 
 
-def _has_partial(block: bytes) -> bool:
-    """Whether the block holds a partial record: a block whose first line is no record is taken
-    to hold none, so an ordinary log costs one match; a container's log, byte searches, and a
-    line-by-line pass only where pieces are."""
-    if not starts_with_record(block):
-        return False
-    if any(tag in block for tag in _CRI_PARTIAL):
-        return True
-    if _DOCKER_RECORD not in block:
-        return False
-    return block.count(_DOCKER_COMPLETE) < block.count(_DOCKER_RECORD)
+# Where a line may hold a partial record: a CRI `P` tag; a Docker "log" that does not end with
+# an escaped newline, or ends with an escaped backslash before an `n` (the joiner reads it to
+# tell). Each begins with a literal, which `re` searches for fast.
+_CRI_MAY_BE_PARTIAL = re.compile(rb" std(?:out|err) P ")
+_DOCKER_MAY_BE_PARTIAL = re.compile(
+    rb'","stream":"(?:(?<!\\n","stream":")|(?<=\\\\n","stream":"))')
+
+
+def _partial_search(block: bytes):
+    """The search for lines that may hold a partial record, for the kind of container log whose
+    record begins the block; None for a block that does not begin with one (an ordinary log
+    costs one match)."""
+    if block.startswith(_DOCKER_RECORD):
+        return _DOCKER_MAY_BE_PARTIAL.search
+    if _CRI_RECORD.match(block) is not None:
+        return _CRI_MAY_BE_PARTIAL.search
+    return None
+
+
+def _whole_docker_stream(raw: bytes) -> str | None:
+    """The stream of a Docker record whose "log" ends with its newline (a whole line), read
+    from the bytes without decoding the JSON; None for a piece, or a record not as Docker
+    writes it. In the record a quote inside "log" is escaped, so the first `","stream":"` ends
+    it; it ends a whole line if an escaping backslash comes before its last `n`."""
+    end = raw.find(_DOCKER_STREAM, len(_DOCKER_RECORD))
+    if end < 2 or raw[end - 1:end] != b"n":
+        return None
+    before = end - 2
+    while before >= 0 and raw[before] == 0x5C:  # backslash
+        before -= 1
+    if (end - 2 - before) % 2 == 0:
+        return None
+    stream = raw[end + len(_DOCKER_STREAM):end + len(_DOCKER_STREAM) + 7]
+    return {b'stdout"': "stdout", b'stderr"': "stderr"}.get(stream)
 
 
 class _Open:
@@ -73,6 +95,10 @@ class _Joiner:
                          record["tag"] == b"F", head)
             return
         if raw.startswith(_DOCKER_RECORD):
+            stream = _whole_docker_stream(raw)
+            if stream is not None and ("docker", stream) not in self.open:
+                self._keep(raw)  # a whole line, and no piece of its stream is open
+                return
             try:
                 fields = json.loads(raw)
             except ValueError:
@@ -105,6 +131,11 @@ class _Joiner:
         if ends:
             self._close(key)
         self._bound()
+
+    def keep_lines(self, lines: bytes) -> None:
+        """Lines (joined by their newlines, without the last one) that hold no record piece,
+        while no line is being joined."""
+        self.done.append(lines)
 
     def _keep(self, raw: bytes) -> None:
         if not self.open:
@@ -145,22 +176,39 @@ class _Joiner:
         return b"".join(line + b"\n" for line in out)
 
 
+def _join_block(joiner: _Joiner, block: bytes, search) -> None:
+    """Give the joiner the lines of a block that ends with a newline: those before the next line
+    that may hold a partial record, while no line is being joined, in bulk; the others one by
+    one."""
+    position, size = 0, len(block)
+    while position < size:
+        if not joiner.open:
+            found = search(block, position)
+            piece = size if found is None else block.rfind(b"\n", position, found.start()) + 1
+            piece = max(piece, position)
+            if piece > position:
+                joiner.keep_lines(block[position:piece - 1])
+                position = piece
+                continue
+        end = block.find(b"\n", position)
+        joiner.line(block[position:end])
+        position = end + 1
+
+
 def join_partial_records(blocks: Iterable[bytes], max_line: int) -> Iterator[bytes]:
     """The blocks (whole lines each, the last perhaps without its newline) with every partial
     record joined to the rest of its line; blocks without one pass through as they are."""
     joiner: _Joiner | None = None
+    search = None
     for block in blocks:
         if joiner is None:
-            if not _has_partial(block):
+            search = _partial_search(block) or search
+            if search is None or search(block) is None:
                 yield block
                 continue
             joiner = _Joiner(max_line)
         ends_with_newline = block.endswith(b"\n")
-        lines = block.split(b"\n")
-        if ends_with_newline:
-            lines.pop()
-        for raw in lines:
-            joiner.line(raw)
+        _join_block(joiner, block if ends_with_newline else block + b"\n", search)
         if not ends_with_newline:  # the file's last line: nothing follows it
             joiner.close_all()
             out = joiner.ready()

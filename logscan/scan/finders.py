@@ -341,8 +341,13 @@ class ProgressFinder:
         while stop > 0:
             begin = max(0, stop - window)
             begin = block.rfind(b"\n", 0, begin) + 1 if begin else 0
-            starts = dict.fromkeys(self._line_of(block, m.start())[0]
-                                   for m in self.pattern.finditer(block, begin, stop))
+            starts = []
+            pos = begin
+            # one search per line: a redrawn bar's line matches once per redraw
+            while (found := self.pattern.search(block, pos, stop)) is not None:
+                start, end = self._line_of(block, found.start())
+                starts.append(start)
+                pos = end + 1
             for start in reversed(starts):
                 if self._tells_no_error(block[start:self._line_of(block, start)[1]]):
                     return [start]

@@ -350,16 +350,31 @@ class LineJudge:
     def __init__(self, matchers: list[Rule]):
         self._probe = FileInterpreter(matchers, "", "", {}, None)
         self._known: dict[tuple[str, bool], bool] = {}
+        self._by_raw: dict[tuple[bytes, bool], tuple[bool, tuple | None]] = {}
 
     def tells(self, raw: bytes, native: bool) -> bool:
-        body = strip_prefixes(_evidence_text(raw)).body
+        return self.judge(raw, native)[0]
+
+    def judge(self, raw: bytes, native: bool) -> tuple[bool, tuple | None]:
+        """(whether the line tells anything, what makes a line the same as it when it does
+        only by rules: its body and the process its prefixes name; None for a native line)."""
+        judged = self._by_raw.get((raw, native))
+        if judged is not None:
+            return judged
+        stripped = strip_prefixes(_evidence_text(raw))
+        body = stripped.body
         known = self._known.get((body, native))
         if known is None:
             known = self._tells(body, native)
             if len(self._known) >= MEANINGS_KEPT:
                 self._known.clear()
             self._known[body, native] = known
-        return known
+        same = None if native else (body, stripped.rank, stripped.local_rank, stripped.pid,
+                                    stripped.header_pid)
+        if len(self._by_raw) >= MEANINGS_KEPT:
+            self._by_raw.clear()
+        self._by_raw[raw, native] = judged = (known, same)
+        return judged
 
     def _tells(self, body: str, native: bool) -> bool:
         probe = self._probe

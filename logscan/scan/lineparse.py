@@ -256,7 +256,16 @@ def is_agent_exception(exc_type: str) -> bool:
     return exc_type.rsplit(".", 1)[-1] in AGENT_EXCEPTIONS
 
 
-@needs(_literal(b"Error"), _literal(b"Exception"), _literal(b"Interrupt"), _literal(b"SystemExit"))
+def _exception_name_end(name: bytes) -> Candidates:
+    """Lines where `name` may end an exception's class as EXCEPTION reads it: a `:` follows, or
+    nothing but white space to the line's end; or a byte after which the body may differ from
+    the raw line (a colour code, a JSON escape, non-ASCII white space). A line that only quotes
+    the word (`text="..Error.."`) is not fed."""
+    return Candidates((name,), re.escape(name) + rb"[\t\x0b\x0c\r\x1c-\x20]*(?::|\\|\x1b|[\x80-\xff]|$)")
+
+
+@needs(*(_exception_name_end(name) for name in (b"Error", b"Exception", b"Interrupt", b"Exit",
+                                                 b"StopIteration", b"StopAsyncIteration")))
 def parse_exception(body: str) -> tuple[str, str] | None:
     """The last line of a traceback, `ExcType: detail`: (type, detail), also after glued tags."""
     text = body.rstrip()

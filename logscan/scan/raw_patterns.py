@@ -58,7 +58,7 @@ _CATEGORY_LEAST = {c: _members(regex, e) & _members(re, e) for c, e in _CATEGORY
 BODY_START_AFTER = b" \t:]"
 _HIGH = b"\\x80-\\xff"
 _WIDEST_CHAR = 4  # bytes of one character, at most
-_BOUNDED = 32     # a repeat bounded above this many bytes is left unbounded (cheaper to run)
+_BOUNDED = 256  # bytes; a repeat bounded above this is left unbounded
 
 _GROUP_NAME = re.compile(r"\(\?P<(\w+)>")
 
@@ -75,10 +75,55 @@ def raw_cover(pattern: str) -> bytes:
     if items and items[0][0] is sre.AT and items[0][1] in (sre.AT_BEGINNING, sre.AT_BEGINNING_STRING):
         items = items[1:]
         start = b"(?:^|[" + b"".join(_escaped(b) for b in BODY_START_AFTER) + b"])"
+    items = _trimmed(items, leading=not start)
     cover, empty = _sequence(items, bool(parsed.state.flags & sre.SRE_FLAG_IGNORECASE))
     if empty:
         raise Untranslatable(pattern)  # it would match every line
     return start + cover
+
+
+def _trimmed(items: list, leading: bool = True, trailing: bool = True) -> list:
+    """The items with a repeat at either free end cut to what a line must hold: once if it
+    must be there, not at all if not. Only the line a cover matches in matters, and the lines
+    `X+Y` matches in are those `XY` does; Hyperscan runs a pattern with an unbounded class at
+    its start or end (`[^:]+: `) on every place its literal is, until the line ends."""
+    items = list(items)
+    while leading and items:
+        cut = _cut_end(items[0], leading=True)
+        if cut is None:
+            break
+        if cut == items[0]:
+            break
+        items[0:1] = cut
+    while trailing and items:
+        cut = _cut_end(items[-1], leading=False)
+        if cut is None or cut == items[-1]:
+            break
+        items[-1:] = cut
+    return items
+
+
+def _cut_end(item, leading: bool):
+    """`item` as a list of items with its free end cut (see _trimmed), `item` itself if that
+    changes nothing, None if it cannot be cut."""
+    op, av = item
+    if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+        low, _high, sub = av
+        return [] if low == 0 else _trimmed(list(sub), leading, not leading)
+    if op is sre.SUBPATTERN:
+        group, add_flags, del_flags, sub = av
+        if (add_flags | del_flags) & sre.SRE_FLAG_IGNORECASE:
+            return None  # the case flag belongs to what is inside: left whole
+        inner = _trimmed(list(sub), leading, not leading)
+        return inner if inner != list(sub) else item
+    if op is sre.BRANCH:
+        alternatives = [_trimmed(list(alt), leading, not leading) for alt in av[1]]
+        if any(not alt for alt in alternatives):
+            return []  # an alternative that may be nothing: the whole may be nothing
+        if alternatives == [list(alt) for alt in av[1]]:
+            return item
+        return [(sre.BRANCH, (None, alternatives))]
+    return item
 
 
 def _unique_group_names(pattern: str) -> str:

@@ -79,6 +79,44 @@ class Survey:
     rule_timeouts: list = field(default_factory=list)
     state: ReadState = field(default_factory=ReadState)
     read_error: str | None = None
+# Lines told apart when collapsing repeats (_RepeatRuns): past this many, those known are
+# forgotten, and a copy is kept again.
+REPEATS_KEPT = 4096
+
+class _RepeatRuns:
+    """A line that tells something only through rules, repeated with nothing a native pattern
+    found between (a warning printed every step), keeps its first and its latest copy; the
+    copies between are dropped. The same body from the same process means the same to the
+    interpreter: a copy between adds nothing but memory and time. Positions in the survey's
+    candidates, by what makes lines the same (LineJudge.judge); None marks a dropped copy."""
+
+    def __init__(self):
+        self.runs: dict[tuple, tuple[int, int | None]] = {}
+        self.dropped = 0
+
+    def keep(self, candidates: list, index: int, raw: bytes, same: tuple | None) -> None:
+        if same is None:  # a native line: what follows it may mean something else again
+            if self.runs:
+                self.runs.clear()
+            candidates.append((index, raw))
+            return
+        seen = self.runs.get(same)
+        if seen is None:
+            if len(self.runs) >= REPEATS_KEPT:
+                self.runs.clear()
+            self.runs[same] = (len(candidates), None)
+        else:
+            first, latest = seen
+            if latest is not None:
+                candidates[latest] = None
+                self.dropped += 1
+            self.runs[same] = (first, len(candidates))
+        candidates.append((index, raw))
+
+    def settle(self, found: "Survey") -> None:
+        """The survey's candidates without the dropped copies, once it is done."""
+        if self.dropped:
+            found.candidates = [c for c in found.candidates if c is not None]
 
 
 # Lines kept of a file's end: what its processes printed last, before torchrun's teardown
@@ -168,6 +206,7 @@ class Scanner:
         if content is not None:
             content, state.mtime = content
         timeouts = self.rule_timeouts
+        repeats = _RepeatRuns()
         last_block = None
         try:
             blocks = line_blocks(path, state, chunk_size, content=content, start=start, end=end)
@@ -175,18 +214,20 @@ class Scanner:
                 if last_block is None:
                     newline = block.find(b"\n")
                     found.head = block[:MAX_RAW] if newline < 0 else block[:min(newline, MAX_RAW)]
-                found.newlines += self._survey_block(block, found, timeouts)
+                found.newlines += self._survey_block(block, found, timeouts, repeats)
                 found.tail_lines = _last_lines(found.tail_lines, block)
                 last_block = block
         except OSError as exc:
             found.read_error = exc.strerror or str(exc)
+        repeats.settle(found)
         if last_block is not None:
             found.ends_with_newline = last_block.endswith(b"\n")
             tail = last_block.rstrip(b"\n")
             found.tail = tail[tail.rfind(b"\n") + 1:][:MAX_RAW]
         return found
 
-    def _survey_block(self, block: bytes, found: Survey, timeouts: dict) -> int:
+    def _survey_block(self, block: bytes, found: Survey, timeouts: dict,
+                      repeats: _RepeatRuns) -> int:
         """Note the block's candidate and progress lines; return its number of newlines."""
         if self.finder.marks_native:
             starts, natives, newlines = self.finder.scan_marked(block)
@@ -194,7 +235,7 @@ class Scanner:
         else:
             (starts, newlines), natives, trust = self.finder.scan(block), None, False
         numbers = _LineNumbers(block, newlines, found.newlines)
-        native, tells = self.native.search, self.judge.tells
+        native, judge = self.native.search, self.judge.judge
         size = len(block)
         for i, start in enumerate(starts):
             end = block.find(b"\n", start)
@@ -202,8 +243,9 @@ class Scanner:
             # exact marks are the native patterns' own answer; else the pattern is asked
             is_native = natives[i] if trust else native(block, start, end) is not None
             raw = _raw_line(block, start, end)
-            if tells(raw, is_native):
-                found.candidates.append((numbers.of(start) - 1, raw))
+            tells, same = judge(raw, is_native)
+            if tells:
+                repeats.keep(found.candidates, numbers.of(start) - 1, raw, same)
         first = None
         if found.first_progress is None:
             first = self.progress.first(block)
