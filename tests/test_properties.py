@@ -156,6 +156,7 @@ def kept(scanner, block: bytes) -> list[tuple[int, bytes]]:
 def lines_kept_one_by_one(block: bytes) -> list[tuple[int, bytes]]:
     """The reference: each line judged alone, by whether a native parser's pattern matches it."""
     judge = LineJudge(SCANNER.matchers)
+    block = block.lstrip(b"\0")  # as the reader skips a copytruncated log's leading NULs
     lines = block.split(b"\n")
     if block.endswith(b"\n"):
         lines.pop()

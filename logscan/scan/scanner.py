@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import deque
 from dataclasses import dataclass, field
 
 from logscan.scan import lineparse
@@ -207,6 +208,8 @@ class Scanner:
             content, state.mtime = content
         timeouts = self.rule_timeouts
         repeats = _RepeatRuns()
+        recent: deque[tuple[bytes, int]] = deque()
+        held = 0
         last_block = None
         try:
             blocks = line_blocks(path, state, chunk_size, content=content, start=start, end=end)
@@ -214,12 +217,19 @@ class Scanner:
                 if last_block is None:
                     newline = block.find(b"\n")
                     found.head = block[:MAX_RAW] if newline < 0 else block[:min(newline, MAX_RAW)]
-                found.newlines += self._survey_block(block, found, timeouts, repeats)
-                found.tail_lines = _last_lines(found.tail_lines, block)
+                newlines = self._survey_block(block, found, timeouts, repeats)
+                found.newlines += newlines
+                # The blocks that hold the last TAIL_LINES lines, split once at the end
+                recent.append((block, newlines))
+                held += newlines
+                while held - recent[0][1] > TAIL_LINES:
+                    held -= recent.popleft()[1]
                 last_block = block
         except OSError as exc:
             found.read_error = exc.strerror or str(exc)
         repeats.settle(found)
+        for block, _ in recent:
+            found.tail_lines = _last_lines(found.tail_lines, block)
         if last_block is not None:
             found.ends_with_newline = last_block.endswith(b"\n")
             tail = last_block.rstrip(b"\n")
