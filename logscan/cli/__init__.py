@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from logscan.cli.plain_values import take_plain_values
 from logscan.cli.exit_codes import EXIT_HEALTHY, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_STATUS_HELP
 
 # The command modules, in the order `logscan --help` lists them. A new command is one module
@@ -24,7 +25,11 @@ COMMANDS = ("scan", "check", "report", "sweep", "rules", "lint")
 
 class LogscanCommand(TyperCommand):
     """A command whose help names each argument as its options are named, by what the user types
-    (`PATH...`), never by a Python type (`paths... <list[str]>`, `{paths}...`)."""
+    (`PATH...`), never by a Python type (`paths... <list[str]>`, `{paths}...`), and whose values,
+    its help option's included, are taken without pydantic (plain_values)."""
+
+    def get_params(self, ctx):
+        return take_plain_values(super().get_params(ctx))
 
     def collect_usage_pieces(self, ctx) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -58,18 +63,28 @@ def _shown(argument) -> str:
 
 
 def _named_as_typed(command) -> None:
-    """Every command of the tree made a LogscanCommand (its class gains methods, no state), and
-    an option that takes a value but declares no metavar named by its own name (`--stall-after
-    STALL_AFTER`), as click would, rather than by its Python type (`<str>`)."""
+    """Every command of the tree made a LogscanCommand and every group below the top one a
+    LogscanSubgroup (their classes gain methods, no state), and an option that takes a value but
+    declares no metavar named by its own name (`--stall-after STALL_AFTER`), as click would,
+    rather than by its Python type (`<str>`)."""
     for sub in getattr(command, "commands", {}).values():
         if type(sub) is TyperCommand:
             sub.__class__ = LogscanCommand
+        elif type(sub) is TyperGroup:
+            sub.__class__ = LogscanSubgroup
         for param in getattr(sub, "params", ()):
             descriptor = getattr(param, "type_descriptor", None)
             if (param.param_type_name == "option" and param.metavar is None and not param.is_flag
                     and not param.count and not (descriptor is not None and descriptor.is_choice)):
                 param.metavar = param.name.upper()
         _named_as_typed(sub)
+
+
+class LogscanSubgroup(TyperGroup):
+    """A group of commands below `logscan` (`logscan rules`)."""
+
+    def get_params(self, ctx):
+        return take_plain_values(super().get_params(ctx))
 
 
 class LogscanGroup(TyperGroup):
@@ -79,6 +94,9 @@ class LogscanGroup(TyperGroup):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         _named_as_typed(self)
+
+    def get_params(self, ctx):
+        return take_plain_values(super().get_params(ctx))
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
