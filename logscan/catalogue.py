@@ -2,6 +2,11 @@
 
 Signature rules and signals carry their own patterns; code rules carry only their catalogue entry
 (severity, docs, hint) and are implemented in `logscan.findings` under the same id.
+
+A user's rule file is checked whole when it loads: every pattern compiled, every group code reads
+defined. The built-in rules ship with logscan, and the test suite checks each of them the same way
+(tests/test_startup.py), so their patterns are compiled only when a line first needs them: a
+small job starts without compiling the patterns it never meets.
 """
 
 from __future__ import annotations
@@ -195,13 +200,16 @@ def too_costly(pattern: str) -> str | None:
     return f"groups nested more than {MAX_NESTING} deep" if deepest > MAX_NESTING else None
 
 
-def _compile(path: Path, key: str, pattern: str):
-    import regex
-
+def _check_pattern_text(path: Path, key: str, pattern: str) -> None:
     if len(pattern) > MAX_PATTERN_CHARS:
         raise RuleFileError(path, key, f"a pattern is longer than {MAX_PATTERN_CHARS} characters")
     if (why := too_costly(pattern)) is not None:
         raise RuleFileError(path, key, f"pattern {pattern[:40]!r}... has {why}: too costly to run")
+
+
+def _compile(path: Path, key: str, pattern: str):
+    import regex
+
     try:
         return regex.compile(pattern)
     except regex.error as exc:
@@ -315,13 +323,13 @@ def _refuse_unknown_keys(path: Path, data: dict, kind: str | None = None) -> Non
             raise RuleFileError(path, key if table is None else f"{table}.{key}", problem + guess)
 
 
-def parse_rule(path: Path, data: dict) -> Rule:
-    import regex
-
+def parse_rule(path: Path, data: dict, compile_patterns: bool = True) -> Rule:
+    """The rule a rule file's table describes, or RuleFileError. Without `compile_patterns` (the
+    built-in rules) the patterns are checked as text only, and compiled when first used."""
     _refuse_unknown_keys(path, data)  # first: a misspelt `severty` is named, not `severity`
     kind = _require_choice(path, data, "kind", RuleKind)
     rule_id = _require_str(path, data, "id")
-    if not regex.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", rule_id):
+    if not re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", rule_id):
         raise RuleFileError(path, "id", f"must be kebab-case, not {rule_id!r}")
     docs = data.get("docs")
     if not isinstance(docs, dict):
@@ -369,7 +377,9 @@ def parse_rule(path: Path, data: dict) -> Rule:
             raise RuleFileError(path, "patterns", "needs at least one pattern")
         for key in ("patterns", "exclude"):
             for pattern in _str_list(path, data, key):
-                _compile(path, key, pattern)
+                _check_pattern_text(path, key, pattern)
+                if compile_patterns:
+                    _compile(path, key, pattern)
         fields.update(
             patterns=patterns,
             exclude=_str_list(path, data, "exclude"),
@@ -381,10 +391,11 @@ def parse_rule(path: Path, data: dict) -> Rule:
         fields["tests"] = {k: _str_list(path, tests, k) for k in ("fire", "quiet")}
     # last: a field of another kind's that has a message of its own above gets that message
     _refuse_unknown_keys(path, data, kind)
-    return _check_groups(path, Rule(**fields))
+    rule = Rule(**fields)
+    return _check_groups(path, rule) if compile_patterns else rule
 
 
-def load_rule_file(path: Path) -> Rule:
+def load_rule_file(path: Path, compile_patterns: bool = True) -> Rule:
     try:
         data = tomllib.loads(read_small_file(path, MAX_RULE_FILE_BYTES, "a rule file").decode("utf-8"))
     except UnicodeDecodeError:
@@ -395,7 +406,7 @@ def load_rule_file(path: Path) -> Rule:
         raise RuleFileError(path, "(syntax)", "nested too deeply") from None
     except OSError as exc:
         raise RuleFileError(path, "(file)", exc.strerror or str(exc)) from None
-    return parse_rule(path, data)
+    return parse_rule(path, data, compile_patterns)
 
 
 def builtin_rules_dir() -> Path:
@@ -501,12 +512,12 @@ def rule_files(directory: Path) -> list[Path]:
 def load_catalogue(extra_dirs: Iterable[str | Path] = ()) -> Catalogue:
     rules: dict[str, Rule] = {}
     signals: dict[str, Rule] = {}
-    dirs = [builtin_rules_dir(), *(Path(d) for d in extra_dirs)]
-    for directory in dirs:
+    builtin = builtin_rules_dir()
+    for directory in (builtin, *(Path(d) for d in extra_dirs)):
         if not directory.is_dir():
             raise RuleFileError(directory, "(dir)", "is not a directory of rule files")
         for path in rule_files(directory):
-            rule = load_rule_file(path)
+            rule = load_rule_file(path, compile_patterns=directory is not builtin)
             target = signals if rule.kind == RuleKind.SIGNAL else rules
             if rule.id in rules or rule.id in signals:
                 raise RuleFileError(path, "id", f"{rule.id!r} is already defined elsewhere")

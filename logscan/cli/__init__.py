@@ -143,9 +143,6 @@ def _sentence(message: str) -> str:
 
 # -h beside --help, for every command below the group too.
 CONTEXT = {"help_option_names": ["-h", "--help"]}
-app = typer.Typer(cls=LogscanGroup, no_args_is_help=True, rich_markup_mode=None,
-                  pretty_exceptions_enable=False, epilog=EXIT_STATUS_HELP, context_settings=CONTEXT,
-                  help="Diagnose PyTorch DDP jobs launched with torchrun from their per-Worker logs.")
 
 
 def _print_version(value: bool) -> None:
@@ -156,7 +153,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit(EXIT_HEALTHY)
 
 
-@app.callback()
 def _root(
     show_version: Annotated[bool, typer.Option(
         "--version", "-V", is_eager=True, callback=_print_version,
@@ -165,12 +161,31 @@ def _root(
     """Diagnose PyTorch DDP jobs launched with torchrun from their per-Worker logs."""
 
 
-def _register_commands() -> None:
-    for name in COMMANDS:
-        import_module(f"{__name__}.{name}").register(app)
+def command_app(commands: tuple[str, ...] = COMMANDS) -> typer.Typer:
+    """The `logscan` command group holding these commands."""
+    group = typer.Typer(cls=LogscanGroup, no_args_is_help=True, rich_markup_mode=None,
+                        pretty_exceptions_enable=False, epilog=EXIT_STATUS_HELP,
+                        context_settings=CONTEXT, help=_root.__doc__)
+    group.callback()(_root)
+    for name in commands:
+        import_module(f"{__name__}.{name}").register(group)
+    return group
 
 
-_register_commands()
+def app_for(args: list[str]) -> typer.Typer:
+    """The group that runs this command line: when its first word names a command, a group of
+    that command alone, so that a run neither imports nor builds the other commands; else (help,
+    a mistyped command, shell completion) every command."""
+    if args and args[0] in COMMANDS:
+        return command_app((args[0],))
+    return __getattr__("app")
+
+
+def __getattr__(name: str):
+    if name == "app":  # every command, built on first use: `logscan.cli.app`
+        globals()["app"] = whole = command_app()
+        return whole
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _terminated(signum, _frame) -> None:
@@ -224,7 +239,7 @@ def main() -> None:
         signal.signal(signal.SIGTERM, _terminated)
     status = EXIT_HEALTHY
     try:
-        app()
+        app_for(sys.argv[1:])()
     except SystemExit as exc:
         if isinstance(exc.code, int):
             status = exc.code
