@@ -1,7 +1,8 @@
 """A small job's start-up, guarded without timing anything (bench/startup.py times it): what each
 command imports (`python -X importtime`), that command-line values reach the commands without
-pydantic, and that the built-in catalogue loads without compiling its patterns yet is checked
-here as a user's rule file is. The logs are the real samples."""
+pydantic, that the built-in catalogue loads without compiling its patterns yet is checked here as
+a user's rule file is, and that its tables come from the user's cache only when the cache can be
+trusted. The logs are the real samples."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
+import pytest
 import typer
 
 from conftest import POST_MORTEM_NOW, SAMPLES
@@ -121,3 +123,79 @@ def test_the_builtin_patterns_are_compiled_when_first_used_and_a_users_at_load(t
                     .replace('id = "cuda-out-of-memory"', 'id = "my-out-of-memory"'))
     users = load_catalogue([tmp_path]).rules["my-out-of-memory"]
     assert "compiled" in vars(users)
+
+
+def _tables_cache(cache_home: Path) -> Path:
+    (cache,) = (cache_home / "logscan").glob("catalogue-*.json")
+    return cache
+
+
+def _toml_reads(monkeypatch) -> list:
+    """Counts the rule files parsed as TOML from now on."""
+    import logscan.catalogue
+
+    reads, parse = [], logscan.catalogue.tomllib.loads
+    monkeypatch.setattr(logscan.catalogue.tomllib, "loads",
+                        lambda text: reads.append(1) or parse(text))
+    return reads
+
+
+def test_the_builtin_tables_are_read_from_the_users_cache_once_kept(tmp_path, monkeypatch):
+    from logscan.catalogue import load_catalogue
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = load_catalogue()
+    assert _tables_cache(tmp_path).stat().st_size > 0
+    reads = _toml_reads(monkeypatch)
+    again = load_catalogue()
+    assert reads == []
+    assert (again.rules, again.signals) == (first.rules, first.signals)
+
+
+def _garbage(cache: Path) -> None:
+    cache.write_bytes(b"\x00\xff not json")
+
+
+def _truncated(cache: Path) -> None:
+    cache.write_bytes(cache.read_bytes()[:1000])
+
+
+def _another_shape(cache: Path) -> None:
+    payload = json.loads(cache.read_text())
+    payload["tables"] = payload["tables"][:-1]
+    cache.write_text(json.dumps(payload))
+
+
+def _an_untrue_table(cache: Path) -> None:
+    payload = json.loads(cache.read_text())
+    payload["tables"][0]["kind"] = "not-a-kind"
+    cache.write_text(json.dumps(payload))
+
+
+def _writable_by_others(cache: Path) -> None:
+    cache.chmod(0o666)
+
+
+def _a_link(cache: Path) -> None:
+    real = cache.with_name("elsewhere.json")
+    cache.rename(real)
+    cache.symlink_to(real)
+
+
+@pytest.mark.parametrize("damage", [_garbage, _truncated, _another_shape, _an_untrue_table,
+                                    _writable_by_others, _a_link], ids=lambda f: f.__name__[1:])
+def test_a_cache_that_is_damaged_untrue_or_not_the_users_own_is_not_used(tmp_path, monkeypatch, damage):
+    """Synthetic damage to a cache logscan wrote: the rule files are read instead, the catalogue
+    is the one they say, and the cache is written anew."""
+    from logscan.catalogue import load_catalogue
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = load_catalogue()
+    damage(_tables_cache(tmp_path))
+    reads = _toml_reads(monkeypatch)
+    again = load_catalogue()
+    assert len(reads) == len(first.rules) + len(first.signals)
+    assert (again.rules, again.signals) == (first.rules, first.signals)
+    reads.clear()
+    load_catalogue()
+    assert reads == []  # rewritten, and used

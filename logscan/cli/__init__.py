@@ -153,9 +153,12 @@ def _print_version(value: bool) -> None:
         raise typer.Exit(EXIT_HEALTHY)
 
 
+VERSION_FLAGS = ("--version", "-V")
+
+
 def _root(
     show_version: Annotated[bool, typer.Option(
-        "--version", "-V", is_eager=True, callback=_print_version,
+        *VERSION_FLAGS, is_eager=True, callback=_print_version,
         help="Print logscan's version and exit.")] = False,
 ) -> None:
     """Diagnose PyTorch DDP jobs launched with torchrun from their per-Worker logs."""
@@ -174,10 +177,12 @@ def command_app(commands: tuple[str, ...] = COMMANDS) -> typer.Typer:
 
 def app_for(args: list[str]) -> typer.Typer:
     """The group that runs this command line: when its first word names a command, a group of
-    that command alone, so that a run neither imports nor builds the other commands; else (help,
-    a mistyped command, shell completion) every command."""
+    that command alone, so that a run neither imports nor builds the other commands; for the
+    version, none; else (help, a mistyped command, shell completion) every command."""
     if args and args[0] in COMMANDS:
         return command_app((args[0],))
+    if args and args[0] in VERSION_FLAGS:
+        return command_app(())
     return __getattr__("app")
 
 
