@@ -2,6 +2,12 @@
 
 Signature rules and signals carry their own patterns; code rules carry only their catalogue entry
 (severity, docs, hint) and are implemented in `logscan.findings` under the same id.
+
+A user's rule file is checked whole when it loads: every pattern compiled, every group code reads
+defined. The built-in rules ship with logscan, and the test suite checks each of them the same way
+(tests/test_startup.py), so their patterns are compiled only when a line first needs them, and
+their parsed tables are kept in the user's cache: a small job starts without parsing TOML or
+compiling the patterns it never meets.
 """
 
 from __future__ import annotations
@@ -195,13 +201,16 @@ def too_costly(pattern: str) -> str | None:
     return f"groups nested more than {MAX_NESTING} deep" if deepest > MAX_NESTING else None
 
 
-def _compile(path: Path, key: str, pattern: str):
-    import regex
-
+def _check_pattern_text(path: Path, key: str, pattern: str) -> None:
     if len(pattern) > MAX_PATTERN_CHARS:
         raise RuleFileError(path, key, f"a pattern is longer than {MAX_PATTERN_CHARS} characters")
     if (why := too_costly(pattern)) is not None:
         raise RuleFileError(path, key, f"pattern {pattern[:40]!r}... has {why}: too costly to run")
+
+
+def _compile(path: Path, key: str, pattern: str):
+    import regex
+
     try:
         return regex.compile(pattern)
     except regex.error as exc:
@@ -315,13 +324,13 @@ def _refuse_unknown_keys(path: Path, data: dict, kind: str | None = None) -> Non
             raise RuleFileError(path, key if table is None else f"{table}.{key}", problem + guess)
 
 
-def parse_rule(path: Path, data: dict) -> Rule:
-    import regex
-
+def parse_rule(path: Path, data: dict, compile_patterns: bool = True) -> Rule:
+    """The rule a rule file's table describes, or RuleFileError. Without `compile_patterns` (the
+    built-in rules) the patterns are checked as text only, and compiled when first used."""
     _refuse_unknown_keys(path, data)  # first: a misspelt `severty` is named, not `severity`
     kind = _require_choice(path, data, "kind", RuleKind)
     rule_id = _require_str(path, data, "id")
-    if not regex.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", rule_id):
+    if not re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", rule_id):
         raise RuleFileError(path, "id", f"must be kebab-case, not {rule_id!r}")
     docs = data.get("docs")
     if not isinstance(docs, dict):
@@ -369,7 +378,9 @@ def parse_rule(path: Path, data: dict) -> Rule:
             raise RuleFileError(path, "patterns", "needs at least one pattern")
         for key in ("patterns", "exclude"):
             for pattern in _str_list(path, data, key):
-                _compile(path, key, pattern)
+                _check_pattern_text(path, key, pattern)
+                if compile_patterns:
+                    _compile(path, key, pattern)
         fields.update(
             patterns=patterns,
             exclude=_str_list(path, data, "exclude"),
@@ -381,21 +392,120 @@ def parse_rule(path: Path, data: dict) -> Rule:
         fields["tests"] = {k: _str_list(path, tests, k) for k in ("fire", "quiet")}
     # last: a field of another kind's that has a message of its own above gets that message
     _refuse_unknown_keys(path, data, kind)
-    return _check_groups(path, Rule(**fields))
+    rule = Rule(**fields)
+    return _check_groups(path, rule) if compile_patterns else rule
 
 
-def load_rule_file(path: Path) -> Rule:
+def load_rule_file(path: Path, compile_patterns: bool = True) -> Rule:
+    return parse_rule(path, _rule_table(path, _read_rule_file(path)), compile_patterns)
+
+
+def _read_rule_file(path: Path) -> bytes:
     try:
-        data = tomllib.loads(read_small_file(path, MAX_RULE_FILE_BYTES, "a rule file").decode("utf-8"))
+        return read_small_file(path, MAX_RULE_FILE_BYTES, "a rule file")
+    except OSError as exc:
+        raise RuleFileError(path, "(file)", exc.strerror or str(exc)) from None
+
+
+def _rule_table(path: Path, raw: bytes) -> dict:
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise RuleFileError(path, "(file)", "is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise RuleFileError(path, "(syntax)", str(exc)) from None
     except RecursionError:
         raise RuleFileError(path, "(syntax)", "nested too deeply") from None
-    except OSError as exc:
-        raise RuleFileError(path, "(file)", exc.strerror or str(exc)) from None
-    return parse_rule(path, data)
+
+
+# The built-in rule files' tables, as JSON in the user's cache, keyed by the files' names and
+# bytes: Python's TOML parser was most of the catalogue's load, the JSON parser takes a
+# fortieth of its time (bench/README.md, Start-up). The cache is only data, used when its key and
+# its shape are those expected and the file is the user's own (not a link, not writable by
+# others); every table still goes through parse_rule. A cache that cannot be read or written is
+# only not used.
+TABLES_CACHE_VERSION = 1
+MAX_TABLES_CACHE_BYTES = 16 << 20
+
+
+def cache_dir() -> Path:
+    """Where logscan keeps what it can rebuild: $XDG_CACHE_HOME/logscan, else ~/.cache/logscan."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "logscan"
+
+
+def _builtin_rules(directory: Path, paths: list[Path]) -> list[Rule]:
+    """The built-in rules, their patterns compiled when first used, their tables from the cache
+    when it holds these files' (see TABLES_CACHE_VERSION)."""
+    import hashlib
+    import sys
+
+    names = [path.relative_to(directory).as_posix() for path in paths]
+    raws = [_read_rule_file(path) for path in paths]
+    digest = hashlib.sha256(repr((TABLES_CACHE_VERSION, sys.version_info[:2])).encode())
+    for name, raw in zip(names, raws):
+        digest.update(b"%d:%s\0%d:" % (len(name), name.encode(), len(raw)) + raw)
+    key = digest.hexdigest()
+    cache = cache_dir() / f"catalogue-{key[:24]}.json"
+    cached = _cached_tables(cache, key, names)
+    if cached is not None:
+        try:
+            return [parse_rule(path, table, compile_patterns=False) for path, table in zip(paths, cached)]
+        except RuleFileError:
+            pass  # a cache that does not say what the files say: read them, and replace it
+    tables = [_rule_table(path, raw) for path, raw in zip(paths, raws)]
+    rules = [parse_rule(path, table, compile_patterns=False) for path, table in zip(paths, tables)]
+    _keep_tables(cache, {"key": key, "files": names, "tables": tables})
+    return rules
+
+
+def _cached_tables(cache: Path, key: str, names: list[str]) -> list[dict] | None:
+    import json
+    import stat
+
+    try:
+        fd = os.open(cache, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if (not stat.S_ISREG(status.st_mode) or status.st_size > MAX_TABLES_CACHE_BYTES
+                or status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+                or (hasattr(os, "geteuid") and status.st_uid != os.geteuid())):
+            return None
+        try:
+            payload = json.loads(handle.read(MAX_TABLES_CACHE_BYTES + 1))
+        except (OSError, ValueError, RecursionError):
+            return None
+    if not (isinstance(payload, dict) and payload.get("key") == key and payload.get("files") == names):
+        return None
+    tables = payload.get("tables")
+    if not (isinstance(tables, list) and len(tables) == len(names)
+            and all(isinstance(table, dict) for table in tables)):
+        return None
+    return tables
+
+
+def _keep_tables(cache: Path, payload: dict) -> None:
+    import json
+
+    try:
+        text = json.dumps(payload, ensure_ascii=False)
+    except (TypeError, ValueError):  # a TOML value JSON has no form for (a date): not cached
+        return
+    part = cache.with_name(f"{cache.name}.{os.getpid()}.part")
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(part, cache)
+    except OSError:
+        try:
+            part.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def builtin_rules_dir() -> Path:
@@ -501,12 +611,14 @@ def rule_files(directory: Path) -> list[Path]:
 def load_catalogue(extra_dirs: Iterable[str | Path] = ()) -> Catalogue:
     rules: dict[str, Rule] = {}
     signals: dict[str, Rule] = {}
-    dirs = [builtin_rules_dir(), *(Path(d) for d in extra_dirs)]
-    for directory in dirs:
+    builtin = builtin_rules_dir()
+    for directory in (builtin, *(Path(d) for d in extra_dirs)):
         if not directory.is_dir():
             raise RuleFileError(directory, "(dir)", "is not a directory of rule files")
-        for path in rule_files(directory):
-            rule = load_rule_file(path)
+        paths = rule_files(directory)
+        loaded = (_builtin_rules(directory, paths) if directory is builtin
+                  else (load_rule_file(path) for path in paths))
+        for path, rule in zip(paths, loaded):
             target = signals if rule.kind == RuleKind.SIGNAL else rules
             if rule.id in rules or rule.id in signals:
                 raise RuleFileError(path, "id", f"{rule.id!r} is already defined elsewhere")

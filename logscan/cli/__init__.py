@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from logscan.cli.plain_values import take_plain_values
 from logscan.cli.exit_codes import EXIT_HEALTHY, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_STATUS_HELP
 
 # The command modules, in the order `logscan --help` lists them. A new command is one module
@@ -24,7 +25,11 @@ COMMANDS = ("scan", "check", "report", "sweep", "rules", "lint")
 
 class LogscanCommand(TyperCommand):
     """A command whose help names each argument as its options are named, by what the user types
-    (`PATH...`), never by a Python type (`paths... <list[str]>`, `{paths}...`)."""
+    (`PATH...`), never by a Python type (`paths... <list[str]>`, `{paths}...`), and whose values,
+    its help option's included, are taken without pydantic (plain_values)."""
+
+    def get_params(self, ctx):
+        return take_plain_values(super().get_params(ctx))
 
     def collect_usage_pieces(self, ctx) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -58,18 +63,28 @@ def _shown(argument) -> str:
 
 
 def _named_as_typed(command) -> None:
-    """Every command of the tree made a LogscanCommand (its class gains methods, no state), and
-    an option that takes a value but declares no metavar named by its own name (`--stall-after
-    STALL_AFTER`), as click would, rather than by its Python type (`<str>`)."""
+    """Every command of the tree made a LogscanCommand and every group below the top one a
+    LogscanSubgroup (their classes gain methods, no state), and an option that takes a value but
+    declares no metavar named by its own name (`--stall-after STALL_AFTER`), as click would,
+    rather than by its Python type (`<str>`)."""
     for sub in getattr(command, "commands", {}).values():
         if type(sub) is TyperCommand:
             sub.__class__ = LogscanCommand
+        elif type(sub) is TyperGroup:
+            sub.__class__ = LogscanSubgroup
         for param in getattr(sub, "params", ()):
             descriptor = getattr(param, "type_descriptor", None)
             if (param.param_type_name == "option" and param.metavar is None and not param.is_flag
                     and not param.count and not (descriptor is not None and descriptor.is_choice)):
                 param.metavar = param.name.upper()
         _named_as_typed(sub)
+
+
+class LogscanSubgroup(TyperGroup):
+    """A group of commands below `logscan` (`logscan rules`)."""
+
+    def get_params(self, ctx):
+        return take_plain_values(super().get_params(ctx))
 
 
 class LogscanGroup(TyperGroup):
@@ -79,6 +94,9 @@ class LogscanGroup(TyperGroup):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         _named_as_typed(self)
+
+    def get_params(self, ctx):
+        return take_plain_values(super().get_params(ctx))
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
@@ -125,9 +143,6 @@ def _sentence(message: str) -> str:
 
 # -h beside --help, for every command below the group too.
 CONTEXT = {"help_option_names": ["-h", "--help"]}
-app = typer.Typer(cls=LogscanGroup, no_args_is_help=True, rich_markup_mode=None,
-                  pretty_exceptions_enable=False, epilog=EXIT_STATUS_HELP, context_settings=CONTEXT,
-                  help="Diagnose PyTorch DDP jobs launched with torchrun from their per-Worker logs.")
 
 
 def _print_version(value: bool) -> None:
@@ -138,21 +153,44 @@ def _print_version(value: bool) -> None:
         raise typer.Exit(EXIT_HEALTHY)
 
 
-@app.callback()
+VERSION_FLAGS = ("--version", "-V")
+
+
 def _root(
     show_version: Annotated[bool, typer.Option(
-        "--version", "-V", is_eager=True, callback=_print_version,
+        *VERSION_FLAGS, is_eager=True, callback=_print_version,
         help="Print logscan's version and exit.")] = False,
 ) -> None:
     """Diagnose PyTorch DDP jobs launched with torchrun from their per-Worker logs."""
 
 
-def _register_commands() -> None:
-    for name in COMMANDS:
-        import_module(f"{__name__}.{name}").register(app)
+def command_app(commands: tuple[str, ...] = COMMANDS) -> typer.Typer:
+    """The `logscan` command group holding these commands."""
+    group = typer.Typer(cls=LogscanGroup, no_args_is_help=True, rich_markup_mode=None,
+                        pretty_exceptions_enable=False, epilog=EXIT_STATUS_HELP,
+                        context_settings=CONTEXT, help=_root.__doc__)
+    group.callback()(_root)
+    for name in commands:
+        import_module(f"{__name__}.{name}").register(group)
+    return group
 
 
-_register_commands()
+def app_for(args: list[str]) -> typer.Typer:
+    """The group that runs this command line: when its first word names a command, a group of
+    that command alone, so that a run neither imports nor builds the other commands; for the
+    version, none; else (help, a mistyped command, shell completion) every command."""
+    if args and args[0] in COMMANDS:
+        return command_app((args[0],))
+    if args and args[0] in VERSION_FLAGS:
+        return command_app(())
+    return __getattr__("app")
+
+
+def __getattr__(name: str):
+    if name == "app":  # every command, built on first use: `logscan.cli.app`
+        globals()["app"] = whole = command_app()
+        return whole
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _terminated(signum, _frame) -> None:
@@ -206,7 +244,7 @@ def main() -> None:
         signal.signal(signal.SIGTERM, _terminated)
     status = EXIT_HEALTHY
     try:
-        app()
+        app_for(sys.argv[1:])()
     except SystemExit as exc:
         if isinstance(exc.code, int):
             status = exc.code

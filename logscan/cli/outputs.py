@@ -101,19 +101,33 @@ def expectations_markdown(results) -> str:
     return f"\n### Expectations\n\n| expectation | result |\n| --- | --- |\n{rows}"
 
 
+def _hostname() -> str:
+    import socket
+
+    return socket.gethostname()
+
+
+def _identity() -> dict:
+    """What a format may show that takes imports to find out, each read only for a format that
+    takes it: importlib.metadata alone costs a small job more than its JSON report."""
+    from logscan.cli.common import project_url, version
+
+    return {"tool_version": version, "information_uri": project_url, "hostname": _hostname}
+
+
 def render(fmt: str, diagnosis, catalogue, settings, color: bool = False,
            human: dict | None = None, gate: bool = False) -> str:
-    import socket
     from datetime import datetime, timezone
 
-    from logscan.cli.common import project_url, version
+    from logscan.render import reads
 
     if fmt == "human":
         return RENDERERS[fmt](diagnosis, color=color, **(human or {}))
+    identity = {name: find() for name, find in _identity().items() if reads(fmt, name)}
     text = RENDERERS[fmt](
         diagnosis, catalogue=catalogue, checked=checked_rules(catalogue, settings),
-        project_dir=os.environ.get("CI_PROJECT_DIR"), tool_version=version(), information_uri=project_url(),
-        expectations=expectations_asked(settings, catalogue), hostname=socket.gethostname(),
+        project_dir=os.environ.get("CI_PROJECT_DIR"), **identity,
+        expectations=expectations_asked(settings, catalogue),
         started=settings.now or datetime.now(timezone.utc), elapsed=time.monotonic() - _STARTED,
         base_dir=os.getcwd())
     if fmt == "markdown" and gate:

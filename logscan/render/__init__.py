@@ -6,6 +6,7 @@ Each renderer module is imported when first used, so commands that only need `in
 
 from __future__ import annotations
 
+import inspect
 from importlib import import_module
 
 from logscan.vocabulary import Format
@@ -25,3 +26,10 @@ def _renderer(fmt: str, module: str):
 
 # Each format's renderer, keyed by the Format (which equals its name).
 RENDERERS = {fmt: _renderer(fmt.value, module) for fmt, module in MODULES.items()}
+
+
+def reads(fmt: str, option: str) -> bool:
+    """Whether the renderer of `fmt` takes the keyword `option`: a caller computes only what the
+    format shows (the installed version, read from package metadata, for SARIF alone)."""
+    function = getattr(import_module(f"{__name__}.{MODULES[fmt]}"), f"render_{fmt}")
+    return option in inspect.signature(function).parameters
