@@ -17,6 +17,7 @@ from logscan.diagnosis import OTHER_CAUSE, Where
 from logscan.exit_signals import BY_NAME, signal_name, signal_of_exit
 from logscan.scan.events import PythonException
 from logscan.model.job import Job, Worker
+from logscan.model.training import StepWarnings
 from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE
 from logscan.vocabulary import JobStatus, RunStage
 
@@ -93,23 +94,7 @@ class _WorkerIndex:
         for e in worker.exits:
             if e.time and e.rank not in self.exit_times:
                 self.exit_times[e.rank] = e.time
-        # (file, rank or None) → the lines of warnings torch prints only inside a training step
-        self.training_lines: dict[tuple[str, int | None], list[int]] = {}
-        for h in worker.hits:
-            if h.rule_id in in_training:
-                key = (h.where.file, worker.global_rank(h.where, dict(h.groups)))
-                self.training_lines.setdefault(key, []).append(h.where.line)
-        self.processes = worker.gpus
-
-    def trained_before(self, where: Where, rank: int | None) -> bool:
-        """The failing process had printed a warning of a training step before this line. An
-        unprefixed warning names no rank; torch prints it once per process, so as many of them
-        as the Worker has processes say that each of its processes got there."""
-        if rank is not None and any(
-                line < where.line for line in self.training_lines.get((where.file, rank), ())):
-            return True
-        unranked = self.training_lines.get((where.file, None), ())
-        return bool(self.processes) and sum(line < where.line for line in unranked) >= self.processes
+        self.step_warnings = StepWarnings(worker, in_training)
 
 
 def _loose_cause(lookups: _JobLookups, worker: Worker) -> str:
@@ -151,7 +136,7 @@ def _after_progress(lookups: _JobLookups, seen: _WorkerIndex, where: Where, sign
         return False  # raised while joining the process group or building DDP
     if lookups.at_training & set(signals):
         return True  # raised in the backward pass or an optimizer step
-    if seen.trained_before(where, rank):
+    if seen.step_warnings.before(where, rank):
         return True  # its own process had printed a warning of a training step
     first = seen.first_progress.get(where.file)
     # torchrun --tee (`[default1]:` prefixes) copies each process's stdout and stderr by
@@ -208,13 +193,14 @@ def _distinct_exits(worker: Worker):
     """The Worker's process exits, each process once: torchrun's `failed (exitcode: N)
     local_rank: L` line and its summary's row for the same process are one exit, told by the
     line that came first with the global rank the row names."""
+    exits = worker.exits
     rows = {}
-    for e in worker.exits:
+    for e in exits:
         if e.rank is not None:
             rows.setdefault((e.local_rank, e.exitcode), e)
-    told = {(e.local_rank, e.exitcode) for e in worker.exits if e.rank is None} & rows.keys()
+    told = {(e.local_rank, e.exitcode) for e in exits if e.rank is None} & rows.keys()
     out = []
-    for e in worker.exits:
+    for e in exits:
         key = (e.local_rank, e.exitcode)
         if key not in told:
             out.append(e)
