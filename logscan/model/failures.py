@@ -69,6 +69,10 @@ class _JobLookups:
         self.at_init = catalogue.signals_at(RunStage.INIT)
         self.at_training = catalogue.signals_at(RunStage.TRAINING)
         self.in_training = catalogue.reached(RunStage.TRAINING)
+        # Lines that say why a process was killed (Slurm's OOM-kill reports): signals of the exit
+        # stage with a cause. A kill leaves no traceback to carry one.
+        self.kill_causes = frozenset(s.id for s in catalogue.signals.values()
+                                     if s.cause and s.stage == RunStage.EXIT)
         self.training_started = job.training_started
         # The run reached its last step (`30/30`) and the platform does not say it failed: DDP
         # steps together, so a process that died before then would have stopped every rank.
@@ -101,6 +105,14 @@ def _loose_cause(lookups: _JobLookups, worker: Worker) -> str:
     """The cause class of an exit no traceback tells: what the Worker's own lines say (argparse
     rejecting an argument prints no traceback)."""
     return lookups.cause(h.rule_id for h in worker.hits)
+
+
+def _kill_cause(lookups: _JobLookups, worker: Worker, exitcode: int) -> str | None:
+    """Why a process killed by SIGKILL was killed, when the Worker's lines say (the scheduler's
+    OOM-kill report); None for other signals and for a kill nothing explains."""
+    if exitcode != SIGKILL:
+        return None
+    return lookups.cause((h.rule_id for h in worker.hits if h.rule_id in lookups.kill_causes), None)
 
 
 def _merge(lookups: _JobLookups, failure: Failure, further: list[PythonException]) -> Failure:
@@ -193,7 +205,11 @@ def _distinct_exits(worker: Worker):
     """The Worker's process exits, each process once: torchrun's `failed (exitcode: N)
     local_rank: L` line and its summary's row for the same process are one exit, told by the
     line that came first with the global rank the row names."""
+    # An exit that names no process, beside torchrun's reports of its own processes, is a
+    # launcher above torchrun (Slurm's srun) telling torchrun's own end: not one more process.
     exits = worker.exits
+    if any(e.rank is not None or e.local_rank is not None for e in exits):
+        exits = [e for e in exits if e.rank is not None or e.local_rank is not None]
     rows = {}
     for e in exits:
         if e.rank is not None:
@@ -295,7 +311,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             worker, rank, exit_.where, exit_summary(exit_.exitcode),
             exit_.exitcode == SIGTERM or rank in waited
             or (exit_.exitcode == SIGABRT and rank is None and watchdog_fired),
-            None if exit_.exitcode < 0 else _loose_cause(lookups, worker),
+            _kill_cause(lookups, worker, exit_.exitcode) if exit_.exitcode < 0 else _loose_cause(lookups, worker),
             exit_.exitcode,
             exit_.time, _after_progress(lookups, seen_lines, exit_.where, rank=rank)))
     return out
