@@ -102,3 +102,19 @@ def test_srun_telling_torchrun_s_own_end_adds_no_failure(run_cli, tmp_path):
     assert (after["root_cause"]["rule"], after["root_cause"]["node_rank"], after["root_cause"]["rank"]) == \
         (before["root_cause"]["rule"], 1, 2)
     assert sorted(f["rule"] for f in after["findings"]) == sorted(f["rule"] for f in before["findings"])
+
+
+def test_srun_telling_a_torchrun_that_never_started_processes_ends_keeps_the_rendezvous_hang(run_cli, tmp_path):
+    """missing-worker: both Workers' torchrun gave up in rendezvous; srun then reports each node's
+    task (its torchrun) exited 1. No process ever ran: the Workers still hung in rendezvous."""
+    job = sample_copy(tmp_path, "missing-worker")
+    for node in (0, 1):
+        path = job / f"worker-{node}" / "launch_ddp.log"
+        path.write_text(path.read_text() + SRUN.format(host=f"job-mw-worker-{node}", task="task", ids=str(node),
+                                                       end="Exited with exit code 1"))
+    report = _report(run_cli, job)
+    assert report["root_cause"]["rule"] == "missing-worker"
+    rules = [f["rule"] for f in report["findings"]]
+    assert rules.count("hang-in-rendezvous") == 2
+    assert not any(rule.startswith("crash-") for rule in rules)
+    assert {w["stage"] for w in report["workers"]} == {"rendezvous"}

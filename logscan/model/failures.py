@@ -16,7 +16,7 @@ from logscan.catalogue import Group
 from logscan.diagnosis import OTHER_CAUSE, Where
 from logscan.exit_signals import BY_NAME, signal_name, signal_of_exit
 from logscan.scan.events import PythonException
-from logscan.model.job import Job, Worker
+from logscan.model.job import Job, Worker, names_process
 from logscan.model.training import StepWarnings
 from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE
 from logscan.vocabulary import JobStatus, RunStage
@@ -205,11 +205,13 @@ def _distinct_exits(worker: Worker):
     """The Worker's process exits, each process once: torchrun's `failed (exitcode: N)
     local_rank: L` line and its summary's row for the same process are one exit, told by the
     line that came first with the global rank the row names."""
-    # An exit that names no process, beside torchrun's reports of its own processes, is a
-    # launcher above torchrun (Slurm's srun) telling torchrun's own end: not one more process.
+    # An exit that names no process, beside torchrun's reports of its own processes or from a
+    # torchrun that never started any, is a launcher above torchrun (Slurm's srun) telling
+    # torchrun's own end: not one more process.
     exits = worker.exits
-    if any(e.rank is not None or e.local_rank is not None for e in exits):
-        exits = [e for e in exits if e.rank is not None or e.local_rank is not None]
+    named = [e for e in exits if names_process(e)]
+    if named or (worker.ran_torchrun and not worker.started_processes):
+        exits = named
     rows = {}
     for e in exits:
         if e.rank is not None:

@@ -18,7 +18,7 @@ from logscan.rule_ids import WORKER_GROUP_SUCCEEDED
 from logscan.model.training import StepWarnings
 from logscan.scan.prefixes import clean
 from logscan.diagnosis import Where
-from logscan.scan.events import EnvPrint, EventLists, FileScan, LaunchLine, Progress
+from logscan.scan.events import EnvPrint, EventLists, FileScan, LaunchLine, ProcessExit, Progress
 from logscan.vocabulary import JobStatus, RunStage
 
 
@@ -26,6 +26,12 @@ _N_OF_M = re.compile(r"(?<![\d/.:-])(\d+)\s*/\s*(\d+)(?![\d/.:-])")
 
 # Why torchrun began a rendezvous round (Round.reason).
 ROUND_START, ROUND_MEMBERSHIP, ROUND_FAILURE = "start", "membership", "failure"
+
+
+def names_process(exit_: ProcessExit) -> bool:
+    """torchrun's reports of an exit name the process (its rank or local rank); a launcher above
+    torchrun (Slurm's srun) names none: it tells the end of what it started, often torchrun."""
+    return exit_.rank is not None or exit_.local_rank is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +185,7 @@ class Worker(EventLists):
     def started_processes(self) -> bool:
         """torchrun got past rendezvous and spawned training processes."""
         return bool(self.envs or self.progress or self.group_succeeded
-                    or any(e.exitcode is not None for e in self.exits)
+                    or any(e.exitcode is not None and names_process(e) for e in self.exits)
                     or any(x.where.rank is not None for x in self.exceptions)
                     or any(h.where.rank is not None for h in self.hits))
 
