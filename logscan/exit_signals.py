@@ -61,6 +61,12 @@ SIGNALS = {s.number: s for s in (
                "Raise the file-size limit (`ulimit -f`) or write smaller files."),
 )}
 BY_NAME = {s.name: s for s in SIGNALS.values()}
+# glibc's strsignal() text of each signal: how Slurm's srun (and a shell) names a task's death.
+BY_DESCRIPTION = {"Hangup": 1, "Interrupt": 2, "Quit": 3, "Illegal instruction": 4, "Aborted": 6,
+                  "Bus error": 7, "Floating point exception": 8, "Killed": 9, "User defined signal 1": 10,
+                  "Segmentation fault": 11, "User defined signal 2": 12, "Broken pipe": 13,
+                  "Alarm clock": 14, "Terminated": 15, "CPU time limit exceeded": 24,
+                  "File size limit exceeded": 25}
 
 SHELL_SIGNAL_BASE = 128  # a shell reports a child killed by signal N as exit status 128 + N
 _NAME = re.compile(r"(?:Signals\.)?(SIG[A-Z0-9]+)")

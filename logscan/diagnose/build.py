@@ -129,7 +129,7 @@ def diagnose_job(job: Job, settings, found) -> Diagnosis:
     diagnosis = Diagnosis(
         job=job.name, workers=_summaries(job), processes=_processes(job), findings=tuple(findings),
         root_cause=root, first_failure=first,
-        reached_first_batch=job.progressed,
+        reached_first_batch=job.reached_first_batch_anywhere,
         missing_node_ranks=tuple(missing_nodes), missing_ranks=tuple(missing_ranks),
         verdict=verdict, verdict_reason=reason,
         job_status=job.job_status,

@@ -30,13 +30,19 @@ def worker_stages(job: Job, w) -> tuple[Mark, ...]:
         MarkStage.TORCHRUN_STARTED: next(iter(by_line(h.where for h in w.hits if h.rule_id == TORCHRUN_STARTED)),
                                          None),
         MarkStage.ENV_PRINTED: next(iter(by_line(own_envs)), None),
-        MarkStage.FIRST_BATCH: progress[0] if progress else None,
+        MarkStage.FIRST_BATCH: progress[0] if progress else _first_step_warning(job, w),
         MarkStage.LAST_PROGRESS: progress[-1] if len(progress) > 1 else None,
         MarkStage.FAILURE: failure.where if failure else None,
         MarkStage.END: w.last_line,
     }
     marks = [mark(stage, found[stage]) for stage in TIMELINE if found[stage] is not None]
     return tuple(sorted(marks, key=lambda m: (position(m), TIMELINE.index(m.stage))))
+
+
+def _first_step_warning(job: Job, w):
+    """Without a progress line, the first warning of a training step of a Worker whose processes
+    all got past their first batch: the line that shows it (logscan.model.training)."""
+    return job.step_warnings(w).first if job.reached_first_batch(w) else None
 
 
 class RankMarks(RankLines):

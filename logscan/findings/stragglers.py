@@ -139,7 +139,7 @@ def hang_ended_from_outside(job: Job, rule):
     if node_rank is None:
         node_rank = worker.node_rank
     who = f"rank {rank}" if rank is not None else f"a process on {worker.label}"
-    when = "after training had started" if job.progressed else "before the first batch"
+    when = "after training had started" if job.training_started else "before the first batch"
     others = [_last_line_before(w, _stop(w)) for w in started if w is not worker]
     stops = [stop for w in started if (stop := _stop(w)) is not None]
     told = " (its torchruns report the signal that ended them)" if stops else ""

@@ -8,13 +8,13 @@ from collections import Counter
 
 from logscan.catalogue import Catalogue
 from logscan.files.discovery import LogFile
+from logscan.model import training
 from logscan.model.failures import SIGTERM, process_failures
 from logscan.model.job import (ROUND_FAILURE, ROUND_MEMBERSHIP, ROUND_START, Job, LaunchShape, Round,
                                Worker)
 from logscan.catalogue import Group
-from logscan.limits import COLLECTIVES_AT_STARTUP
-from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, RENDEZVOUS_ROUND, SIBLING_TERMINATED,
-                              WORKER_GROUP_RESTART, WORKER_GROUP_SUCCEEDED)
+from logscan.rule_ids import (RENDEZVOUS_ROUND, SIBLING_TERMINATED, WORKER_GROUP_RESTART,
+                              WORKER_GROUP_SUCCEEDED)
 from logscan.scan.clock import resolve_years
 from logscan.scan.events import EventLists, FileScan
 
@@ -147,7 +147,7 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     if job.launched and job.nnodes == len(job.launched):
         job.expected_processes = sum(w.gpus or 0 for w in job.launched) or None
     job.progressed = any(w.progress for w in workers)
-    job.training_started = job.progressed or _training_evidence(workers)
+    job.training_started = training.job_wide(workers)
     job.prints_env = any(w.envs for w in workers)
     job.every_rank_trained = _every_rank_trained(job)
     job.elastic = _elastic(job)
@@ -214,19 +214,6 @@ def _set_aside_recovered_attempts(workers: list[Worker]) -> None:
         worker.hits = [h for h in worker.hits if later(h.where)]
         worker.exceptions = [x for x in worker.exceptions if later(x.where)]
         worker.exits = [e for e in worker.exits if later(e.where)]
-
-
-def _training_evidence(workers: list[Worker]) -> bool:
-    """A line that says training had started, without a progress line: a collective numbered
-    past start-up. (A frame in backward says only that its rank got to its first backward pass,
-    where every rank waits for the slowest one's first batch.)"""
-    for worker in workers:
-        for hit in worker.hits:
-            if hit.rule_id == COLLECTIVE_TIMEOUT_LINE:
-                seq = hit.group(Group.SEQ)
-                if seq is not None and seq.isdigit() and int(seq) > COLLECTIVES_AT_STARTUP:
-                    return True
-    return False
 
 
 def _rendezvous_waits(catalogue: Catalogue) -> frozenset[str]:

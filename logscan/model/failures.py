@@ -16,7 +16,8 @@ from logscan.catalogue import Group
 from logscan.diagnosis import OTHER_CAUSE, Where
 from logscan.exit_signals import BY_NAME, signal_name, signal_of_exit
 from logscan.scan.events import PythonException
-from logscan.model.job import Job, Worker
+from logscan.model.job import Job, Worker, names_process
+from logscan.model.training import StepWarnings
 from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE
 from logscan.vocabulary import JobStatus, RunStage
 
@@ -68,6 +69,10 @@ class _JobLookups:
         self.at_init = catalogue.signals_at(RunStage.INIT)
         self.at_training = catalogue.signals_at(RunStage.TRAINING)
         self.in_training = catalogue.reached(RunStage.TRAINING)
+        # Lines that say why a process was killed (Slurm's OOM-kill reports): signals of the exit
+        # stage with a cause. A kill leaves no traceback to carry one.
+        self.kill_causes = frozenset(s.id for s in catalogue.signals.values()
+                                     if s.cause and s.stage == RunStage.EXIT)
         self.training_started = job.training_started
         # The run reached its last step (`30/30`) and the platform does not say it failed: DDP
         # steps together, so a process that died before then would have stopped every rank.
@@ -93,29 +98,21 @@ class _WorkerIndex:
         for e in worker.exits:
             if e.time and e.rank not in self.exit_times:
                 self.exit_times[e.rank] = e.time
-        # (file, rank or None) → the lines of warnings torch prints only inside a training step
-        self.training_lines: dict[tuple[str, int | None], list[int]] = {}
-        for h in worker.hits:
-            if h.rule_id in in_training:
-                key = (h.where.file, worker.global_rank(h.where, dict(h.groups)))
-                self.training_lines.setdefault(key, []).append(h.where.line)
-        self.processes = worker.gpus
-
-    def trained_before(self, where: Where, rank: int | None) -> bool:
-        """The failing process had printed a warning of a training step before this line. An
-        unprefixed warning names no rank; torch prints it once per process, so as many of them
-        as the Worker has processes say that each of its processes got there."""
-        if rank is not None and any(
-                line < where.line for line in self.training_lines.get((where.file, rank), ())):
-            return True
-        unranked = self.training_lines.get((where.file, None), ())
-        return bool(self.processes) and sum(line < where.line for line in unranked) >= self.processes
+        self.step_warnings = StepWarnings(worker, in_training)
 
 
 def _loose_cause(lookups: _JobLookups, worker: Worker) -> str:
     """The cause class of an exit no traceback tells: what the Worker's own lines say (argparse
     rejecting an argument prints no traceback)."""
     return lookups.cause(h.rule_id for h in worker.hits)
+
+
+def _kill_cause(lookups: _JobLookups, worker: Worker, exitcode: int) -> str | None:
+    """Why a process killed by SIGKILL was killed, when the Worker's lines say (the scheduler's
+    OOM-kill report); None for other signals and for a kill nothing explains."""
+    if exitcode != SIGKILL:
+        return None
+    return lookups.cause((h.rule_id for h in worker.hits if h.rule_id in lookups.kill_causes), None)
 
 
 def _merge(lookups: _JobLookups, failure: Failure, further: list[PythonException]) -> Failure:
@@ -151,7 +148,7 @@ def _after_progress(lookups: _JobLookups, seen: _WorkerIndex, where: Where, sign
         return False  # raised while joining the process group or building DDP
     if lookups.at_training & set(signals):
         return True  # raised in the backward pass or an optimizer step
-    if seen.trained_before(where, rank):
+    if seen.step_warnings.before(where, rank):
         return True  # its own process had printed a warning of a training step
     first = seen.first_progress.get(where.file)
     # torchrun --tee (`[default1]:` prefixes) copies each process's stdout and stderr by
@@ -208,13 +205,20 @@ def _distinct_exits(worker: Worker):
     """The Worker's process exits, each process once: torchrun's `failed (exitcode: N)
     local_rank: L` line and its summary's row for the same process are one exit, told by the
     line that came first with the global rank the row names."""
+    # An exit that names no process, beside torchrun's reports of its own processes or from a
+    # torchrun that never started any, is a launcher above torchrun (Slurm's srun) telling
+    # torchrun's own end: not one more process.
+    exits = worker.exits
+    named = [e for e in exits if names_process(e)]
+    if named or (worker.ran_torchrun and not worker.started_processes):
+        exits = named
     rows = {}
-    for e in worker.exits:
+    for e in exits:
         if e.rank is not None:
             rows.setdefault((e.local_rank, e.exitcode), e)
-    told = {(e.local_rank, e.exitcode) for e in worker.exits if e.rank is None} & rows.keys()
+    told = {(e.local_rank, e.exitcode) for e in exits if e.rank is None} & rows.keys()
     out = []
-    for e in worker.exits:
+    for e in exits:
         key = (e.local_rank, e.exitcode)
         if key not in told:
             out.append(e)
@@ -309,7 +313,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             worker, rank, exit_.where, exit_summary(exit_.exitcode),
             exit_.exitcode == SIGTERM or rank in waited
             or (exit_.exitcode == SIGABRT and rank is None and watchdog_fired),
-            None if exit_.exitcode < 0 else _loose_cause(lookups, worker),
+            _kill_cause(lookups, worker, exit_.exitcode) if exit_.exitcode < 0 else _loose_cause(lookups, worker),
             exit_.exitcode,
             exit_.time, _after_progress(lookups, seen_lines, exit_.where, rank=rank)))
     return out

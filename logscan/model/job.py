@@ -15,9 +15,10 @@ import re
 from logscan.catalogue import Catalogue, Group
 from logscan.limits import STALL_AFTER
 from logscan.rule_ids import WORKER_GROUP_SUCCEEDED
+from logscan.model.training import StepWarnings
 from logscan.scan.prefixes import clean
 from logscan.diagnosis import Where
-from logscan.scan.events import EnvPrint, EventLists, FileScan, LaunchLine, Progress
+from logscan.scan.events import EnvPrint, EventLists, FileScan, LaunchLine, ProcessExit, Progress
 from logscan.vocabulary import JobStatus, RunStage
 
 
@@ -25,6 +26,12 @@ _N_OF_M = re.compile(r"(?<![\d/.:-])(\d+)\s*/\s*(\d+)(?![\d/.:-])")
 
 # Why torchrun began a rendezvous round (Round.reason).
 ROUND_START, ROUND_MEMBERSHIP, ROUND_FAILURE = "start", "membership", "failure"
+
+
+def names_process(exit_: ProcessExit) -> bool:
+    """torchrun's reports of an exit name the process (its rank or local rank); a launcher above
+    torchrun (Slurm's srun) names none: it tells the end of what it started, often torchrun."""
+    return exit_.rank is not None or exit_.local_rank is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +185,7 @@ class Worker(EventLists):
     def started_processes(self) -> bool:
         """torchrun got past rendezvous and spawned training processes."""
         return bool(self.envs or self.progress or self.group_succeeded
-                    or any(e.exitcode is not None for e in self.exits)
+                    or any(e.exitcode is not None and names_process(e) for e in self.exits)
                     or any(x.where.rank is not None for x in self.exceptions)
                     or any(h.where.rank is not None for h in self.hits))
 
@@ -254,7 +261,7 @@ class Job:
     expected_processes: int | None = None  # the training processes the launch lines add up to
     progressed: bool = False               # some Worker logged progress
     # progress, or a collective numbered past start-up: positive evidence that training had
-    # started somewhere (DDP steps together)
+    # started everywhere (DDP steps together; logscan.model.training)
     training_started: bool = False
     prints_env: bool = False               # some process printed its torchrun env
     # The env prints name every rank the launch lines add up to, and training went on: a log
@@ -266,6 +273,7 @@ class Job:
     elastic: bool = False
     failures: list = field(default_factory=list)  # per-process failures (logscan.model.failures)
     _failures_by_worker: dict = field(default_factory=dict, repr=False)
+    _step_warnings: dict = field(default_factory=dict, repr=False)
     launch_shapes: list[LaunchShape] = field(default_factory=list)  # one per `launched` Worker
 
     def failures_of(self, worker: Worker) -> list:
@@ -304,10 +312,34 @@ class Job:
         return inside
 
     def reached_first_batch(self, worker: Worker) -> bool:
-        # Ranks usually log progress on rank 0 only; DDP synchronises every step, so progress
-        # anywhere means every process that had started passed its first batch.
-        return (bool(worker.progress) or worker.group_succeeded
-                or (self.progressed and worker.started_processes))
+        """The Worker's processes got past their first batch, on the evidence the failure pass
+        reads too (logscan.model.training): its own progress or end, the job's (ranks usually log
+        progress on rank 0 only, and DDP steps together), or each of its processes' own: a
+        warning of a training step, or a failure placed after training had started."""
+        if worker.progress or worker.group_succeeded:
+            return True
+        if self.training_started and worker.started_processes:
+            return True
+        ranks = set(worker.ranks or ()) or {e.rank for e in worker.own_envs if e.rank is not None}
+        if not ranks:
+            return False
+        trained = {f.rank for f in self.failures_of(worker) if f.after_progress and f.rank is not None}
+        return ranks <= trained or self.step_warnings(worker).placed(ranks - trained)
+
+    def step_warnings(self, worker: Worker) -> StepWarnings:
+        """The Worker's warnings of a training step (computed once per Worker)."""
+        known = self._step_warnings.get(id(worker))
+        if known is None:
+            steps = self.catalogue.reached(RunStage.TRAINING)
+            known = self._step_warnings[id(worker)] = StepWarnings(worker, steps)
+        return known
+
+    @property
+    def reached_first_batch_anywhere(self) -> bool:
+        """Training had started: job-wide evidence, or every Worker that started processes got
+        past its first batch."""
+        started = [w for w in self.workers if w.started_processes]
+        return self.training_started or (bool(started) and all(self.reached_first_batch(w) for w in started))
 
     def workers_by(self, *fields: str) -> dict:
         """Launched Workers grouped by some LaunchShape fields, in the order each value first

@@ -15,6 +15,8 @@ from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 
+from logscan.exit_signals import BY_DESCRIPTION, BY_NAME
+
 
 @dataclass(frozen=True)
 class Candidates:
@@ -292,6 +294,13 @@ FAILED_LINE = re.compile(
 LAUNCHER_EXIT = re.compile(
     r"exits with return code = (?P<exitcode>-?\d+)\s*$"
     r"|Command '\[.*\]' (?:returned non-zero exit status (?P<status>\d+)|died with <Signals\.\w+: (?P<signal>\d+)>)")
+# Slurm's srun reports the end of each task it launched (src/srun/launch.c, _task_finish) as
+# `srun: error: {hosts}: {task|tasks} {ids}: Exited with exit code {code}`, `...: {strsignal}` with
+# ` (core dumped)` when it dumped core, or `...: Out Of Memory` when its cgroup OOM-killed the step's
+# tasks (SIGKILL). No local rank: a task is a node's torchrun, or a process srun started itself.
+SRUN_TASK_EXIT = re.compile(
+    r"\bsrun: error: \S+: tasks? [\d,\-\[\]]+: (?:Exited with exit code (?P<status>\d+)"
+    r"|(?P<oom>Out Of Memory)|(?P<signal>[A-Z][a-z][a-z0-9 ]*?)(?: \(core dumped\))?)\s*$")
 _LOCAL_RANK_ARGUMENT = re.compile(r"--local[_-]rank[= ](?P<local_rank>\d+)")
 _SUMMARY_RANK = re.compile(r"(-?\d+)(?:\s*\(local_rank:\s*(\d+)\))?")
 _SUMMARY_CODE = re.compile(r"-?\d+")
@@ -316,7 +325,7 @@ class SummaryLine:
        _literal(b"error_file:"),
        _literal(b"(exitcode: "),
        _literal(b"exits with return code = "), _literal(b"returned non-zero exit status"),
-       _literal(b"died with <Signals."),
+       _literal(b"died with <Signals."), _literal(b"srun: error: "),
        # torch 1.9 pads no field: `  exitcode: 1 (pid: 14750)`, `  rank: 0 (local_rank: 0)`
        Candidates((b"exitcode: ", b"rank: ", b"time: "),
                   rb"^[ \t]+(?:exitcode: -?[0-9]+ \(pid: |rank: [0-9]+ \(local_rank: |time: [0-9]{4}-)"))
@@ -331,6 +340,8 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         code = int(ended["exitcode"] or ended["status"] or f"-{ended['signal']}")
         local_rank = _LOCAL_RANK_ARGUMENT.search(body)
         return SummaryLine("failed", (int(local_rank["local_rank"]) if local_rank else None, code))
+    if (task := SRUN_TASK_EXIT.search(body)) is not None and (code := _srun_exit_code(task)) is not None:
+        return SummaryLine("failed", (None, code))
     field_match = SUMMARY_FIELD.fullmatch(body)
     if field_match is None:
         return None
@@ -344,6 +355,14 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         code = _SUMMARY_CODE.match(value)
         return SummaryLine(name, int(code[0]) if code else None)
     return SummaryLine(name, value)
+
+
+def _srun_exit_code(task: re.Match) -> int | None:
+    """A task's end as srun tells it, as an exit status: N, or -N for signal N."""
+    if task["status"] is not None:
+        return int(task["status"])
+    number = BY_DESCRIPTION.get(task["signal"]) if task["signal"] else BY_NAME["SIGKILL"].number
+    return -number if number is not None else None
 
 
 def parse_summary_time(value: str) -> datetime | None:

@@ -13,6 +13,7 @@ Usage:
     python3 generate.py --list
 
 Environment:
+    GEN_LIMIT_SCALE     multiply every scenario's safety-net timeout (default 1), on a loaded machine.
     TORCH_VENV          venv with torch==2.13.0 (default /work/torchvenv); its bin/ goes first on PATH.
     TORCH_VENV_<X_Y_Z>  venv for another torch version a scenario names (Scenario.torch), e.g.
                         TORCH_VENV_1_13_1; default /work/torchvenv-<version>.
@@ -42,6 +43,9 @@ GEN_DIR = Path(__file__).resolve().parent
 SAMPLES_DIR = GEN_DIR.parent
 TORCH_VENV = Path(os.environ.get("TORCH_VENV", "/work/torchvenv"))
 DEFAULT_TORCH = "2.13.0"
+# A machine under load (cold imports of a CUDA wheel take most of a minute there) needs longer
+# safety nets: every scenario's `limit` is multiplied by this.
+LIMIT_SCALE = float(os.environ.get("GEN_LIMIT_SCALE", "1"))
 
 
 def venv_for(version: str) -> Path:
@@ -556,8 +560,8 @@ def _any(*needles):
 # when a Worker is missing and gives up only after about 5.5 minutes.
 _BATCH_C = (("1.13.1", "torch1.13", "t113", False, True), ("2.1.2", "torch2.1", "t21", False, True),
             ("2.0.1", "torch2.0", "t20", False, True), ("2.4.1", "torch2.4", "t24", True, False),
-            ("2.8.0", "torch2.8", "t28", True, False),
-            ("2.15.0", "torch2.15", "t215", True, False))
+            ("2.6.0", "torch2.6", "t26", True, False), ("2.8.0", "torch2.8", "t28", True, False),
+            ("2.11.0", "torch2.11", "t211", True, False), ("2.15.0", "torch2.15", "t215", True, False))
 for _ver, _sfx, _tag, _prefixed, _slow_rdzv in _BATCH_C:
     scenario(
         name=f"healthy-2x2-{_sfx}", short=f"h22{_tag}", layout="worker-N/launch_ddp.log", torch=_ver,
@@ -1389,6 +1393,13 @@ COMMON_NEW = {
     "not listed: `Failures: <NO_OTHER_FAILURES>`). gloo: `[../third_party/gloo/gloo/transport/tcp/pair.cc:N] ...` "
     "without the `This is typically caused ...` sentence; store waits that time out raise `torch.distributed."
     "DistStoreError: Socket Timeout` (no key). ",
+    "2.6.0": "torch 2.6.0 (Python 3.11): torchrun logs with glog-style headers and the pid, as 2.13 "
+    "(`W1202 00:50:13.153000 14719 torch/distributed/run.py:792] `); tracebacks raised after init_process_group "
+    "carry `[rankN]: `. No `[Gloo] Rank N is connected ...` line (2.8's). The FAILED summary is the v1.10..v2.11 "
+    "table: `exitcode  : -9 (pid: N)` with no `(SIGKILL)` suffix, a rank torchrun SIGTERMed not listed "
+    "(`Failures: <NO_OTHER_FAILURES>`). gloo: `[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:534] "
+    "Connection closed by peer [127.0.0.1]:58025` and `pair.cc:525] Read error ...: Connection reset by peer`, no "
+    "`This is typically caused ...` sentence. ",
     "2.8.0": "torch 2.8.0 (Python 3.11): torchrun logs with glog-style headers and the pid, as 2.13 "
     "(`W1201 22:13:56.764000 7011 torch/distributed/run.py:774] `); tracebacks raised after init_process_group "
     "carry `[rankN]: `. After init every process prints `[Gloo] Rank 0 is connected to 3 peer ranks. Expected "
@@ -1397,6 +1408,13 @@ COMMON_NEW = {
     "after `(pid: N)`, and a rank torchrun SIGTERMed is not listed (`Failures: <NO_OTHER_FAILURES>`). gloo: "
     "`[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:544] Connection closed by peer [127.0.1.1]:18856`, "
     "no `This is typically caused ...` sentence. ",
+    "2.11.0": "torch 2.11.0 (Python 3.11): torchrun logs with glog-style headers and the pid, as 2.13 "
+    "(`W1202 01:19:56.177000 21271 torch/distributed/run.py:851] `); tracebacks raised after init_process_group "
+    "carry `[rankN]: `; no `[Gloo] Rank N is connected ...` line. The FAILED summary is the v1.10..v2.11 table "
+    "(`exitcode  : -15 (pid: N)` with no `(SIGTERM)` suffix, no trailing space), but the sibling torchrun "
+    "SIGTERMed is listed under `Failures:` (`traceback : Signal 15 (SIGTERM) received by PID N`), as in 2.13. gloo: "
+    "`[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:547] Connection closed by peer [127.0.1.1]:20369`, no "
+    "`This is typically caused ...` sentence. ",
     "2.15.0": "torch 2.15.0 (Python 3.11): torchrun's headers as 2.13 (`W1201 22:17:36.965000 10256 torch/distributed/"
     "run.py:982] `), `[rankN]: ` on tracebacks raised after init_process_group. The FAILED summary is 2.13's: "
     "`exitcode  : -15 (pid: N)  (SIGTERM)`, a trailing space after `exitcode  : 1 (pid: N) `, and the SIGTERMed "
@@ -1413,7 +1431,8 @@ OBSERVED_NEW = {
     "import-error-one-rank": "Worker 1: unprefixed `ModuleNotFoundError: No module named 'flash_attn'` (raised before "
     "init_process_group), root cause rank 3 (local_rank: 1). Worker 0's ranks give up in init_process_group with "
     "a store timeout: `torch.distributed.DistStoreError: wait timeout after 20000ms, keys: /default_pg/0//cpu//0/2`, "
-    "each after a `[c10d] waitForInput: socket SocketImpl(...) timed out after 20000ms` warning (2.8.0, 2.15.0); "
+    "each after a `[c10d] waitForInput: socket SocketImpl(...) timed out after 20000ms` warning (2.6.0, 2.8.0, 2.11.0, "
+    "2.15.0); "
     "`torch.distributed.DistStoreError: Socket Timeout`, no key named (2.4.1).",
     "self-sigkill": "Worker 1: `failed (exitcode: -9) local_rank: 0 (pid: N)`, summary `traceback : Signal 9 (SIGKILL) "
     "received by PID N`. The peers: `[rankN]: RuntimeError: ... Connection closed by peer` / `Read error ...: "
@@ -1433,11 +1452,18 @@ OBSERVED_NODE1 = {
     "(most recent call first):`, `frame #0: ...` to `frame #9: ...`, then `frame #35` to `frame #37`), then `torch.distributed.DistNetworkError: Failed "
     "to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?` when node 0's "
     "store went away.",
+    "2.6.0": "no warning, then torchrun's own traceback ending `torch.distributed.DistNetworkError: failed to recv, got 0 "
+    "bytes` (2.6's short lower-case wording of 2.8's `Failed to recv, got 0 bytes. Connection was likely closed. ...`) "
+    "when node 0's store went away.",
+    "2.11.0": "as 2.15: `[c10d] waitForInput: poll for socket SocketImpl(...) returned 0, likely a timeout`, `... timed "
+    "out after 20000ms`, then `torch.distributed.DistStoreError: wait timeout after 20000ms, keys: "
+    "/none/torchelastic/assigned_ranks/1`.",
     "2.15.0": "`[c10d] waitForInput: poll for socket SocketImpl(...) returned 0, likely a timeout`, `... timed out after "
     "20000ms`, then `torch.distributed.DistStoreError: wait timeout after 20000ms, keys: "
     "/none/torchelastic/assigned_ranks/1`.",
 }
-for _ver, _sfx in (("2.4.1", "torch2.4"), ("2.8.0", "torch2.8"), ("2.15.0", "torch2.15")):
+for _ver, _sfx in (("2.4.1", "torch2.4"), ("2.6.0", "torch2.6"), ("2.8.0", "torch2.8"), ("2.11.0", "torch2.11"),
+                   ("2.15.0", "torch2.15")):
     for _k, _v in OBSERVED_NEW.items():
         OBSERVED[f"{_k}-{_sfx}"] = COMMON_NEW[_ver] + _v + (OBSERVED_NODE1[_ver] if _k == "missing-worker" else "")
 OBSERVED["crash-tee-torch1.13"] = COMMON_OLD["1.13.1"] + (
@@ -1810,7 +1836,7 @@ def run_once(sc: Scenario, port: int, work: Path):
             time.sleep(delay)
         console = open(wdir / "console.txt", "wb")
         p = subprocess.Popen(
-            ["timeout", "--preserve-status", "-k", "10", str(sc.limit), "unshare", "--uts", "--mount",
+            ["timeout", "--preserve-status", "-k", "10", str(round(sc.limit * LIMIT_SCALE)), "unshare", "--uts", "--mount",
              "bash", "-c", WRAP, "worker", hostname, str(hosts), sc.cmd],
             env=env, stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT, cwd=str(wdir),
         )
@@ -1821,7 +1847,7 @@ def run_once(sc: Scenario, port: int, work: Path):
     if sc.kill_worker is not None:
         # Lose one Worker (e.g. its node dies): SIGKILL its whole process tree once a log shows needle.
         victim, needle = sc.kill_worker
-        deadline = start + sc.limit
+        deadline = start + sc.limit * LIMIT_SCALE
         while time.monotonic() < deadline and any(p.poll() is None for _, p, _, _ in procs):
             blobs = [(outdir / "launch_ddp.log").read_bytes() if (outdir / "launch_ddp.log").exists() else b""
                      for _, _, outdir, _ in procs]
@@ -1838,7 +1864,7 @@ def run_once(sc: Scenario, port: int, work: Path):
     if sc.send_signal is not None:
         signame, needle, after, target, which = sc.send_signal
         sig = getattr(signal, signame)
-        deadline = start + sc.limit
+        deadline = start + sc.limit * LIMIT_SCALE
         if needle is not None:
             while time.monotonic() < deadline and any(p.poll() is None for _, p, _, _ in procs):
                 blobs = [(o / "launch_ddp.log").read_bytes() if (o / "launch_ddp.log").exists() else b""
