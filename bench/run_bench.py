@@ -65,6 +65,14 @@ def grep_patterns() -> list[str]:
     return patterns
 
 
+def as_grep_argument(pattern: str) -> str:
+    """A pattern with `\\xNN` and `\\r` escapes (which rg reads, POSIX grep does not) holding
+    those bytes themselves instead: the bytes 0x80-0xff as os.fsencode gives them back."""
+    pattern = pattern.replace("\\r", "\r")
+    return re.sub(r"\\x([0-9a-fA-F]{2})",
+                  lambda m: bytes([int(m[1], 16)]).decode("utf-8", "surrogateescape"), pattern)
+
+
 def tree_pss_kib(pid: int) -> int:
     """Proportional set size of a process and all its descendants, in KiB: memory the command
     really holds (pages that forked workers share with it count once in the sum)."""
@@ -169,7 +177,8 @@ def single_file(style: str, size: int, out: Path, repeat: int, patterns: list[st
     log = cached_style_log(style, size, out)
     warm(log)
     commands = {"logscan": [*logscan_command(), "scan", str(log), "--now", NOW],
-                "grep": ["grep", "-n", "-E", *(a for p in patterns for a in ("-e", p)), str(log)]}
+                "grep": ["grep", "-n", "-E", *(a for p in patterns for a in ("-e", as_grep_argument(p))),
+                         str(log)]}
     if shutil.which("rg"):
         # (?-u): bytes, as grep and logscan match them; Unicode \b sends rg to its slow engine
         commands["rg"] = ["rg", "-n", "--no-config", *(a for p in patterns for a in ("-e", "(?-u)" + p)),
