@@ -19,7 +19,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from logscan.files.records import starts_with_record
+from logscan.files.records import partial_search
 
 GZIP_MAGIC = b"\x1f\x8b"
 # 512 KiB: a block and the copies made of it stay in a core's L2 cache; with 1 MiB blocks the
@@ -264,16 +264,50 @@ def skip_leading_nul(handle, block: bytes) -> tuple[int, bytes]:
             return handle.tell() - len(text) - start, text
 
 
+def _no_piece_open(handle, offset: int, size: int, search) -> int:
+    """The first line start at or after `offset` (a line start) that no line being joined from
+    partial records can span: no record that may be a piece in the 2 * MAX_LINE bytes before it.
+    The joiner closes a line once more than MAX_LINE bytes of other lines came after its last
+    piece (files.records), so each side of such a cut joins its own lines alone."""
+    window = 2 * MAX_LINE
+    while offset < size:
+        start = max(0, offset - window)
+        handle.seek(start)
+        before = handle.read(offset - start)
+        last = None
+        position = 0
+        while (found := search(before, position)) is not None:
+            last, position = found, found.end()
+        if last is None:
+            return offset
+        offset = start + last.end() + window  # past that piece's reach, then the next line start
+        if offset >= size:
+            return size
+        handle.seek(offset)
+        while True:
+            chunk = handle.read(1 << 16)
+            if not chunk:
+                return size
+            newline = chunk.find(b"\n")
+            if newline >= 0:
+                offset += newline + 1
+                break
+            offset += len(chunk)
+    return size
+
+
 def line_ranges(path: str, pieces: int, min_size: int = 1 << 20) -> list[tuple[int, int | None]]:
     """Split a plain file into about `pieces` byte ranges that each start at a line start, to be
-    read separately (`line_blocks(start=, end=)`). A compressed file is one piece, and so is a
-    container runtime's log, whose partial records are joined across lines (files.records)."""
+    read separately (`line_blocks(start=, end=)`). A compressed file is one piece. A container
+    runtime's log, whose partial records are joined across lines (files.records), is cut only
+    where no line being joined can be open (_no_piece_open)."""
     handle, info = _open_checked(path)
     with handle:
         size = info.st_size
         head = handle.read(256)
-        if is_gzip(head) or pieces < 2 or size < 2 * min_size or starts_with_record(head):
+        if is_gzip(head) or pieces < 2 or size < 2 * min_size:
             return [(0, None)]
+        search = partial_search(head)
         pieces = min(pieces, size // min_size)
         bounds = [0]
         for index in range(1, pieces):
@@ -289,6 +323,8 @@ def line_ranges(path: str, pieces: int, min_size: int = 1 << 20) -> list[tuple[i
                     offset += newline + 1
                     break
                 offset += len(chunk)
+            if search is not None:
+                offset = _no_piece_open(handle, offset, size, search)
             if bounds[-1] < offset < size:
                 bounds.append(offset)
     return [(a, b) for a, b in zip(bounds, bounds[1:])] + [(bounds[-1], size)]

@@ -8,8 +8,8 @@ interleave, so they are joined per stream. The joined line takes the place of it
 (whose header it keeps, so the evidence starts as that line of the file does) and every later
 piece's line is left blank: line numbers stay those of the file, and the line's
 evidence names where it began. A line that never ends is cut at the reader's long-line limit.
-A container's log is read in one piece (logscan.files.reader.line_ranges), never split between
-processes: a line's pieces can be anywhere after its first one.
+A container's log is split between processes only where no line being joined can be open
+(logscan.files.reader.line_ranges): a line's pieces may come long after its first one.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ _DOCKER_MAY_BE_PARTIAL = re.compile(
     rb'","stream":"(?:(?<!\\n","stream":")|(?<=\\\\n","stream":"))')
 
 
-def _partial_search(block: bytes):
+def partial_search(block: bytes):
     """The search for lines that may hold a partial record, for the kind of container log whose
     record begins the block; None for a block that does not begin with one (an ordinary log
     costs one match)."""
@@ -202,7 +202,7 @@ def join_partial_records(blocks: Iterable[bytes], max_line: int) -> Iterator[byt
     search = None
     for block in blocks:
         if joiner is None:
-            search = _partial_search(block) or search
+            search = partial_search(block) or search
             if search is None or search(block) is None:
                 yield block
                 continue
