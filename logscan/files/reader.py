@@ -280,20 +280,23 @@ def _no_piece_open(handle, offset: int, size: int, search) -> int:
             last, position = found, found.end()
         if last is None:
             return offset
-        offset = start + last.end() + window  # past that piece's reach, then the next line start
-        if offset >= size:
-            return size
-        handle.seek(offset)
-        while True:
-            chunk = handle.read(1 << 16)
-            if not chunk:
-                return size
-            newline = chunk.find(b"\n")
-            if newline >= 0:
-                offset += newline + 1
-                break
-            offset += len(chunk)
+        offset = _next_line_start(handle, start + last.end() + window, size)  # past its reach
     return size
+
+
+def _next_line_start(handle, offset: int, size: int) -> int:
+    """The start of the first line that begins after `offset` (a byte inside a line), or size."""
+    if offset >= size:
+        return size
+    handle.seek(offset)
+    while True:
+        chunk = handle.read(1 << 16)
+        if not chunk:
+            return size
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            return offset + newline + 1
+        offset += len(chunk)
 
 
 def line_ranges(path: str, pieces: int, min_size: int = 1 << 20) -> list[tuple[int, int | None]]:
@@ -311,18 +314,7 @@ def line_ranges(path: str, pieces: int, min_size: int = 1 << 20) -> list[tuple[i
         pieces = min(pieces, size // min_size)
         bounds = [0]
         for index in range(1, pieces):
-            offset = max(bounds[-1], size * index // pieces)
-            handle.seek(offset)
-            while True:  # the next line start at or after `offset`
-                chunk = handle.read(1 << 16)
-                if not chunk:
-                    offset = size
-                    break
-                newline = chunk.find(b"\n")
-                if newline >= 0:
-                    offset += newline + 1
-                    break
-                offset += len(chunk)
+            offset = _next_line_start(handle, max(bounds[-1], size * index // pieces), size)
             if search is not None:
                 offset = _no_piece_open(handle, offset, size, search)
             if bounds[-1] < offset < size:

@@ -78,8 +78,9 @@ def _cache_path(source, flags: int) -> Path:
 
     key = hashlib.sha256(repr((getattr(hyperscan, "__version__", ""), platform.machine(), flags,
                                source)).encode()).hexdigest()[:24]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "logscan" / f"hyperscan-{key}.db"
+    from logscan.catalogue import cache_dir
+
+    return cache_dir() / f"hyperscan-{key}.db"
 
 
 def compiled(expressions, flags, source=None):
