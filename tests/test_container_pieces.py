@@ -76,3 +76,18 @@ def test_the_pieces_read_apart_give_the_scan_of_the_whole_file(tmp_path, record)
                           [scanner.survey(str(log), start=start, end=end) for start, end in ranges])
     assert dataclasses.asdict(apart) == dataclasses.asdict(whole)
     assert [e.exc_type for e in whole.exceptions] == ["RuntimeError"]
+
+
+def test_a_docker_piece_ending_in_a_backslash_and_n_is_still_a_piece():
+    """Synthetic: Docker cut a line right after a literal `\\n` pair (a backslash, then n) of its
+    text. The record's "log" ends in `\\\\n`, not in an escaped newline: the bytes alone must not
+    take it for a whole line."""
+    from logscan.files.records import join_partial_records
+
+    first = json.dumps({"log": "path C:\\new\\n", "stream": "stderr", "time": "T1"}, separators=(",", ":"))
+    rest = json.dumps({"log": "ext part\n", "stream": "stderr", "time": "T2"}, separators=(",", ":"))
+    assert first.endswith('\\\\n","stream":"stderr","time":"T1"}')
+    block = (first + "\n" + rest + "\n").encode()
+    joined = b"".join(join_partial_records([block], 1 << 16)).decode().split("\n")
+    assert json.loads(joined[0])["log"] == "path C:\\new\\next part\n"
+    assert joined[1] == ""
