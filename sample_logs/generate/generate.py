@@ -175,6 +175,7 @@ class Scenario:
     # group (the launch command, torchrun, tee; not torchrun's children, which have their own sessions),
     # as a platform stops a job; "torchrun": only that Worker's torchrun process.
     send_signal: tuple | None = None
+    platform_status: bool = True  # False: no job_status file (the platform's status was not kept)
 
 
 def _interleaved(logs):
@@ -1174,6 +1175,84 @@ scenario(**{**_BY_NAME["container-docker-json"].__dict__, "name": "container-doc
             "optimal performance ...`) and ranks 0, 2 and 3's gloo RuntimeError (`... Check t` | `he logs of "
             "the remote worker before reporting an error. GLHF! ...`), all on stderr."})
 
+# ---------------------------------------------------------------- Batch P: production shape
+# Production training scripts do not print the guide's temporary `torchrun env:` check and log progress
+# from rank 0 only (train.py already does); some launch scripts print no `DDP launch:` line either. Each
+# twin reruns a scenario so (PRINT_ENV=0; "-quiet": launch_ddp_quiet.sh; "-nostatus": no platform
+# status kept), with the diagnosis a correct tool gives from what is left.
+QUIET_CMD = guide_cmd_with("launch_ddp_quiet.sh")
+QUIET_STAMPED_CMD = STAMPED_CMD.replace("launch_ddp.sh", "launch_ddp_quiet.sh")
+_PROD = "Production shape (no `torchrun env:` print, progress from rank 0 only"
+
+
+def production_twin(base: str, suffix: str, short: str, expect: dict, quiet: bool = False, **changes):
+    sc = _BY_NAME[base]
+    cmd = sc.cmd
+    if quiet:
+        assert "launch_ddp.sh" in cmd, base
+        cmd = cmd.replace("launch_ddp.sh", "launch_ddp_quiet.sh")
+    what = _PROD + (", no `DDP launch:` line" if quiet else "") + \
+        (", no platform status kept" if not changes.get("platform_status", True) else "") + "). "
+    fields = {**sc.__dict__, "name": f"{base}-{suffix}", "short": short, "cmd": cmd,
+              "env": {**sc.env, "PRINT_ENV": "0"}, "expect": expect,
+              "description": what + sc.description, "observed": ""}
+    fields.update(changes)
+    scenario(**fields)
+
+
+_BY_NAME = {sc.name: sc for sc in SCENARIOS}
+production_twin("healthy-2x2", "prod", "h22p", exp([]), outputs_in_sample=False)
+production_twin("healthy-2x2", "prod-quiet", "h22pq", exp([]), quiet=True, outputs_in_sample=False)
+production_twin("healthy-2x2", "prod-nostatus", "h22pn", exp([]), outputs_in_sample=False, platform_status=False)
+production_twin("healthy-2x2", "prod-quiet-nostatus", "h22pqn", exp([]), quiet=True, outputs_in_sample=False,
+                platform_status=False)
+production_twin("healthy-timestamps", "prod", "htsp", exp([]), check=_has("training finished"))
+production_twin("healthy-timestamps", "prod-quiet", "htspq", exp([]), quiet=True, check=_has("training finished"))
+production_twin("crash-mid-training", "prod", "cmtp",
+                exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0,
+                    rank=1), check=_has("non-finite loss"))
+production_twin("crash-mid-training", "prod-quiet", "cmtpq",
+                exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0,
+                    rank=1), quiet=True, check=_has("non-finite loss"))
+production_twin("import-error-one-rank", "prod", "iep",
+                exp(["crash-before-first-batch"], root="crash-before-first-batch", node_rank=1, rank=3,
+                    cause="missing-dependency"))
+production_twin("self-sigkill", "prod", "skp", exp(["worker-killed"], root="worker-killed", node_rank=1, rank=2))
+production_twin("missing-worker", "prod", "mwp",
+                exp(["missing-worker", "hang-in-rendezvous"], root="missing-worker", node_rank=2))
+production_twin("stall-mid-training", "prod", "smtp",
+                exp(["collective-timeout"], root="collective-timeout", node_rank=0, rank=1))
+production_twin("stall-mid-training", "prod-quiet", "smtpq",
+                exp(["collective-timeout"], root="collective-timeout", node_rank=0, rank=1), quiet=True)
+production_twin("platform-walltime-stall", "prod", "pwsp",
+                exp(["hang-ended-from-outside"], root="hang-ended-from-outside", node_rank=0, rank=1))
+production_twin("uneven-data", "prod", "udp", exp(["rank-left-early"], root="rank-left-early", node_rank=1, rank=2))
+production_twin("sigterm-every-torchrun", "prod", "stetp", _BY_NAME["sigterm-every-torchrun"].expect)
+production_twin("masked-plain-tee", "prod", "mptp", _BY_NAME["masked-plain-tee"].expect)
+production_twin("hang-still-running", "prod", "hsrp",
+                exp(["hang-before-first-batch"], root="hang-before-first-batch", verdict="FAILED"),
+                check=None)
+# A job that hangs mid-training while it still runs: rank 1 stops at step 8, the others wait in the
+# gradient allreduce (10 min timeout); the logs are copied 45 s after launch, the platform says running.
+scenario(
+    name="stall-still-running-prod", short="ssrp", layout="logs/<hostname>.log",
+    workers=workers(2, log="logs/job-ssrp-worker-{i}.log"),
+    env={"LOOP_STYLE": "logging", "FAIL_KIND": "stall-io", "FAIL_RANKS": "1", "FAIL_STEP": "8", "STEP_SLEEP": "0.1",
+         "TRAIN_STEPS": "60", "PG_TIMEOUT_S": "600", "PRINT_ENV": "0", "PYTHONUNBUFFERED": "1"},
+    cmd=STAMPED_CMD, snapshot_after=45, limit=120, check=_has("reloading shard list"),
+    description=_PROD + "). Every line stamped as `kubectl logs --timestamps` does. Rank 1 prints that it "
+    "reloads the shard list at step 8 and sleeps forever; the others wait in the gradient allreduce with a "
+    "600 s collective timeout. The logs were copied 45 s after launch while the job was still running.",
+    expect=exp(["stall-during-training"], root="stall-during-training", node_rank=0, rank=1,
+               note="applies when scanned a few minutes after the last line: steps came 0.1 s apart, then "
+               "nothing; rank 1's `reloading shard list` line is the last line of node 0's log."),
+)
+scenario(**{**SCENARIOS[-1].__dict__, "name": "stall-still-running-prod-plain", "short": "ssrpp",
+            "layout": "worker-N/launch_ddp.log", "workers": workers(2), "cmd": GUIDE_CMD,
+            "env": {**SCENARIOS[-1].env, "LOOP_STYLE": "plain"},
+            "description": SCENARIOS[-1].description.replace("Every line stamped as `kubectl logs --timestamps` "
+                                                            "does. ", "Lines carry no times. ")})
+
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
 KNOWN_GAPS: dict[str, str] = {
 }
@@ -2005,7 +2084,8 @@ def generate(sc: Scenario, index: int, torch_v: str, py_v: str):
         job_status = "running"
     else:
         job_status = "succeeded" if all(s == 0 for s in statuses.values()) else "failed"
-    (dest / "job_status").write_text(job_status + "\n")
+    if sc.platform_status:
+        (dest / "job_status").write_text(job_status + "\n")
     doc = {
         "scenario": sc.name,
         "description": sc.description,

@@ -52,7 +52,10 @@ if os.environ.get("CONFIG_PRINT") == "1" and os.environ.get("RANK") == "0":
     print("  warmup_steps=100")
     print("  learning_rate=0.05")
 
-print("torchrun env:", "RANK=", os.environ.get("RANK"), "LOCAL_RANK=", os.environ.get("LOCAL_RANK"), "WORLD_SIZE=", os.environ.get("WORLD_SIZE"))
+# The guide's temporary check of what torchrun injected; production scripts do not print it
+# (PRINT_ENV=0, the production twins of the scenarios).
+if os.environ.get("PRINT_ENV", "1") != "0":
+    print("torchrun env:", "RANK=", os.environ.get("RANK"), "LOCAL_RANK=", os.environ.get("LOCAL_RANK"), "WORLD_SIZE=", os.environ.get("WORLD_SIZE"))
 
 import argparse
 import logging
