@@ -7,6 +7,14 @@ from datetime import timedelta
 
 # A log quiet for this long counts as stalled (--stall-after, stall-after).
 STALL_AFTER = timedelta(minutes=30)
+# A running job whose lines carry times is stalled once it has been quiet this many times its own
+# step interval, and at least STALL_RHYTHM_FLOOR (an evaluation or a checkpoint pauses the steps
+# for minutes): a cron sweep then alerts within minutes, not after NCCL's 30 min timeout.
+STALL_RHYTHM_FACTOR = 100
+STALL_RHYTHM_FLOOR = timedelta(minutes=10)
+# torchrun's static rendezvous gives up within this (its store's 900 s default, PET_RDZV_CONF's
+# timeout usually less): Workers quiet for longer since start-up, none of them waiting, had met.
+RENDEZVOUS_GIVES_UP = timedelta(minutes=15)
 # No duration a user gives (--stall-after, --max-time-to-first-batch) may be longer.
 MAX_DURATION = timedelta(days=30)
 # Scanning processes (--jobs); 0 means one per core.

@@ -27,6 +27,7 @@ UNEXPLAINED_FAILURE = "unexplained-failure"
 WORKER_VANISHED = "worker-vanished"
 STOPPED_FROM_OUTSIDE = "stopped-from-outside"
 HANG_ENDED_FROM_OUTSIDE = "hang-ended-from-outside"
+STALL_DURING_TRAINING = "stall-during-training"
 RANK_LEFT_EARLY = "rank-left-early"
 # A signature rule code defers to: torchrun's own report of a SIGKILLed process.
 WORKER_KILLED = "worker-killed"
@@ -60,4 +61,4 @@ TORCHRUN_STARTED = "torchrun-started"
 WAITING_EVIDENCE = (COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, STORE_TIMEOUT, CONNECT_FAILED, PEER_LOST)
 
 # Findings that leave processes or Workers waiting: the report shows where each one stopped.
-HANG_RULES = (HANG_IN_RENDEZVOUS, HANG_BEFORE_FIRST_BATCH, COLLECTIVE_TIMEOUT)
+HANG_RULES = (HANG_IN_RENDEZVOUS, HANG_BEFORE_FIRST_BATCH, COLLECTIVE_TIMEOUT, STALL_DURING_TRAINING)

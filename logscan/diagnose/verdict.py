@@ -64,7 +64,19 @@ def judge(job: Job, findings) -> tuple[Verdict, str]:
         more = f" and {len(stuck) - 4} more" if len(stuck) > 4 else ""
         return Verdict.INCONCLUSIVE, (f"no line shows that {where}{more} got past the first batch, and "
                                       f"nothing says it failed")
-    return Verdict.HEALTHY, "every Worker got past its first batch and nothing failed"
+    if job.job_status == JobStatus.SUCCEEDED:
+        return Verdict.HEALTHY, ("every Worker got past its first batch, the platform reports the job "
+                                 "succeeded, and nothing failed")
+    ended = next((w.last_line for w in ddp if w.last_line is not None and END_MARKER.search(w.last_line.text)),
+                 None)
+    if ended is not None:
+        return Verdict.HEALTHY, (f"the run finished: {ended.file}:{ended.line} is its end-of-run line, and "
+                                 f"nothing failed")
+    # Training went on and then the lines stop, with no end and no error: a run still going, or
+    # one killed from outside, look the same here.
+    return Verdict.INCONCLUSIVE, ("training went on, then the logs stop with no error and no end of the run: "
+                                  "still running or stopped from outside, the logs do not say (the platform's "
+                                  "job status would)")
 
 
 # How much of a script's end-of-run line the verdict quotes.

@@ -16,7 +16,7 @@ from logscan.findings.crashes import (crash_before_first_batch, crash_during_tra
 from logscan.findings.exit_status import masked_exit_code, unexplained_failure
 from logscan.findings.hangs import collective_timeout, hang_before_first_batch, hang_in_rendezvous
 from logscan.findings.stops import stopped_from_outside
-from logscan.findings.stragglers import hang_ended_from_outside, rank_left_early
+from logscan.findings.stragglers import hang_ended_from_outside, rank_left_early, stall_during_training
 from logscan.findings.expectations import (
     expect_finished, expect_first_batch, expect_gpus_per_node, expect_max_warnings,
     expect_time_to_first_batch, expect_workers, expect_world_size)
@@ -43,6 +43,7 @@ CODE_RULES = {
     ids.STOPPED_FROM_OUTSIDE: stopped_from_outside,
     ids.HANG_ENDED_FROM_OUTSIDE: hang_ended_from_outside,
     ids.RANK_LEFT_EARLY: rank_left_early,
+    ids.STALL_DURING_TRAINING: stall_during_training,
     # Expectations (Role.EXPECTATION): called with the run's Expectations and the other
     # findings, by logscan.findings.expectations.expectation_findings, not with the rules above.
     ids.EXPECT_WORKERS: expect_workers,

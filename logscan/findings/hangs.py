@@ -7,6 +7,7 @@ from logscan.catalogue import Group
 from logscan.diagnosis import format_duration
 from logscan.findings.base import finding, hits, plural
 from logscan.findings.rank_lines import last_own_line
+from logscan.limits import RENDEZVOUS_GIVES_UP
 from logscan.model.failures import SIGTERM, Failure, awaited_ranks, is_stale, job_ended
 from logscan.model.job import Job
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, CONNECT_FAILED, SIBLING_TERMINATED, DEATH_SIGNAL_RECEIVED,
@@ -33,9 +34,37 @@ RE_FORMED_ROUND_HINT = (
     "round's MASTER_ADDR; TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 avoids it.")
 
 
+def _whole_world_quiet(job: Job) -> list:
+    """Every node_rank of nnodes launched with one master, a fixed node count, and no Worker
+    waited, failed or printed anything of its processes; every log has been quiet since
+    start-up for longer than --stall-after. A static rendezvous gives up long before that (15 min
+    at most), so these Workers met: their processes started and stalled before the first batch,
+    printing nothing (production scripts print nothing before it). Those Workers, or none."""
+    launched = job.launched
+    if job.elastic or not job.nnodes or len(job.workers) != len(launched) or job.training_started:
+        return []
+    if sorted(w.node_rank for w in launched) != list(range(job.nnodes)):
+        return []
+    if len(job.workers_by("master_addr", "master_port")) != 1:
+        return []
+    if any(w.started_processes or w.error_lines(job.catalogue) or hits(w, *_rendezvous_signals(job))
+           for w in launched):
+        return []
+    quiet_for = max(job.stall_after, RENDEZVOUS_GIVES_UP)
+    for worker in launched:
+        last = worker.last_activity()
+        if last is None or job.now - last <= quiet_for:
+            return []
+        if job.job_status != JobStatus.RUNNING and job_ended(job, worker):
+            return []
+    return launched
+
+
 def hang_in_rendezvous(job: Job, rule):
     hung = []  # (Worker, why it is taken for waiting, evidence)
     launch_failures, rendezvous_signals = _launch_failures(job), _rendezvous_signals(job)
+    if _whole_world_quiet(job):
+        return []  # hang-before-first-batch: they met
     for worker in job.workers:
         # The last rendezvous round decides: a world that re-formed and never started hangs.
         started = worker.started_processes and worker.final_round.started
@@ -191,6 +220,12 @@ def _waiting_evidence(job: Job, failures: list[Failure]):
 
 def hang_before_first_batch(job: Job, rule):
     started = [w for w in job.workers if w.started_processes]
+    if not started and (met := _whole_world_quiet(job)):
+        message = (f"every node of nnodes={job.nnodes} launched with one master and none waited or failed, "
+                   f"yet nothing has come from their processes for more than "
+                   f"{format_duration(max(job.stall_after, RENDEZVOUS_GIVES_UP))} since torchrun's start-up: the rendezvous would have "
+                   f"given up long before, so the processes started and stalled before the first batch")
+        return [finding(rule, message, [w.last_line for w in met])]
     if not started or job.training_started:
         return []
     failures = job.failures

@@ -92,6 +92,8 @@ def missing_rank(job: Job, rule):
         gpus = worker.launch.gpus_per_node
         if not gpus or not worker.started_processes or worker.rank_offset is None:
             continue
+        if job.reached_first_batch(worker):
+            continue  # its processes took part in training: an env print was lost, not a rank
         if worker.shared_file or worker.foreign_envs:
             continue  # another Worker overwrote part of this log: absence proves nothing
         own = worker.envs

@@ -16,10 +16,14 @@ from datetime import timedelta
 
 from logscan.catalogue import Group
 from logscan.diagnosis import Where
+from logscan.diagnosis import format_duration
 from logscan.findings.base import finding, hits, plural
+from logscan.findings.expectations import END_MARKER
+from logscan.limits import STALL_RHYTHM_FACTOR, STALL_RHYTHM_FLOOR
+from logscan.model import training
 from logscan.findings.hangs import rank_by_elimination
 from logscan.model.job import Job, Worker
-from logscan.rule_ids import DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED
+from logscan.rule_ids import DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, TORCHRUN_STARTED
 from logscan.scan.prefixes import strip_prefixes
 from logscan.vocabulary import JobStatus
 
@@ -43,8 +47,13 @@ def _rhythm_end(worker: Worker) -> tuple[int, int] | None:
     """Where the lines the processes print over and over (progress) or once each at start-up
     (the launch line, env prints) last appear in the Worker's log."""
     lines = ([p.where for p in worker.progress] + [e.where for e in worker.envs]
-             + [launch.where for launch in worker.launches])
+             + [launch.where for launch in worker.launches] + [h.where for h in hits(worker, TORCHRUN_STARTED)])
     return max((worker.position(where) for where in lines), default=None)
+
+
+def _frame(line: Where) -> bool:
+    """A row of torchrun's banner frame (`*****`) or an empty line: no process wrote it."""
+    return not strip_prefixes(line.text).body.strip(" *\r\n\t")
 
 
 def _stop(worker: Worker) -> Where | None:
@@ -65,7 +74,7 @@ def _last_sign_of_life(job: Job, worker: Worker) -> Where | None:
     """The Worker's last line (before any stop from outside) when it is a line of its own: after
     the last progress and start-up line, and not an error (errors have rules of their own)."""
     last, end = _last_line_before(worker, _stop(worker)), _rhythm_end(worker)
-    if last is None or end is None or worker.position(last) <= end:
+    if last is None or end is None or worker.position(last) <= end or _frame(last):
         return None
     if worker.progress_fraction() == 1.0:
         return None  # its progress got to the last step: what follows is its end, not a stall
@@ -77,8 +86,10 @@ def _last_sign_of_life(job: Job, worker: Worker) -> Where | None:
 def _ended_from_outside(job: Job, started: list[Worker]) -> bool:
     """The platform ended every Worker: each log just stops (no failure, no torchrun report),
     or its torchrun says it was signalled, and whatever failed there was its teardown."""
-    if job.job_status != JobStatus.FAILED or not started or any(not f.cascade for f in job.failures):
+    if not started or any(not f.cascade for f in job.failures):
         return False
+    if job.job_status != JobStatus.FAILED and not all(_stop(w) is not None for w in started):
+        return False  # no platform status: only torchrun's own report of the signal says so
     return all(_stop(w) is not None or not (job.failures_of(w) or w.exits) for w in started)
 
 
@@ -199,3 +210,56 @@ def rank_left_early(job: Job, rule):
                           f"the next collective ({_quote_text(_SOURCE_LOCATION.sub('', lost.summary))})",
                     [report, lost.where, last_step, env], node_rank=node_rank, rank=rank,
                     worker=worker.label)]
+
+
+def _finished(worker: Worker) -> bool:
+    last = worker.last_line
+    return worker.group_succeeded or worker.progress_fraction() == 1.0 or \
+        (last is not None and END_MARKER.search(last.text) is not None)
+
+
+def _stall_threshold(job: Job) -> timedelta:
+    """How long a job that trained may be quiet: --stall-after, or sooner where its lines carry
+    times, a hundred of its own steps (at least STALL_RHYTHM_FLOOR)."""
+    interval = training.step_interval(job.workers)
+    if interval is None:
+        return job.stall_after
+    return min(job.stall_after, max(STALL_RHYTHM_FACTOR * interval, STALL_RHYTHM_FLOOR))
+
+
+def stall_during_training(job: Job, rule):
+    """Training went on, then every log went quiet while the job was not over: nothing failed, no
+    torchrun reported an end or a signal, no platform status says it ended."""
+    if not job.training_started or job.failures or job.job_status in (JobStatus.FAILED, JobStatus.SUCCEEDED):
+        return []
+    started = [w for w in job.workers if w.started_processes]
+    if not started or any(_stop(w) is not None or w.exits or _finished(w) or w.error_lines(job.catalogue)
+                          for w in started):
+        return []  # ended, or something to explain: the rules of failures and timeouts tell it
+    if any(scan.truncated or scan.read_error for w in job.workers for scan in w.scans):
+        return []  # a log that ends early was cut, not quiet
+    moved = [t for w in started if (t := w.last_activity()) is not None]
+    if not moved:
+        return []
+    quiet, threshold = job.now - max(moved), _stall_threshold(job)
+    if quiet <= threshold:
+        return []
+    last_step = _last_step(job)
+    since = f" since `{_quote(last_step)}` ({last_step.file}:{last_step.line})" if last_step is not None else ""
+    odd = [(w, line) for w in started if (line := _last_sign_of_life(job, w)) is not None]
+    rank = node_rank = None
+    evidence = [last_step]
+    straggler = ""
+    if len(odd) == 1:
+        worker, line = odd[0]
+        rank = _rank_of_line(worker, line)
+        node_rank = job.node_of_rank(rank) if rank is not None else worker.node_rank
+        who = f"rank {rank}" if rank is not None else f"a process on {worker.label}"
+        straggler = (f"; {who} is the straggler: its last line `{_quote(line)}` ({line.file}:{line.line}) comes "
+                     f"after the loop's, and the others wait for it in the next collective")
+        evidence = [line, last_step]
+    found = finding(rule, f"training stopped: no line for {format_duration(quiet)}{since}, longer than "
+                          f"{format_duration(threshold)} with nothing failed and the job not over{straggler}",
+                    evidence, node_rank=node_rank, rank=rank)
+    first = evidence[0]
+    return [replace(found, time=first.time.isoformat() if first is not None and first.time else None)]

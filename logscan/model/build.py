@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
+from dataclasses import replace
 
 from logscan.catalogue import Catalogue
 from logscan.files.discovery import LogFile
@@ -13,10 +14,11 @@ from logscan.model.failures import SIGTERM, process_failures
 from logscan.model.job import (ROUND_FAILURE, ROUND_MEMBERSHIP, ROUND_START, Job, LaunchShape, Round,
                                Worker)
 from logscan.catalogue import Group
-from logscan.rule_ids import (RENDEZVOUS_ROUND, SIBLING_TERMINATED, WORKER_GROUP_RESTART,
+from logscan.rule_ids import (RENDEZVOUS_ROUND, SIBLING_TERMINATED, TORCHRUN_STARTED, WORKER_GROUP_RESTART,
                               WORKER_GROUP_SUCCEEDED)
 from logscan.scan.clock import resolve_years
 from logscan.scan.events import EventLists, FileScan
+from logscan.vocabulary import JobStatus, Role, RuleKind
 
 
 def _split_by_launch(stream: str, scans: list[FileScan]) -> list[Worker]:
@@ -137,6 +139,7 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     for worker in workers:
         # Before earlier attempts are set aside: every round's lines tell where rounds begin.
         worker.rounds = _split_rounds(worker, waits)
+    _restarted_silently(workers)
     _set_aside_recovered_attempts(workers)
     job = Job(name=name, workers=workers, scans=scans, catalogue=catalogue, **settings)
     job.launched = [w for w in workers if w.launch is not None]
@@ -151,11 +154,35 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     job.prints_env = any(w.envs for w in workers)
     job.every_rank_trained = _every_rank_trained(job)
     job.elastic = _elastic(job)
+    for worker in workers:
+        if _trained_silently(job, worker, waits):
+            worker.trained_silently = True
+            worker.rounds[-1] = replace(worker.rounds[-1], started=True)
 
     job.failures = process_failures(job)
     for failure in job.failures:
         job._failures_by_worker.setdefault(id(failure.worker), []).append(failure)
     return job
+
+
+def _trained_silently(job: Job, worker: Worker, waits: frozenset[str]) -> bool:
+    """A Worker whose log shows torchrun but no process of its own (production scripts print
+    progress from rank 0 only, and no env line), in a job that trained. A fixed world starts no
+    process before every node has joined, and DDP steps together: the progress of any rank says
+    that every process of the world took that step. So the Worker trained, unless its own lines
+    tell another story of torchrun's: a wait in rendezvous, a launch that failed, torchrun's own
+    exception (a process's exception, even a handled one, says processes ran). A world that may
+    form without it (elastic) needs the platform's word that every launch command succeeded."""
+    if not job.training_started or worker.started_processes:
+        return False
+    # torchrun's own word that it ran there: any other line (a traceback) may be from before it.
+    if worker.launch is None and not any(h.rule_id in (TORCHRUN_STARTED, RENDEZVOUS_ROUND) for h in worker.hits):
+        return False
+    launch_failures = {r.id for r in job.catalogue.with_role(Role.LAUNCH_SHAPE) if r.kind == RuleKind.SIGNATURE}
+    if any(h.rule_id in waits or h.rule_id in launch_failures for h in worker.hits) or \
+            any(x.agent for x in worker.exceptions):
+        return False
+    return not job.elastic or job.job_status == JobStatus.SUCCEEDED
 
 
 def _every_rank_trained(job: Job) -> bool:
@@ -182,6 +209,29 @@ def _last_attempt_start(worker: Worker) -> tuple[int, int] | None:
     if last is None or last.index == 0 or last.opened_at is None:
         return None
     return worker.position(last.opened_at)
+
+
+def _restarted_silently(workers: list[Worker]) -> None:
+    """A Worker whose group torchrun stopped after a failure, and whose log then says nothing,
+    while another Worker's group restarted after a failure and trained on: a restarted world
+    forms only with every node, so this one restarted too, printing nothing (production scripts
+    log from rank 0 only). Its log gets that silent round, opened after its last stop line."""
+    restarted = [w for w in workers if len(w.rounds) > 1 and w.rounds[-1].reason == ROUND_FAILURE]
+    if not any(w.last_progress and w.position(w.last_progress.where) >= w.position(w.rounds[-1].opened_at)
+               for w in restarted if w.rounds[-1].opened_at is not None):
+        return
+    for worker in workers:
+        if len(worker.rounds) != 1:
+            continue
+        stops = [h.where for h in worker.hits
+                 if h.rule_id == SIBLING_TERMINATED and h.group(Group.SIGNAL) is not None]
+        failed = [x.where for x in worker.exceptions if not x.agent] + \
+            [e.where for e in worker.exits if e.exitcode not in (None, 0, SIGTERM)]
+        if not stops or not failed:
+            continue
+        last_stop = max(stops, key=worker.position)
+        if max(worker.position(w) for w in failed) < worker.position(last_stop):
+            worker.rounds.append(Round(1, last_stop, ROUND_FAILURE, (), False))
 
 
 def _set_aside_recovered_attempts(workers: list[Worker]) -> None:
@@ -241,6 +291,10 @@ class _RoundBuilder:
             # there a print may come after the stop of its own round: only a repeat tells.
             teed = event.where.local_rank is not None
             return event.local_rank in self.local_ranks or (self.stopped and not teed)
+        if kind == "progress":
+            # Progress after torchrun stopped the group is a restarted group's (--tee's copy
+            # threads excepted, as above): production scripts print no env line to tell it.
+            return self.stopped and event.where.local_rank is None
         if kind != "hit":
             return False
         if event.rule_id == RENDEZVOUS_ROUND:

@@ -68,6 +68,9 @@ class Worker(EventLists):
     # failing: history, not the outcome (set by build_job).
     earlier_attempts: EventLists | None = None
     rounds: list[Round] = field(default_factory=list)  # set by build_job, in line order
+    # Its own lines show no process, but the world it was launched into trained: collectives are
+    # synchronous, so its processes took every step rank 0 logged (set by build_job).
+    trained_silently: bool = False
 
     __eq__ = object.__eq__
     __hash__ = object.__hash__
@@ -184,7 +187,7 @@ class Worker(EventLists):
     @property
     def started_processes(self) -> bool:
         """torchrun got past rendezvous and spawned training processes."""
-        return bool(self.envs or self.progress or self.group_succeeded
+        return bool(self.trained_silently or self.envs or self.progress or self.group_succeeded
                     or any(e.exitcode is not None and names_process(e) for e in self.exits)
                     or any(x.where.rank is not None for x in self.exceptions)
                     or any(h.where.rank is not None for h in self.hits))

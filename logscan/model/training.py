@@ -14,6 +14,9 @@ The evidence has two reaches:
 
 from __future__ import annotations
 
+from datetime import timedelta
+from statistics import median
+
 from logscan.catalogue import Group
 from logscan.diagnosis import Where
 from logscan.limits import COLLECTIVES_AT_STARTUP
@@ -65,3 +68,15 @@ class StepWarnings:
             return True
         warned = {rank for (_, rank) in self.lines if rank is not None}
         return bool(ranks) and set(ranks) <= warned
+
+
+def step_interval(workers) -> timedelta | None:
+    """The job's own rhythm: the median time between successive progress lines of one Worker,
+    where they carry times of one kind (all aware or all naive)."""
+    gaps = []
+    for worker in workers:
+        times = [p.where.time for p in worker.progress if p.where.time is not None]
+        if len({t.tzinfo is None for t in times}) > 1:
+            continue
+        gaps += [b - a for a, b in zip(times, times[1:]) if b > a]
+    return median(gaps) if gaps else None

@@ -1195,7 +1195,10 @@ def production_twin(base: str, suffix: str, short: str, expect: dict, quiet: boo
         (", no platform status kept" if not changes.get("platform_status", True) else "") + "). "
     fields = {**sc.__dict__, "name": f"{base}-{suffix}", "short": short, "cmd": cmd,
               "env": {**sc.env, "PRINT_ENV": "0"}, "expect": expect,
-              "description": what + sc.description, "observed": ""}
+              "description": what + sc.description,
+              "observed": "No process prints its env; only rank 0 prints progress, so node 1's log holds "
+                          + ("torchrun's banner" if quiet else "its launch line and torchrun's banner")
+                          + " and, where something failed there, its tracebacks and torchrun's report. "}
     fields.update(changes)
     scenario(**fields)
 
@@ -1211,9 +1214,11 @@ production_twin("healthy-timestamps", "prod-quiet", "htspq", exp([]), quiet=True
 production_twin("crash-mid-training", "prod", "cmtp",
                 exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0,
                     rank=1), check=_has("non-finite loss"))
+_NO_NODE = ("no launch line: nothing in the logs numbers the Workers (at the default log level torchrun prints "
+            "no node rank), so the root cause names the rank and the log it is in, not its node_rank.")
 production_twin("crash-mid-training", "prod-quiet", "cmtpq",
-                exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0,
-                    rank=1), quiet=True, check=_has("non-finite loss"))
+                exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=None,
+                    rank=1, note=_NO_NODE), quiet=True, check=_has("non-finite loss"))
 production_twin("import-error-one-rank", "prod", "iep",
                 exp(["crash-before-first-batch"], root="crash-before-first-batch", node_rank=1, rank=3,
                     cause="missing-dependency"))
@@ -1223,7 +1228,8 @@ production_twin("missing-worker", "prod", "mwp",
 production_twin("stall-mid-training", "prod", "smtp",
                 exp(["collective-timeout"], root="collective-timeout", node_rank=0, rank=1))
 production_twin("stall-mid-training", "prod-quiet", "smtpq",
-                exp(["collective-timeout"], root="collective-timeout", node_rank=0, rank=1), quiet=True)
+                exp(["collective-timeout"], root="collective-timeout", node_rank=None, rank=1, note=_NO_NODE),
+                quiet=True)
 production_twin("platform-walltime-stall", "prod", "pwsp",
                 exp(["hang-ended-from-outside"], root="hang-ended-from-outside", node_rank=0, rank=1))
 production_twin("uneven-data", "prod", "udp", exp(["rank-left-early"], root="rank-left-early", node_rank=1, rank=2))
