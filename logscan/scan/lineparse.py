@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 
-from logscan.exit_signals import BY_DESCRIPTION, BY_NAME
+from logscan.exit_signals import BY_DESCRIPTION, BY_NAME, parse_signal
 
 
 @dataclass(frozen=True)
@@ -301,6 +301,13 @@ LAUNCHER_EXIT = re.compile(
 SRUN_TASK_EXIT = re.compile(
     r"\bsrun: error: \S+: tasks? [\d,\-\[\]]+: (?:Exited with exit code (?P<status>\d+)"
     r"|(?P<oom>Out Of Memory)|(?P<signal>[A-Z][a-z][a-z0-9 ]*?)(?: \(core dumped\))?)\s*$")
+# torch.multiprocessing.spawn (mp.spawn, start_processes) reports a process that exited without an
+# error file (spawn.py, ProcessContext.join) by its index, which is the index `fn(i, ...)` got: a
+# local rank. `ProcessExitedException: process 0 terminated with signal SIGKILL`, `... with exit
+# code 1`, `... with signal <Unknown signal 40>` (2.x); the oldest releases raise a plain Exception.
+SPAWN_EXIT = re.compile(
+    r"(?:\bProcessExitedException|^Exception): process (?P<index>\d+) terminated with "
+    r"(?:exit code (?P<status>-?\d+)|signal (?:(?P<name>SIG[A-Z0-9]+)|<Unknown signal (?P<number>\d+)>))")
 _LOCAL_RANK_ARGUMENT = re.compile(r"--local[_-]rank[= ](?P<local_rank>\d+)")
 _SUMMARY_RANK = re.compile(r"(-?\d+)(?:\s*\(local_rank:\s*(\d+)\))?")
 _SUMMARY_CODE = re.compile(r"-?\d+")
@@ -326,6 +333,7 @@ class SummaryLine:
        _literal(b"(exitcode: "),
        _literal(b"exits with return code = "), _literal(b"returned non-zero exit status"),
        _literal(b"died with <Signals."), _literal(b"srun: error: "),
+       _literal(b" terminated with exit code "), _literal(b" terminated with signal "),
        # torch 1.9 pads no field: `  exitcode: 1 (pid: 14750)`, `  rank: 0 (local_rank: 0)`
        Candidates((b"exitcode: ", b"rank: ", b"time: "),
                   rb"^[ \t]+(?:exitcode: -?[0-9]+ \(pid: |rank: [0-9]+ \(local_rank: |time: [0-9]{4}-)"))
@@ -340,6 +348,8 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         code = int(ended["exitcode"] or ended["status"] or f"-{ended['signal']}")
         local_rank = _LOCAL_RANK_ARGUMENT.search(body)
         return SummaryLine("failed", (int(local_rank["local_rank"]) if local_rank else None, code))
+    if (spawned := SPAWN_EXIT.search(body)) is not None and (code := _spawn_exit_code(spawned)) is not None:
+        return SummaryLine("failed", (int(spawned["index"]), code))
     if (task := SRUN_TASK_EXIT.search(body)) is not None and (code := _srun_exit_code(task)) is not None:
         return SummaryLine("failed", (None, code))
     field_match = SUMMARY_FIELD.fullmatch(body)
@@ -355,6 +365,13 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         code = _SUMMARY_CODE.match(value)
         return SummaryLine(name, int(code[0]) if code else None)
     return SummaryLine(name, value)
+
+
+def _spawn_exit_code(spawned: re.Match) -> int | None:
+    if spawned["status"] is not None:
+        return int(spawned["status"])
+    number = int(spawned["number"]) if spawned["number"] else parse_signal(spawned["name"])
+    return -number if number is not None else None
 
 
 def _srun_exit_code(task: re.Match) -> int | None:
