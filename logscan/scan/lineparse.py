@@ -277,6 +277,25 @@ def parse_exception(body: str) -> tuple[str, str] | None:
     return None
 
 
+# THC (torch <= 1.10) checked every CUDA call with __THCudaCheck (aten/src/THC/THCGeneral.cpp), which
+# prints `THCudaCheck FAIL file=%s line=%i error=%i : %s` to stderr (once per process) and then raises,
+# through _THError, `RuntimeError: cuda runtime error (%d) : %s at %s:%d`. The line is that exception
+# announced: a pasted excerpt often holds it alone. (`THCudaCheckWarn FAIL` only warns.)
+THC_CHECK_FAIL = re.compile(
+    r"\bTHCudaCheck FAIL file=(?P<file>\S+) line=(?P<line>\d+) error=(?P<error>\d+) : (?P<message>.*\S)")
+
+
+@needs(_literal(b"THCudaCheck FAIL"))
+def parse_thc_check(body: str) -> tuple[str, str] | None:
+    """The exception a `THCudaCheck FAIL` line announces: ("RuntimeError", "cuda runtime error
+    (N) : MESSAGE at FILE:LINE"), as THError words it."""
+    found = THC_CHECK_FAIL.search(body)
+    if found is None:
+        return None
+    return "RuntimeError", (f"cuda runtime error ({found['error']}) : {found['message']} "
+                            f"at {found['file']}:{found['line']}")
+
+
 # --- torchrun's failure summary: a block of `key : value` lines per failed process -------------
 
 SUMMARY_FIELD = re.compile(
