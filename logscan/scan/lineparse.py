@@ -206,14 +206,24 @@ _GLUE_TAG_END = re.compile(r"[\]>)|:][ \t]*")
 _GLUE_SPAN = 160
 
 
+# Another process's traceback header written into the same line (ranks writing one stderr at once):
+# `Traceback (most recent call last):`, or two of them interleaved character by character,
+# `TTrraacceebbaacckk  ((mmoosstt  rreecceenntt  ccaallll  llaasstt))::`. Its end, `last):` with each
+# character once or more, is where a process's own line may begin.
+_HEADER_END = re.compile(r"l+a+s+t+\s*\)+\s*:+[ \t]*")
+
+
 def _glued_starts(body: str):
-    """Where the line may begin after glued tags: 0, then the end of each tag, left to right."""
+    """Where the line may begin after glued tags: 0, then the end of each tag, left to right;
+    then after each traceback header's end."""
     yield 0
     found = _GLUE.match(body)
-    if found is None or found.end() > _GLUE_SPAN:
-        return
-    for tag_end in _GLUE_TAG_END.finditer(body, 0, found.end()):
-        yield tag_end.end()
+    if found is not None and found.end() <= _GLUE_SPAN:
+        for tag_end in _GLUE_TAG_END.finditer(body, 0, found.end()):
+            yield tag_end.end()
+    if "):" in body or "))::" in body:
+        for header_end in _HEADER_END.finditer(body):
+            yield header_end.end()
 
 
 # torchrun's summary quotes a process's error file: `  traceback : Traceback (most recent call
