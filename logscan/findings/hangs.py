@@ -253,17 +253,23 @@ def hang_before_first_batch(job: Job, rule):
 
 
 def collective_timeout(job: Job, rule):
-    if not job.training_started:
+    # Started processes that never reached their first batch are hang-before-first-batch's. Lines
+    # with no launch context at all (a pasted excerpt) do not say when: the timeout is still one.
+    started = any(w.started_processes for w in job.workers)
+    if not job.training_started and started:
         return []
-    failures = [f for f in job.failures if f.after_progress]
+    failures = [f for f in job.failures if f.after_progress or not started]
     timed_out = [f for f in failures if COLLECTIVE_TIMEOUT_LINE in f.signals]
     hits = [h for w in job.workers for h in w.hits if h.rule_id == COLLECTIVE_TIMEOUT_LINE]
     if not (timed_out or hits):
         return []
     node_rank, rank, proof = _straggler(job, failures)
-    ranks = sorted({f.rank for f in timed_out if f.rank is not None})
-    message = f"a collective timed out after training had started ({plural(ranks, 'rank', 'ranks')} waited)" \
-        if ranks else "a collective timed out after training had started"
+    ranks = sorted({f.rank for f in timed_out if f.rank is not None} or {
+        r for w in job.workers for h in w.hits if h.rule_id == COLLECTIVE_TIMEOUT_LINE
+        and (r := w.global_rank(h.where, dict(h.groups))) is not None})
+    when = " after training had started" if job.training_started else ""
+    message = f"a collective timed out{when} ({plural(ranks, 'rank', 'ranks')} waited)" \
+        if ranks else f"a collective timed out{when}"
     if rank is not None:
         message += f"; rank {rank} never arrived"
         return [finding(rule, message, proof + [f.where for f in timed_out[:3]],

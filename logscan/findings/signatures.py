@@ -75,6 +75,19 @@ def _with_cause(job: Job, worker, found, wheres):
                    hint=cause_hint(job, cause, worker, _near(wheres)) or found.hint)
 
 
+def _told_by_waiting(job: Job, workers, wheres) -> bool:
+    """Every line of the finding is also a line of a process that lost a peer or waited on it
+    (a cascade signal: NCCL's remote error is peer-lost's too)."""
+    waiting = job.catalogue.cascade_signals
+    lines = {(h.where.file, h.where.line) for w in workers for h in w.hits if h.rule_id in waiting}
+    return bool(wheres) and all((w.file, w.line) in lines for w in wheres)
+
+
+def _another_failed(job: Job) -> bool:
+    """A process failed by itself somewhere: what the others' lost peers are a consequence of."""
+    return any(not f.cascade for f in job.failures)
+
+
 def signature_findings(job: Job, rule):
     by_key: dict = {}
     for worker in job.workers:
@@ -112,11 +125,17 @@ def signature_findings(job: Job, rule):
         nodes = sorted({w.node_rank for w, _, _, _ in by_key.values() if w.node_rank is not None})
         groups = {**groups, Group.RANK: few(ranks), Group.NODE_RANK: few(nodes)}
         wheres = [w for _, _, _, ws in by_key.values() for w in ws]
+        if _told_by_waiting(job, [w for w, _, _, _ in by_key.values()], wheres) and _another_failed(job):
+            return []
         return [_with_cause(job, worker, finding(rule, rule.render_message(groups), wheres,
                                                  ranks=tuple(ranks), node_ranks=tuple(nodes)), wheres)]
     out = []
     reported = {rank for _, rank, _, _ in by_key.values()}
     for worker, rank, groups, wheres in by_key.values():
+        if _told_by_waiting(job, [worker], wheres) and _another_failed(job):
+            # A lost peer told in this rule's words: the consequence of the failure found
+            # elsewhere, which is the story. With nothing else failed, it is the story.
+            continue
         groups.setdefault(Group.NODE_RANK, "?" if worker.node_rank is None else str(worker.node_rank))
         groups.setdefault(Group.RANK, "?" if rank is None else str(rank))
         found = _with_cause(job, worker, finding(rule, rule.render_message(groups), wheres,

@@ -245,9 +245,12 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     index_of: dict[int | None, int] = {}     # rank → its failure's index in `out`
     further: dict[int, list[PythonException]] = {}  # index → later lines of the same failure
     exited_badly = any((e.exitcode or 0) > 0 for e in exits)
+    # A launcher's report of a process's end raised as an exception (mp.spawn's
+    # ProcessExitedException, DeepSpeed's CalledProcessError) is that exit, not code that raised.
+    exit_lines = {(e.where.file, e.where.line) for e in worker.exits}
     # A process's own traceback tells its failure; the summary's quote of it only adds to it.
     for exc in sorted(worker.exceptions, key=lambda x: x.quoted):
-        if exc.agent:
+        if exc.agent or (exc.where.file, exc.where.line) in exit_lines:
             continue
         prefixed = exc.where.rank is not None or exc.where.local_rank is not None
         if not prefixed and not exited_badly and (

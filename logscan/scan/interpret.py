@@ -41,6 +41,7 @@ class _Meaning:
     frame_line: bool
     hits: tuple
     exception: tuple[str, str] | None
+    announced: bool = False  # the exception is told ahead of its raise (THCudaCheck FAIL)
 
 
 # What a line that says nothing means.
@@ -62,6 +63,9 @@ class _FileContext:
     in_root_cause: bool = False
     summary_entry: dict = field(default_factory=dict)
     quoting_traceback: bool = False  # inside the traceback a summary entry quotes
+    # per process: the exception a line announced ahead of its raise (THCudaCheck FAIL), until the
+    # process's next exception line, which is that raise when it says the same
+    announced: dict = field(default_factory=dict)
 
 
 class FileInterpreter:
@@ -135,6 +139,10 @@ class FileInterpreter:
             # the exception line of the traceback a summary entry quotes, indented two spaces more
             exc = lineparse.parse_exception(body[len(lineparse.SUMMARY_INDENT):])
         if exc is not None:
+            if context.announced.pop(key, None) == exc and not meaning.announced:
+                return  # the raise a THCudaCheck FAIL line already told
+            if meaning.announced:
+                context.announced[key] = exc
             signals = tuple(context.traceback_signals.get(key, ()))
             if key in context.headerless:
                 context.headerless.discard(key)
@@ -159,11 +167,13 @@ class FileInterpreter:
             meaning = _Meaning(launch, env, None, False, False, False, False, (), None)
         else:
             hits, ran_away = self._catalogue_hits(body)
+            exception = lineparse.parse_exception(body)
+            announced = exception is None and (exception := lineparse.parse_thc_check(body)) is not None
             meaning = _Meaning(
                 launch=None, env=None, summary=lineparse.parse_summary_line(body),
                 traceback_start=lineparse.is_traceback_start(body), chained=lineparse.is_chained(body),
                 agent_frame=lineparse.is_agent_frame(body), frame_line=lineparse.is_frame_line(body),
-                hits=hits, exception=lineparse.parse_exception(body))
+                hits=hits, exception=exception, announced=announced)
         if not ran_away:  # a rule given up on may be tried on the next copy while it has budget
             if len(self._meanings) >= MEANINGS_KEPT:
                 self._meanings.clear()

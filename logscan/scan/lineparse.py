@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 
-from logscan.exit_signals import BY_DESCRIPTION, BY_NAME
+from logscan.exit_signals import BY_DESCRIPTION, BY_NAME, parse_signal
 
 
 @dataclass(frozen=True)
@@ -206,14 +206,24 @@ _GLUE_TAG_END = re.compile(r"[\]>)|:][ \t]*")
 _GLUE_SPAN = 160
 
 
+# Another process's traceback header written into the same line (ranks writing one stderr at once):
+# `Traceback (most recent call last):`, or two of them interleaved character by character,
+# `TTrraacceebbaacckk  ((mmoosstt  rreecceenntt  ccaallll  llaasstt))::`. Its end, `last):` with each
+# character once or more, is where a process's own line may begin.
+_HEADER_END = re.compile(r"l+a+s+t+\s*\)+\s*:+[ \t]*")
+
+
 def _glued_starts(body: str):
-    """Where the line may begin after glued tags: 0, then the end of each tag, left to right."""
+    """Where the line may begin after glued tags: 0, then the end of each tag, left to right;
+    then after each traceback header's end."""
     yield 0
     found = _GLUE.match(body)
-    if found is None or found.end() > _GLUE_SPAN:
-        return
-    for tag_end in _GLUE_TAG_END.finditer(body, 0, found.end()):
-        yield tag_end.end()
+    if found is not None and found.end() <= _GLUE_SPAN:
+        for tag_end in _GLUE_TAG_END.finditer(body, 0, found.end()):
+            yield tag_end.end()
+    if "):" in body or "))::" in body:
+        for header_end in _HEADER_END.finditer(body):
+            yield header_end.end()
 
 
 # torchrun's summary quotes a process's error file: `  traceback : Traceback (most recent call
@@ -277,6 +287,25 @@ def parse_exception(body: str) -> tuple[str, str] | None:
     return None
 
 
+# THC (torch <= 1.10) checked every CUDA call with __THCudaCheck (aten/src/THC/THCGeneral.cpp), which
+# prints `THCudaCheck FAIL file=%s line=%i error=%i : %s` to stderr (once per process) and then raises,
+# through _THError, `RuntimeError: cuda runtime error (%d) : %s at %s:%d`. The line is that exception
+# announced: a pasted excerpt often holds it alone. (`THCudaCheckWarn FAIL` only warns.)
+THC_CHECK_FAIL = re.compile(
+    r"\bTHCudaCheck FAIL file=(?P<file>\S+) line=(?P<line>\d+) error=(?P<error>\d+) : (?P<message>.*\S)")
+
+
+@needs(_literal(b"THCudaCheck FAIL"))
+def parse_thc_check(body: str) -> tuple[str, str] | None:
+    """The exception a `THCudaCheck FAIL` line announces: ("RuntimeError", "cuda runtime error
+    (N) : MESSAGE at FILE:LINE"), as THError words it."""
+    found = THC_CHECK_FAIL.search(body)
+    if found is None:
+        return None
+    return "RuntimeError", (f"cuda runtime error ({found['error']}) : {found['message']} "
+                            f"at {found['file']}:{found['line']}")
+
+
 # --- torchrun's failure summary: a block of `key : value` lines per failed process -------------
 
 SUMMARY_FIELD = re.compile(
@@ -301,6 +330,13 @@ LAUNCHER_EXIT = re.compile(
 SRUN_TASK_EXIT = re.compile(
     r"\bsrun: error: \S+: tasks? [\d,\-\[\]]+: (?:Exited with exit code (?P<status>\d+)"
     r"|(?P<oom>Out Of Memory)|(?P<signal>[A-Z][a-z][a-z0-9 ]*?)(?: \(core dumped\))?)\s*$")
+# torch.multiprocessing.spawn (mp.spawn, start_processes) reports a process that exited without an
+# error file (spawn.py, ProcessContext.join) by its index, which is the index `fn(i, ...)` got: a
+# local rank. `ProcessExitedException: process 0 terminated with signal SIGKILL`, `... with exit
+# code 1`, `... with signal <Unknown signal 40>` (2.x); the oldest releases raise a plain Exception.
+SPAWN_EXIT = re.compile(
+    r"(?:\bProcessExitedException|^Exception): process (?P<index>\d+) terminated with "
+    r"(?:exit code (?P<status>-?\d+)|signal (?:(?P<name>SIG[A-Z0-9]+)|<Unknown signal (?P<number>\d+)>))")
 _LOCAL_RANK_ARGUMENT = re.compile(r"--local[_-]rank[= ](?P<local_rank>\d+)")
 _SUMMARY_RANK = re.compile(r"(-?\d+)(?:\s*\(local_rank:\s*(\d+)\))?")
 _SUMMARY_CODE = re.compile(r"-?\d+")
@@ -326,6 +362,7 @@ class SummaryLine:
        _literal(b"(exitcode: "),
        _literal(b"exits with return code = "), _literal(b"returned non-zero exit status"),
        _literal(b"died with <Signals."), _literal(b"srun: error: "),
+       _literal(b" terminated with exit code "), _literal(b" terminated with signal "),
        # torch 1.9 pads no field: `  exitcode: 1 (pid: 14750)`, `  rank: 0 (local_rank: 0)`
        Candidates((b"exitcode: ", b"rank: ", b"time: "),
                   rb"^[ \t]+(?:exitcode: -?[0-9]+ \(pid: |rank: [0-9]+ \(local_rank: |time: [0-9]{4}-)"))
@@ -340,6 +377,8 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         code = int(ended["exitcode"] or ended["status"] or f"-{ended['signal']}")
         local_rank = _LOCAL_RANK_ARGUMENT.search(body)
         return SummaryLine("failed", (int(local_rank["local_rank"]) if local_rank else None, code))
+    if (spawned := SPAWN_EXIT.search(body)) is not None and (code := _spawn_exit_code(spawned)) is not None:
+        return SummaryLine("failed", (int(spawned["index"]), code))
     if (task := SRUN_TASK_EXIT.search(body)) is not None and (code := _srun_exit_code(task)) is not None:
         return SummaryLine("failed", (None, code))
     field_match = SUMMARY_FIELD.fullmatch(body)
@@ -355,6 +394,13 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         code = _SUMMARY_CODE.match(value)
         return SummaryLine(name, int(code[0]) if code else None)
     return SummaryLine(name, value)
+
+
+def _spawn_exit_code(spawned: re.Match) -> int | None:
+    if spawned["status"] is not None:
+        return int(spawned["status"])
+    number = int(spawned["number"]) if spawned["number"] else parse_signal(spawned["name"])
+    return -number if number is not None else None
 
 
 def _srun_exit_code(task: re.Match) -> int | None:

@@ -1,0 +1,269 @@
+"""Issue 28: an explicit error line is a finding wherever it appears, also pasted into a file with
+none of torchrun's context (no `DDP launch:` line, no failure summary, no job_status, no env print).
+
+Every line here is built from the format string in torch's (or NCCL's) own source at the releases
+named, filled with plausible values; none is copied from a run:
+
+- NCCL watchdog (ProcessGroupNCCL.cpp, `Watchdog caught collective operation timeout: ` << work <<
+  ` ran for N milliseconds before timing out.`; operator<< of WorkNCCL): `WorkNCCL(OpType=X,
+  TensorShape=[..], Timeout(ms)=N)` / `WorkNCCL(OpType=X, Timeout(ms)=N)` (1.9, 1.10), with
+  `SeqNum=N, ` first (1.11, 1.12), `SeqNum, OpType, NumelIn, NumelOut, Timeout(ms)` (1.13 on).
+- NCCL errors (ProcessGroupNCCL.cpp / NCCLUtils: `NCCL error in: FILE:LINE, REASON, NCCL version V`,
+  REASON from ncclGetErrorString; NCCL's `ncclXxxError: ...` last-error lines).
+- THC (aten/src/THC/THCGeneral.cpp, __THCudaCheck, torch <= 1.10): `THCudaCheck FAIL file=%s
+  line=%i error=%i : %s`, then _THError's `cuda runtime error (%d) : %s at %s:%d`; c10's
+  `CUDA error: %s` (C10_CUDA_CHECK, 1.8 on).
+- torchrun's summary rows (elastic/multiprocessing/errors/__init__.py, _FAILURE_FORMAT_TEMPLATE),
+  as people paste them: without the frame and the Root Cause header, the pid cut.
+- torch.multiprocessing.spawn (spawn.py, ProcessContext.join): `process %d terminated with signal
+  %s` / `... with exit code %d` (ProcessExitedException from 1.4, plain Exception before; an
+  f-string with `<Unknown signal N>` in 2.x).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import POST_MORTEM_NOW
+from logscan.scan.lineparse import parse_exception, parse_summary_line, parse_thc_check
+
+
+def _scan(run_cli, tmp_path, text: str) -> dict:
+    (tmp_path / "paste.log").write_text(text)
+    result = run_cli("scan", tmp_path / "paste.log", "--format", "json", "--isolated",
+                     "--now", POST_MORTEM_NOW)
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def _rules(report: dict) -> set[str]:
+    return {f["rule"] for f in report["findings"]}
+
+
+# --- 1. collective timeouts -------------------------------------------------------------------
+
+WAITED = {False: "collective-timeout", True: "hang-before-first-batch"}
+
+@pytest.mark.parametrize("line", [
+    # 1.10: no SeqNum
+    "[E ProcessGroupNCCL.cpp:566] [Rank 2] Watchdog caught collective operation timeout: "
+    "WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1803170 milliseconds before timing out.",
+    # 1.10 with an output tensor: TensorShape
+    "[E ProcessGroupNCCL.cpp:587] [Rank 2] Watchdog caught collective operation timeout: "
+    "WorkNCCL(OpType=ALLREDUCE, TensorShape=[25557032], Timeout(ms)=1800000) ran for 1800456 "
+    "milliseconds before timing out.",
+    # 1.11/1.12: SeqNum first
+    "[E ProcessGroupNCCL.cpp:737] [Rank 2] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=1, OpType=BROADCAST, TensorShape=[1], Timeout(ms)=1800000) ran for 1800397 "
+    "milliseconds before timing out.",
+    # 2.x, as the C++ prefix of 2.4 on puts it
+    "[rank2]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 2] Watchdog caught collective "
+    "operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000, "
+    "Timeout(ms)=600000) ran for 600081 milliseconds before timing out.",
+])
+def test_a_pasted_watchdog_timeout_is_a_collective_timeout_of_the_rank_that_waited(run_cli, tmp_path, line):
+    report = _scan(run_cli, tmp_path, line + "\n")
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    # A `[rank2]:` prefix tells the job model that processes had started; with no progress line it
+    # places the job before the first batch (logscan.model.job), and hang-before-first-batch is
+    # the timeout's rule there.
+    assert report["root_cause"]["rule"] == WAITED[line.startswith("[rank")]
+    timeout = next(f for f in report["findings"] if f["rule"] == report["root_cause"]["rule"])
+    if timeout["rule"] == "collective-timeout":
+        assert timeout["ranks"] == [2]
+    # the excerpt does not say whether training had started: the message does not claim it
+    assert "after training had started" not in timeout["message"]
+
+
+def test_pasted_watchdog_timeouts_at_different_collectives_name_the_rank_behind(run_cli, tmp_path):
+    """Two ranks' watchdogs (1.13+ wording): rank 0 waits in collective 8, rank 1 still in 7: the
+    rank behind is named, with or without the `[rankN]:` prefixes."""
+    lines = [
+        f"[rank{r}]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank {r}] Watchdog caught "
+        f"collective operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+        f"Timeout(ms)=600000) ran for 600081 milliseconds before timing out."
+        for r, seq in ((0, 8), (1, 7))]
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["verdict"] == "FAILED"
+    assert (report["root_cause"]["rule"], report["root_cause"]["rank"]) == (WAITED[True], 1)
+    unprefixed = _scan(run_cli, tmp_path, "\n".join(line.split("]:", 1)[1] for line in lines) + "\n")
+    assert (unprefixed["root_cause"]["rule"], unprefixed["root_cause"]["rank"]) == (WAITED[False], 1)
+
+
+# --- 2. NCCL errors ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, detail", [
+    ("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1191, remote "
+     "process exited or there was a network error, NCCL version 2.14.3\n"
+     "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
+     "prematurely.\n", "remote process exited or there was a network error"),
+    ("ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
+     "prematurely.\n", "ncclRemoteError"),
+    ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:"
+     "275, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3\n"
+     "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device "
+     "error.\n", "unhandled system error"),
+    ("RuntimeError: NCCL error in: ../torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled cuda error, "
+     "NCCL version 2.7.8\n", "unhandled cuda error"),
+    ("RuntimeError: NCCL error in: /opt/conda/conda-bld/pytorch_1670525541990/work/torch/csrc/"
+     "distributed/c10d/ProcessGroupNCCL.cpp:1269, internal error, NCCL version 2.14.3\n", "internal error"),
+    ("ncclInternalError: Internal check failed.\n", "ncclInternalError"),
+])
+def test_a_pasted_nccl_error_is_an_nccl_error(run_cli, tmp_path, text, detail):
+    report = _scan(run_cli, tmp_path, text)
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert report["root_cause"]["rule"] == "nccl-error"
+    assert detail in report["root_cause"]["message"]
+
+
+def test_a_remote_error_beside_the_crash_of_the_rank_that_went_away_is_its_consequence(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path, (
+        "[rank0]: Traceback (most recent call last):\n"
+        "[rank0]:   File \"train.py\", line 40, in <module>\n"
+        "[rank0]: ValueError: label 7 out of range\n"
+        "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error, NCCL version 2.19.3\n"))
+    assert (report["root_cause"]["rule"], report["root_cause"]["rank"]) == ("crash-before-first-batch", 0)
+    assert "nccl-error" not in _rules(report)
+
+
+# --- 3. CUDA errors ---------------------------------------------------------------------------
+
+THC_FAIL = "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=47 error=101 : invalid device ordinal"
+THC_RAISE = ("RuntimeError: cuda runtime error (101) : invalid device ordinal at "
+             "/pytorch/aten/src/THC/THCGeneral.cpp:47")
+
+
+@pytest.mark.parametrize("text", [
+    THC_FAIL + "\n",
+    THC_RAISE + "\n",
+    "RuntimeError: CUDA error: invalid device ordinal\n",
+    "torch.AcceleratorError: CUDA error: invalid device ordinal\n",
+])
+def test_a_pasted_invalid_device_ordinal_is_a_crash_with_its_cause(run_cli, tmp_path, text):
+    report = _scan(run_cli, tmp_path, text)
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    crash = next(f for f in report["findings"] if f["rule"].startswith("crash-"))
+    assert crash["cause"] == "device-ordinal"
+
+
+def test_a_thcudacheck_line_and_the_raise_it_announces_are_one_failure(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path, "\n".join([
+        "[rank1]: " + THC_FAIL, "[rank1]: Traceback (most recent call last):",
+        "[rank1]:   File \"train.py\", line 12, in <module>",
+        "[rank1]:     torch.cuda.set_device(args.local_rank)", "[rank1]: " + THC_RAISE]) + "\n")
+    crashes = [f for f in report["findings"] if f["rule"].startswith("crash-")]
+    assert len(crashes) == 1 and crashes[0]["rank"] == 1 and crashes[0]["cause"] == "device-ordinal"
+    unranked = _scan(run_cli, tmp_path, f"{THC_FAIL}\nTraceback (most recent call last):\n"
+                                        f"  File \"train.py\", line 12, in <module>\n{THC_RAISE}\n")
+    assert len([f for f in unranked["findings"] if f["rule"].startswith("crash-")]) == 1
+
+
+def test_thcudacheck_is_read_as_the_exception_therror_raises():
+    assert parse_thc_check(THC_FAIL) == ("RuntimeError", THC_RAISE.split(": ", 1)[1])
+    assert parse_thc_check(
+        "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=278 error=1 : "
+        "invalid argument") == ("RuntimeError", "cuda runtime error (1) : invalid argument at "
+                                "/pytorch/aten/src/THC/THCCachingHostAllocator.cpp:278")
+    # the warning variant only warns
+    assert parse_thc_check("THCudaCheckWarn FAIL file=x.cpp line=3 error=2 : out of memory") is None
+
+
+def test_a_pasted_cuda_error_of_another_kind_is_a_crash(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path, "RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    assert report["verdict"] == "FAILED"
+    assert report["root_cause"]["rule"] == "crash-before-first-batch"
+
+
+# --- 4. torchrun's summary rows pasted alone --------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "exitcode  : -9 (SIGKILL)\n",
+    "  exitcode  : -9 (SIGKILL)\n",
+    "traceback : Signal 9 (SIGKILL) received by PID 12345\n",
+    "exitcode  : -9 (SIGKILL)\ntraceback : Signal 9 (SIGKILL) received by PID 12345\n",
+    "  exitcode: -9 (pid: 12345)\n",  # 1.9's unpadded row
+])
+def test_a_pasted_sigkill_row_is_worker_killed(run_cli, tmp_path, text):
+    report = _scan(run_cli, tmp_path, text)
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert report["root_cause"]["rule"] == "worker-killed"
+    assert "?" not in report["root_cause"]["message"]
+
+
+# --- 5. torch.multiprocessing.spawn -----------------------------------------------------------
+
+@pytest.mark.parametrize("line, local_rank, exitcode", [
+    ("torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGKILL", 0, -9),
+    ("torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with exit code 1", 1, 1),
+    ("torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with signal SIGSEGV", 3, -11),
+    ("torch.multiprocessing.spawn.ProcessExitedException: process 2 terminated with signal "
+     "<Unknown signal 40>", 2, -40),
+    ("Exception: process 0 terminated with signal SIGKILL", 0, -9),  # before 1.4
+])
+def test_spawns_report_of_a_process_end_is_an_exit(line, local_rank, exitcode):
+    parsed = parse_summary_line(line)
+    assert (parsed.kind, parsed.value) == ("failed", (local_rank, exitcode))
+
+
+def test_a_process_spawn_saw_killed_by_sigkill_is_worker_killed_not_an_exception(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path, "Traceback (most recent call last):\n"
+                   "  File \"train.py\", line 90, in <module>\n"
+                   "    mp.spawn(main, nprocs=4)\n"
+                   "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGKILL\n")
+    assert report["root_cause"]["rule"] == "worker-killed"
+    assert "local_rank 0" in report["root_cause"]["message"]
+    assert not [f for f in report["findings"] if "raised" in f["message"]]
+
+
+@pytest.mark.parametrize("line, words", [
+    ("torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with exit code 1",
+     "failed with exit code 1"),
+    ("torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with signal SIGSEGV",
+     "was killed by SIGSEGV"),
+])
+def test_a_process_spawn_saw_exit_is_a_crash_told_by_its_exit(run_cli, tmp_path, line, words):
+    report = _scan(run_cli, tmp_path, line + "\n")
+    assert report["verdict"] == "FAILED"
+    assert words in report["root_cause"]["message"]
+    assert "ProcessExitedException" not in report["root_cause"]["message"]
+
+
+# --- 6. interleaved tracebacks ----------------------------------------------------------------
+
+HEADER = "Traceback (most recent call last):"
+INTERLEAVED = "".join(a + b for a, b in zip(HEADER, HEADER))
+
+
+@pytest.mark.parametrize("glued", [HEADER, INTERLEAVED, INTERLEAVED[:30] + "\n" + INTERLEAVED[30:]])
+@pytest.mark.parametrize("exception", ["RuntimeError: boom on rank 1", "ValueError: bad value on rank 0"])
+def test_an_exception_behind_another_ranks_traceback_header_is_found(run_cli, tmp_path, glued, exception):
+    report = _scan(run_cli, tmp_path, f"{INTERLEAVED}\n  File \"train.py\", line 10, in <module>\n"
+                                      f"{glued}{exception}\n")
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert exception in report["root_cause"]["message"]
+
+
+def test_a_line_that_only_mentions_an_error_after_a_header_fragment_is_read_as_before():
+    assert parse_exception(HEADER + "RuntimeError: boom") == ("RuntimeError", "boom")
+    assert parse_exception(INTERLEAVED + "ValueError: bad") == ("ValueError", "bad")
+    assert parse_exception("see the call last): it is fine") is None
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "THCudaCheck FAIL file= line= error= : \n",
+    "THCudaCheck FAIL file=x line=1 error=99999999999999999999 : invalid device ordinal\n",
+    "torch.multiprocessing.spawn.ProcessExitedException: process 99999999999999999999 terminated with signal SIGKILL\n",
+    "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGNOPE\n",
+    "exitcode  : -9 (SIGKILL" + ")" * 5000 + "\n",
+    INTERLEAVED * 200 + "RuntimeError: x\n",
+])
+def test_damaged_paste_lines_give_a_diagnosis_never_a_traceback(run_cli, tmp_path, text):
+    (tmp_path / "paste.log").write_text(text)
+    result = run_cli("scan", tmp_path / "paste.log", "--isolated", "--now", POST_MORTEM_NOW)
+    assert result.exit_code in (0, 1), result.output
+    assert "Traceback" not in result.output.replace(INTERLEAVED, "").replace(HEADER, "")
