@@ -12,6 +12,11 @@ STALL_AFTER = timedelta(minutes=30)
 # for minutes): a cron sweep then alerts within minutes, not after NCCL's 30 min timeout.
 STALL_RHYTHM_FACTOR = 100
 STALL_RHYTHM_FLOOR = timedelta(minutes=10)
+# A stop from outside that comes after this much silence, and after STOP_SILENCE_FACTOR times the
+# interval between the job's logged steps, ended a stall: a platform's cancel or preemption lands
+# between two steps, not half a minute and twenty steps after the last.
+STOP_SILENCE = timedelta(seconds=30)
+STOP_SILENCE_FACTOR = 20
 # torchrun's static rendezvous gives up within this (its store's 900 s default, PET_RDZV_CONF's
 # timeout usually less): Workers quiet for longer since start-up, none of them waiting, had met.
 RENDEZVOUS_GIVES_UP = timedelta(minutes=15)

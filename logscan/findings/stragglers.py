@@ -19,7 +19,7 @@ from logscan.diagnosis import Where
 from logscan.diagnosis import format_duration
 from logscan.findings.base import finding, hits, plural
 from logscan.findings.expectations import END_MARKER
-from logscan.limits import STALL_RHYTHM_FACTOR, STALL_RHYTHM_FLOOR
+from logscan.limits import STALL_RHYTHM_FACTOR, STALL_RHYTHM_FLOOR, STOP_SILENCE, STOP_SILENCE_FACTOR
 from logscan.model import training
 from logscan.findings.hangs import rank_by_elimination
 from logscan.model.job import Job, Worker
@@ -143,8 +143,10 @@ def hang_ended_from_outside(job: Job, rule):
         how = (f"its last line `{_quote(line)}` ({line.file}:{line.line}) is older by far than the "
                f"other Workers' last lines: it went quiet first, and the others went on logging while "
                f"they waited for it")
+    elif not odd:
+        return _silence_ended_from_outside(job, rule, started)
     else:
-        return []  # no Worker, or several alike, end on a line of their own: none stands out
+        return []  # several Workers alike end on lines of their own: none stands out
     rank = _rank_of_line(worker, line)
     node_rank = job.node_of_rank(rank) if rank is not None else None
     if node_rank is None:
@@ -160,6 +162,48 @@ def hang_ended_from_outside(job: Job, rule):
     # The stall came first, the stop only ended the wait: the finding is as old as the
     # straggler's own line, not as the stop lines cited after it.
     return [replace(found, time=line.time.isoformat() if line.time else None)]
+
+
+# No line names the straggler: what would have named it.
+SILENT_STALL_HINT = (
+    "No line names the rank the others waited for: on the next run, dump every rank's stack when steps stop "
+    "(py-spy dump --pid), or set a shorter process-group timeout, torch.distributed.monitored_barrier (gloo) "
+    "or NCCL's flight recorder, so the stall names its rank before the platform's limit ends it.")
+
+
+def _silence_ended_from_outside(job: Job, rule, started: list[Worker]) -> list:
+    """No straggler's line, but the lines say the stall came first: every torchrun reports the
+    signal, and before the first of those nothing had come from any process for far longer than
+    the job's own rhythm (twenty logged steps, STOP_SILENCE at least) or, before any first batch,
+    for STOP_SILENCE since torchrun's start-up. The stop ended a stall; it did not cause one."""
+    stops = [stop for w in started if (stop := _stop(w)) is not None]
+    if len(stops) != len(started) or any(stop.time is None for stop in stops):
+        return []
+    first_stop = min(stops, key=lambda stop: stop.time)
+    if job.training_started:
+        last_step = _last_step(job)
+        interval = training.step_interval(job.workers)
+        if last_step is None or last_step.time is None or interval is None:
+            return []
+        quiet_from, allowed = last_step, max(STOP_SILENCE_FACTOR * interval, STOP_SILENCE)
+        what = (f"training stalled after `{_quote(last_step)}` ({last_step.file}:{last_step.line}): steps "
+                f"came {format_duration(interval)} apart")
+    else:
+        lines = [line for w in started if (line := _last_line_before(w, _stop(w))) is not None]
+        if not lines or any(line.time is None for line in lines) or any(
+                w.progress or w.envs or any(not x.agent for x in w.exceptions) for w in started):
+            return []
+        quiet_from, allowed = max(lines, key=lambda line: line.time), STOP_SILENCE
+        what = "no process printed anything after torchrun's start-up: they stalled before the first batch"
+    if (quiet_from.time.tzinfo is None) != (first_stop.time.tzinfo is None):
+        return []
+    silence = first_stop.time - quiet_from.time
+    if silence <= allowed:
+        return []
+    found = finding(rule, f"{what}, then nothing for {format_duration(silence)} until the platform ended the "
+                          f"job (its torchruns report the signal): the stop ended a stall; no line names the "
+                          f"rank the others waited for", [quiet_from, *stops], hint=SILENT_STALL_HINT)
+    return [replace(found, time=quiet_from.time.isoformat())]
 
 
 def _terminated_unreported(worker: Worker) -> bool:

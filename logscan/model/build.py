@@ -114,6 +114,31 @@ def _absorb(worker: Worker, scan: FileScan) -> None:
     worker.launches += scan.launches
 
 
+def _ranks_from_torchrun_reports(workers: list[Worker]) -> None:
+    """Where no launch line numbers the Workers, torchrun's failure reports still place them: an
+    entry's rank less its local rank is the Worker's first global rank. torchrun gives node_rank
+    n the ranks from n x nproc_per_node, so the Worker whose first rank is 0 is node 0; when every
+    Worker's first rank is known, their order numbers them all."""
+    unnumbered = [w for w in workers if w.launch is None and w.node_rank is None]
+    offsets = {}
+    for worker in unnumbered:
+        firsts = {e.rank - e.local_rank for e in worker.exits
+                  if e.rank is not None and e.local_rank is not None and e.rank >= e.local_rank}
+        if len(firsts) == 1:
+            offsets[id(worker)] = firsts.pop()
+    for worker in unnumbered:
+        if id(worker) in offsets:
+            worker.rank_offset = offsets[id(worker)]
+    if len(unnumbered) == len(workers) and len(offsets) == len(workers) \
+            and len(set(offsets.values())) == len(workers) and min(offsets.values()) == 0:
+        for node_rank, worker in enumerate(sorted(workers, key=lambda w: offsets[id(w)])):
+            worker.node_rank = node_rank
+        return
+    for worker in unnumbered:
+        if offsets.get(id(worker)) == 0 and not any(w.node_rank == 0 for w in workers):
+            worker.node_rank = 0
+
+
 def _assign_rank_offsets(workers: list[Worker]) -> None:
     """Global rank of local rank 0 per Worker: the sum of the GPUs of lower node_ranks."""
     below = _rank_starts({w.node_rank: w.gpus for w in workers if w.node_rank is not None and w.gpus})
@@ -133,6 +158,7 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     for log, scan in zip(logs, scans):
         by_stream.setdefault(log.stream, []).append(scan)
     workers = [w for stream, group in by_stream.items() for w in _split_by_launch(stream, group)]
+    _ranks_from_torchrun_reports(workers)
     workers.sort(key=lambda w: (w.node_rank is None, w.node_rank or 0, w.stream))
     _assign_rank_offsets(workers)
     waits = _rendezvous_waits(catalogue)
@@ -307,7 +333,8 @@ class _RoundBuilder:
 
     def read(self, kind: str, event, groups: dict) -> None:
         # As Worker.started_processes: a line a process wrote under its `[rankN]:` prefix too.
-        self.started = self.started or event.where.rank is not None
+        self.started = self.started or event.where.rank is not None or \
+            (kind == "hit" and event.rule_id == SIBLING_TERMINATED)  # torchrun stops a process it spawned
         if kind == "env":
             self.envs.append(event)
             self.local_ranks.add(event.local_rank)

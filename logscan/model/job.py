@@ -14,7 +14,7 @@ import re
 
 from logscan.catalogue import Catalogue, Group
 from logscan.limits import STALL_AFTER
-from logscan.rule_ids import WORKER_GROUP_SUCCEEDED
+from logscan.rule_ids import SIBLING_TERMINATED, WORKER_GROUP_SUCCEEDED
 from logscan.model.training import StepWarnings
 from logscan.scan.prefixes import clean
 from logscan.diagnosis import Where
@@ -190,7 +190,8 @@ class Worker(EventLists):
         return bool(self.trained_silently or self.envs or self.progress or self.group_succeeded
                     or any(e.exitcode is not None and names_process(e) for e in self.exits)
                     or any(x.where.rank is not None for x in self.exceptions)
-                    or any(h.where.rank is not None for h in self.hits))
+                    # torchrun stopping a process by its pid (`Sending process N closing signal`)
+                    or any(h.where.rank is not None or h.rule_id == SIBLING_TERMINATED for h in self.hits))
 
     @property
     def last_line(self) -> Where | None:

@@ -1214,10 +1214,11 @@ production_twin("healthy-timestamps", "prod-quiet", "htspq", exp([]), quiet=True
 production_twin("crash-mid-training", "prod", "cmtp",
                 exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0,
                     rank=1), check=_has("non-finite loss"))
-_NO_NODE = ("no launch line: nothing in the logs numbers the Workers (at the default log level torchrun prints "
-            "no node rank), so the root cause names the rank and the log it is in, not its node_rank.")
+_NO_NODE = ("no launch line, and at the default log level torchrun prints no node rank: each Worker's torchrun "
+            "failure report numbers it (an entry's rank less its local rank is the Worker's first rank, and node n "
+            "starts at n x nproc_per_node).")
 production_twin("crash-mid-training", "prod-quiet", "cmtpq",
-                exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=None,
+                exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0,
                     rank=1, note=_NO_NODE), quiet=True, check=_has("non-finite loss"))
 production_twin("import-error-one-rank", "prod", "iep",
                 exp(["crash-before-first-batch"], root="crash-before-first-batch", node_rank=1, rank=3,
@@ -1228,7 +1229,7 @@ production_twin("missing-worker", "prod", "mwp",
 production_twin("stall-mid-training", "prod", "smtp",
                 exp(["collective-timeout"], root="collective-timeout", node_rank=0, rank=1))
 production_twin("stall-mid-training", "prod-quiet", "smtpq",
-                exp(["collective-timeout"], root="collective-timeout", node_rank=None, rank=1, note=_NO_NODE),
+                exp(["collective-timeout"], root="collective-timeout", node_rank=0, rank=1, note=_NO_NODE),
                 quiet=True)
 production_twin("platform-walltime-stall", "prod", "pwsp",
                 exp(["hang-ended-from-outside"], root="hang-ended-from-outside", node_rank=0, rank=1))
@@ -1258,6 +1259,48 @@ scenario(**{**SCENARIOS[-1].__dict__, "name": "stall-still-running-prod-plain", 
             "env": {**SCENARIOS[-1].env, "LOOP_STYLE": "plain"},
             "description": SCENARIOS[-1].description.replace("Every line stamped as `kubectl logs --timestamps` "
                                                             "does. ", "Lines carry no times. ")})
+
+# Stalls the platform ended before any timeout, with no straggler's line to name anyone: the silence
+# before the stop, against the job's own rhythm, says the stall came first.
+scenario(
+    name="stall-silent-sigterm-prod", short="sssp", layout="logs/<hostname>.log",
+    workers=workers(2, log="logs/job-sssp-worker-{i}.log"),
+    env={"LOOP_STYLE": "logging", "FAIL_KIND": "stall", "FAIL_RANKS": "1", "FAIL_STEP": "8", "STEP_SLEEP": "0.15",
+         "TRAIN_STEPS": "60", "PG_TIMEOUT_S": "300", "PRINT_ENV": "0", "PYTHONUNBUFFERED": "1"},
+    cmd=STAMPED_CMD, send_signal=("SIGTERM", "iter 5 ", 40, "torchrun", None), limit=150,
+    check=_has("iter 5 ", "death signal"),
+    description=_PROD + "). Every line stamped as `kubectl logs --timestamps` does. Rank 1 stops silently "
+    "(a long sleep, nothing printed) at step 8; the others wait in the gradient allreduce with a 300 s "
+    "collective timeout. About 40 s after rank 0's `iter 5` line the platform sends SIGTERM to every Worker's "
+    "torchrun, long before any timeout.",
+    expect=exp(["hang-ended-from-outside"], root="hang-ended-from-outside", node_rank=None, rank=None,
+               note="steps came 0.15 s apart, then nothing for about 40 s until the stop: the stall came first and "
+               "the stop only ended it. No line names the straggler (it printed nothing)."),
+)
+scenario(
+    name="hang-before-first-batch-sigterm-prod", short="hbsp", layout="logs/<hostname>.log",
+    workers=workers(2, log="logs/job-hbsp-worker-{i}.log"),
+    env={"LOOP_STYLE": "logging", "FAIL_KIND": "block-before-first-batch", "FAIL_RANKS": "1",
+         "PG_TIMEOUT_S": "600", "PRINT_ENV": "0", "PYTHONUNBUFFERED": "1"},
+    cmd=STAMPED_CMD, send_signal=("SIGTERM", None, 45, "torchrun", None), limit=150,
+    check=_has("death signal"),
+    description=_PROD + "). Every line stamped as `kubectl logs --timestamps` does. Rank 1 blocks forever "
+    "before its first batch while the others wait in the first collective (10 min timeout); 45 s after the "
+    "launch the platform sends SIGTERM to every Worker's torchrun.",
+    expect=exp(["hang-ended-from-outside"], root="hang-ended-from-outside", node_rank=None, rank=None,
+               note="nothing came from any process after torchrun's start-up until the stop: a stall before the "
+               "first batch that the platform ended, not a job stopped while it worked."),
+)
+
+production_twin("uneven-data", "empty-prod", "udep",
+                exp(["rank-left-early"], root="rank-left-early", node_rank=1, rank=2,
+                    note="rank 2's sampler yields no batch: it leaves before the first batch and exits 0, and the "
+                    "others lose their peer in the first gradient allreduce."),
+                env={**_BY_NAME["uneven-data"].env, "FAIL_STEP": "1", "PRINT_ENV": "0"},
+                check=_has("Connection closed by peer"),
+                description=_PROD + "). As uneven-data, but rank 2's sampler yields no batch at all: it leaves "
+                "the loop before its first batch, destroys its process group and exits 0 while the other ranks "
+                "are in the first gradient allreduce.")
 
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
 KNOWN_GAPS: dict[str, str] = {

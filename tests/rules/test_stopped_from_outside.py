@@ -12,6 +12,7 @@ FIRES_ON = [
     "sighup-from-outside",
     "sighup-from-outside-torch2.4",
     "sigint-from-outside",
+    "sigterm-every-torchrun-prod",
 ]
 QUIET_ON = [
     "healthy-2x2",
