@@ -258,9 +258,16 @@ def test_export_and_summary(run_cli, outputs, tmp_path):
     assert {r["group"] for r in records} == {"alice", "bob", "carol", ""}
 
 
-def test_a_live_job_turns_hung_after_stall_after_without_reading(run_cli, tmp_path):
+@pytest.mark.parametrize("sample", [
+    "hang-still-running",
+    # production shape: no env print, so only the whole world's quiet since start-up tells
+    "hang-still-running-prod",
+    # stalled mid-training, lines without times: the files' mtimes tell how long
+    "stall-still-running-prod-plain",
+])
+def test_a_live_job_turns_hung_after_stall_after_without_reading(run_cli, tmp_path, sample):
     outputs = tmp_path / "outputs"
-    shutil.copytree(SAMPLES / "hang-still-running", outputs / "u" / "job",
+    shutil.copytree(SAMPLES / sample, outputs / "u" / "job",
                     ignore=shutil.ignore_patterns("expected.json"))
     newest = max(p.stat().st_mtime for p in (outputs / "u" / "job").rglob("*.log"))
     from datetime import datetime, timedelta, timezone

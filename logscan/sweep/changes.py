@@ -7,6 +7,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from logscan.diagnose.fingerprint import fingerprint
+from logscan.rule_ids import HANG_RULES
 from logscan.vocabulary import Severity, Verdict
 
 
@@ -45,7 +46,7 @@ def change_of(previous_verdict: str | None, previous_fingerprint: str | None, di
         if previous_verdict == Verdict.FAILED and previous_fingerprint is not None:
             return Change.ROOT_CAUSE_CHANGED
         root = diagnosis.root_cause
-        return Change.HUNG if root is not None and root.rule.startswith("hang-") else Change.FAILED
+        return Change.HUNG if root is not None and root.rule in HANG_RULES else Change.FAILED
     if previous_verdict == Verdict.FAILED and verdict in (Verdict.HEALTHY, Verdict.RUNNING):
         return Change.RECOVERED
     if verdict == Verdict.HEALTHY and previous_verdict in (Verdict.RUNNING, Verdict.INCONCLUSIVE):
