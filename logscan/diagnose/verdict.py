@@ -8,8 +8,7 @@ is missing.
 
 from __future__ import annotations
 
-from logscan.findings.expectations import END_MARKER
-from logscan.model.job import Job, Worker
+from logscan.model.job import END_MARKER, Job, Worker
 from logscan.scan.prefixes import strip_prefixes
 from logscan.rule_ids import ERROR_LINE, WORKER_GROUP_SUCCEEDED
 from logscan.vocabulary import JobStatus, Severity, Verdict
@@ -67,8 +66,7 @@ def judge(job: Job, findings) -> tuple[Verdict, str]:
     if job.job_status == JobStatus.SUCCEEDED:
         return Verdict.HEALTHY, ("every Worker got past its first batch, the platform reports the job "
                                  "succeeded, and nothing failed")
-    ended = next((w.last_line for w in ddp if w.last_line is not None and END_MARKER.search(w.last_line.text)),
-                 None)
+    ended = next((end for w in ddp if (end := w.end_of_run()) is not None), None)
     if ended is not None:
         return Verdict.HEALTHY, (f"the run finished: {ended.file}:{ended.line} is its end-of-run line, and "
                                  f"nothing failed")

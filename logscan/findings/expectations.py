@@ -10,19 +10,15 @@ evidence.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from logscan.findings.base import finding, plural
 from logscan.diagnosis import format_duration
 from logscan.expectations import Expectations, asked_for
-from logscan.model.job import Job, Worker
+from logscan.model.job import Job
 from logscan.vocabulary import Role, Severity
 
 
-# A script's own end-of-run line, where progress lines give no `N/N`: `training finished: 30
-# steps`, `Training complete`, `run done`.
-END_MARKER = re.compile(r"(?i)\b(?:training|train|run|job)\b[\s:]+(?:is\s+)?(?:finished|complete[d]?|done)\b")
 
 
 def _launch_lines(job: Job):
@@ -120,20 +116,10 @@ def expect_first_batch(job: Job, rule, expect: Expectations, findings) -> list:
                   node_rank=nodes[0] if len(nodes) == 1 else None, node_ranks=nodes)
 
 
-def _finished(worker: Worker):
-    """The line showing this Worker's run ended normally, if one does."""
-    if worker.progress_fraction() == 1.0:
-        return worker.last_progress.where
-    last = worker.last_line
-    if last is not None and END_MARKER.search(last.text):
-        return last
-    return None
-
-
 def expect_finished(job: Job, rule, expect: Expectations, findings) -> list:
     if not expect.finished:
         return []
-    ends = [where for w in job.workers if (where := _finished(w)) is not None]
+    ends = [where for w in job.workers if (where := w.end_of_run()) is not None]
     if ends:
         return []
     last = [w.last_progress.where for w in job.workers if w.last_progress is not None]

@@ -18,7 +18,6 @@ from logscan.catalogue import Group
 from logscan.diagnosis import Where
 from logscan.diagnosis import format_duration
 from logscan.findings.base import finding, hits, plural
-from logscan.findings.expectations import END_MARKER
 from logscan.limits import STALL_RHYTHM_FACTOR, STALL_RHYTHM_FLOOR, STOP_SILENCE, STOP_SILENCE_FACTOR
 from logscan.model import training
 from logscan.findings.hangs import rank_by_elimination
@@ -256,12 +255,6 @@ def rank_left_early(job: Job, rule):
                     worker=worker.label)]
 
 
-def _finished(worker: Worker) -> bool:
-    last = worker.last_line
-    return worker.group_succeeded or worker.progress_fraction() == 1.0 or \
-        (last is not None and END_MARKER.search(last.text) is not None)
-
-
 def _stall_threshold(job: Job) -> timedelta:
     """How long a job that trained may be quiet: --stall-after, or sooner where its lines carry
     times, a hundred of its own steps (at least STALL_RHYTHM_FLOOR)."""
@@ -277,7 +270,7 @@ def stall_during_training(job: Job, rule):
     if not job.training_started or job.failures or job.job_status in (JobStatus.FAILED, JobStatus.SUCCEEDED):
         return []
     started = [w for w in job.workers if w.started_processes]
-    if not started or any(_stop(w) is not None or w.exits or _finished(w) or w.error_lines(job.catalogue)
+    if not started or any(_stop(w) is not None or w.exits or w.group_succeeded or w.end_of_run() or w.error_lines(job.catalogue)
                           for w in started):
         return []  # ended, or something to explain: the rules of failures and timeouts tell it
     if any(scan.truncated or scan.read_error for w in job.workers for scan in w.scans):
@@ -302,8 +295,13 @@ def stall_during_training(job: Job, rule):
         straggler = (f"; {who} is the straggler: its last line `{_quote(line)}` ({line.file}:{line.line}) comes "
                      f"after the loop's, and the others wait for it in the next collective")
         evidence = [line, last_step]
-    found = finding(rule, f"training stopped: no line for {format_duration(quiet)}{since}, longer than "
-                          f"{format_duration(threshold)} with nothing failed and the job not over{straggler}",
+    # Only the lines' own times give the silence a report may state: a file's mtime moves with
+    # every copy of the log.
+    timed = all(s.last_time is not None and s.last_time.tzinfo is not None for w in started for s in w.scans)
+    silence = f"no line for {format_duration(quiet)}" if timed else f"no line for more than {format_duration(threshold)}"
+    found = finding(rule, f"training stopped: {silence}{since}"
+                          + (f", longer than {format_duration(threshold)}" if timed else "")
+                          + f" with nothing failed and the job not over{straggler}",
                     evidence, node_rank=node_rank, rank=rank)
     first = evidence[0]
     return [replace(found, time=first.time.isoformat() if first is not None and first.time else None)]

@@ -23,6 +23,9 @@ from logscan.vocabulary import JobStatus, RunStage
 
 
 _N_OF_M = re.compile(r"(?<![\d/.:-])(\d+)\s*/\s*(\d+)(?![\d/.:-])")
+# A script's own end-of-run line, where progress lines give no `N/N`: `training finished: 30
+# steps`, `Training complete`, `run done`.
+END_MARKER = re.compile(r"(?i)\b(?:training|train|run|job)\b[\s:]+(?:is\s+)?(?:finished|complete[d]?|done)\b")
 
 # Why torchrun began a rendezvous round (Round.reason).
 ROUND_START, ROUND_MEMBERSHIP, ROUND_FAILURE = "start", "membership", "failure"
@@ -161,6 +164,16 @@ class Worker(EventLists):
             return None
         done = [(n, m) for n, m in _N_OF_M.findall(clean(last.where.text)) if int(m) > 0 and n == m]
         return f"{done[-1][0]}/{done[-1][1]}" if done else None
+
+    def end_of_run(self) -> Where | None:
+        """The line showing this Worker's run ended normally, if one does: its last progress line
+        at its total, or a last line of the script's that says so."""
+        if self.progress_fraction() == 1.0:
+            return self.last_progress.where
+        last = self.last_line
+        if last is not None and END_MARKER.search(last.text):
+            return last
+        return None
 
     @property
     def group_succeeded(self) -> bool:
