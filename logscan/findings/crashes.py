@@ -127,7 +127,7 @@ def _restarts(worker, after_failure: bool = True) -> int:
     counts = [int(h.group(Group.RESTART_COUNT)) for h in told if h.group(Group.RESTART_COUNT) is not None]
     prints = defaultdict(int)
     for env in worker.envs:
-        prints[(env.rank, env.local_rank)] += 1
+        prints[(env.source, env.rank, env.local_rank)] += 1  # one process prints several kinds
     reprinted = max(prints.values(), default=1) - 1 if after_failure else 0
     return max(len(attempts_left), max(counts, default=0), reprinted)
 

@@ -80,7 +80,45 @@ def duplicate_node_rank(job: Job, rule):
         out.append(finding(
             rule, f"{len(streams)} Worker logs claim node_rank {node_rank}: {few(streams)}",
             [w.launch.where for w in workers], node_rank=node_rank))
-    return out
+    # The launch lines tell it best; without them the processes' own rank lines tell it.
+    return out or _ranks_claimed_twice(job, rule)
+
+
+def _ranks_claimed_twice(job: Job, rule):
+    """Processes in two Workers' logs that claim the same global rank of one world (their rank
+    lines agree on its size, or one says none): two nodes took the same node rank, so the ranks
+    of the node rank nobody took never ran. Only the last round of each Worker counts: an elastic
+    or c10d rendezvous may give a node other ranks when it re-forms the world."""
+    if job.elastic:
+        return []
+    claims: dict[int, dict] = {}  # global rank → {Worker: its first line claiming it}
+    for worker in job.workers:
+        if worker.shared_file:
+            continue  # a log several Workers wrote: its lines are dealt by rank already
+        for env in worker.final_round.envs:
+            if env.rank is not None:
+                claims.setdefault(env.rank, {}).setdefault(worker, env)
+    twice = {rank: lines for rank, lines in claims.items() if len(lines) > 1
+             and len({e.world_size for e in lines.values()} - {None}) <= 1}
+    if not twice:
+        return []
+    workers = list(dict.fromkeys(w for lines in twice.values() for w in lines))
+    ranks = sorted(twice)
+    message = (f"{len(workers)} Worker logs ({few(sorted(w.stream for w in workers))}) claim "
+               f"global {plural(ranks, 'rank', 'ranks')}")
+    sizes = {e.world_size for lines in claims.values() for e in lines.values()} - {None}
+    if len(sizes) == 1:
+        size = sizes.pop()
+        message += f" of a world of {size}"
+        unclaimed = [r for r in range(size) if r not in claims]
+        # A rank that took part in training ran, whatever it printed: DDP steps together.
+        if unclaimed and not job.training_started:
+            message += (f"; {plural(unclaimed, 'rank', 'ranks')} never printed "
+                        f"{'its' if len(unclaimed) == 1 else 'their'} rank line")
+    message += ": two nodes took the same node rank"
+    first = ranks[0]
+    return [finding(rule, message, [twice[first][w].where for w in twice[first]],
+                    rank=first if len(ranks) == 1 else None, ranks=tuple(ranks))]
 
 
 def _outliers(groups: dict, node0_decides: bool) -> list:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from logscan.findings.base import finding, plural
-from logscan.scan.events import EnvPrint
+from logscan.scan.events import TORCHRUN_ENV, EnvPrint
 from logscan.model.job import Job, LaunchShape, Round
 
 
@@ -84,9 +84,25 @@ def world_size_mismatch(job: Job, rule):
     return out
 
 
+def printed_by_every_rank(job: Job) -> set[str]:
+    """The kinds of rank line this job's processes print whatever their rank, on positive evidence:
+    the guide's env print (its script prints it first thing, on every rank), or a framework's line
+    that a process other than rank 0 printed. A line seen from rank 0 only may be one that only
+    rank 0 prints (Accelerate's state under `main_process_only`, Ray Train's since 2.5): its
+    absence elsewhere says nothing."""
+    kinds = set()
+    for worker in job.workers:
+        for env in worker.envs:
+            if env.source == TORCHRUN_ENV or (env.rank or 0) > 0 or (env.local_rank or 0) > 0:
+                kinds.add(env.source)
+    return kinds
+
+
 def missing_rank(job: Job, rule):
-    if not job.prints_env:
-        return []  # this training script does not print its env: absence means nothing
+    kinds = printed_by_every_rank(job)
+    if not kinds:
+        return []  # no line this job prints on every rank: absence means nothing
+    line = "torchrun env line" if kinds == {TORCHRUN_ENV} else f"rank line ({', '.join(sorted(kinds))})"
     out = []
     for worker in job.launched:
         gpus = worker.launch.gpus_per_node
@@ -96,7 +112,7 @@ def missing_rank(job: Job, rule):
             continue  # its processes took part in training: an env print was lost, not a rank
         if worker.shared_file or worker.foreign_envs:
             continue  # another Worker overwrote part of this log: absence proves nothing
-        own = worker.envs
+        own = worker.envs  # a line of any kind shows the process was there
         seen = {e.local_rank for e in own if e.local_rank is not None}
         seen |= {e.rank - worker.rank_offset for e in own
                  if e.local_rank is None and e.rank is not None}
@@ -105,7 +121,7 @@ def missing_rank(job: Job, rule):
             continue
         out.append(finding(
             rule, f"{worker.label}: {plural(missing, 'rank', 'ranks')} never printed "
-                  f"{'its' if len(missing) == 1 else 'their'} torchrun env line",
+                  f"{'its' if len(missing) == 1 else 'their'} {line}",
             [worker.launch.where] + [e.where for e in worker.envs[:2]],
             node_rank=worker.node_rank, rank=missing[0] if len(missing) == 1 else None,
             ranks=tuple(missing)))

@@ -316,7 +316,7 @@ class _RoundBuilder:
             # (`[default1]:` prefixes) copies each process's stdout by a thread of its own, so
             # there a print may come after the stop of its own round: only a repeat tells.
             teed = event.where.local_rank is not None
-            return event.local_rank in self.local_ranks or (self.stopped and not teed)
+            return event.process_key in self.local_ranks or (self.stopped and not teed)
         if kind == "progress":
             # Progress after torchrun stopped the group is a restarted group's (--tee's copy
             # threads excepted, as above): production scripts print no env line to tell it.
@@ -337,7 +337,7 @@ class _RoundBuilder:
             (kind == "hit" and event.rule_id == SIBLING_TERMINATED)  # torchrun stops a process it spawned
         if kind == "env":
             self.envs.append(event)
-            self.local_ranks.add(event.local_rank)
+            self.local_ranks.add(event.process_key)
             self.started = True
         elif kind == "progress" or (kind == "hit" and event.rule_id == WORKER_GROUP_SUCCEEDED):
             self.started = True

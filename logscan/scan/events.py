@@ -29,14 +29,32 @@ def format_master(addr: str | None, port: int | None) -> str:
     return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
 
 
+# The guide's debugging print, `torchrun env: RANK= 5 LOCAL_RANK= 1 WORLD_SIZE= 8`: every process of
+# a script that has it prints it.
+TORCHRUN_ENV = "torchrun env"
+
+
 @dataclass(frozen=True, slots=True)
 class EnvPrint:
-    """What torchrun injected into one training process, as the process printed it."""
+    """What the launcher gave one training process (its rank, local rank, world size), as the
+    process printed it: the guide's env print, or a framework's own rank line (`source` names the
+    line's kind, as logscan.scan.lineparse.RANK_LINES does; None where the line does not say)."""
 
     where: Where
     rank: int | None
     local_rank: int | None
     world_size: int | None
+    source: str = TORCHRUN_ENV
+
+    @property
+    def process_key(self):
+        """What tells this process apart from the other processes of its round: a second line
+        with the same key is a new process. The guide's print by its local rank (as always); a
+        framework's line by its own kind and what it names, since one process prints several
+        kinds (Lightning's GLOBAL_RANK line names no local rank, its LOCAL_RANK line no rank)."""
+        if self.source == TORCHRUN_ENV:
+            return self.local_rank
+        return (self.source, self.local_rank, self.rank if self.local_rank is None else None)
 
 
 @dataclass(frozen=True, slots=True)

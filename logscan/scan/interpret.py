@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from logscan.scan import lineparse
 from logscan.catalogue import Rule
 from logscan.limits import MAX_RULE_TIMEOUTS
-from logscan.scan.events import (EnvPrint, FileScan, LaunchLine, Progress, ProcessExit,
+from logscan.scan.events import (TORCHRUN_ENV, EnvPrint, FileScan, LaunchLine, Progress, ProcessExit,
                             PythonException, SignalHit, Where)
 from logscan.scan.prefixes import strip_prefixes
 
@@ -42,6 +42,9 @@ class _Meaning:
     hits: tuple
     exception: tuple[str, str] | None
     announced: bool = False  # the exception is told ahead of its raise (THCudaCheck FAIL)
+    launch_total: int | None = None  # DeepSpeed's `dist_world_size=N`, after its launch line
+    rank_line: tuple | None = None   # a framework's rank line (lineparse.parse_rank_line)
+    state_line: tuple | None = None  # a line of Accelerate's state (lineparse.parse_accelerate_state)
 
 
 # What a line that says nothing means.
@@ -56,6 +59,7 @@ class _FileContext:
     one log."""
 
     env: lineparse.EnvAssembler = field(default_factory=lineparse.EnvAssembler)
+    state: lineparse.StateAssembler = field(default_factory=lineparse.StateAssembler)
     traceback_signals: dict = field(default_factory=dict)
     headerless: set = field(default_factory=set)  # keys whose traceback began without a header
     agent_traceback: dict = field(default_factory=dict)
@@ -96,11 +100,25 @@ class FileInterpreter:
             scan.launches.append(LaunchLine(where=where, **meaning.launch))
             return
 
+        if meaning.launch_total is not None:
+            _complete_launch(scan, meaning.launch_total)
+            return
+
         if meaning.env is not None:
             markers, pairs = meaning.env
             scan.env_markers += markers
             for first_where, record in context.env.feed(where, pairs):
                 scan.envs.append(_env_print(first_where, record))
+            return
+
+        if meaning.rank_line is not None:
+            kind, rank, local_rank, world_size = meaning.rank_line
+            scan.envs.append(EnvPrint(where, rank, local_rank, world_size, kind))
+            return
+
+        if meaning.state_line is not None:
+            for first_where, record in context.state.feed(where, *meaning.state_line):
+                scan.envs.append(_env_print(first_where, record, lineparse.ACCELERATE_KIND))
             return
 
         where = self._summary(body, where, meaning)
@@ -161,10 +179,19 @@ class FileInterpreter:
         if known is not None:
             return known
         launch = lineparse.parse_launch(body) if "DDP launch:" in body else None
-        env = lineparse.env_tokens(body) if launch is None else None
+        launch_total = None
+        if launch is None and ("num_local_procs=" in body or "dist_world_size=" in body):
+            deepspeed = lineparse.parse_deepspeed_launch(body)
+            launch, launch_total = (deepspeed, None) if isinstance(deepspeed, dict) else (None, deepspeed)
+        env = lineparse.env_tokens(body) if launch is None and launch_total is None else None
+        rank_line = state_line = None
+        if launch is None and launch_total is None and env is None:
+            rank_line = lineparse.parse_rank_line(body)
+            state_line = lineparse.parse_accelerate_state(body) if rank_line is None else None
         ran_away = False
-        if launch is not None or env is not None:
-            meaning = _Meaning(launch, env, None, False, False, False, False, (), None)
+        if launch is not None or env is not None or launch_total is not None or rank_line or state_line:
+            meaning = _Meaning(launch, env, None, False, False, False, False, (), None,
+                               launch_total=launch_total, rank_line=rank_line, state_line=state_line)
         else:
             hits, ran_away = self._catalogue_hits(body)
             exception = lineparse.parse_exception(body)
@@ -306,6 +333,8 @@ class FileInterpreter:
             self._late_hits = []
         for where, record in self.context.env.flush():
             scan.envs.append(_env_print(where, record))
+        for where, record in self.context.state.flush():
+            scan.envs.append(_env_print(where, record, lineparse.ACCELERATE_KIND))
         return scan
 
 
@@ -399,5 +428,15 @@ class LineJudge:
                 and lineparse.parse_exception(body[len(lineparse.SUMMARY_INDENT):]) is not None))
 
 
-def _env_print(where: Where, record: dict) -> EnvPrint:
-    return EnvPrint(where, record.get("RANK"), record.get("LOCAL_RANK"), record.get("WORLD_SIZE"))
+def _env_print(where: Where, record: dict, source: str = TORCHRUN_ENV) -> EnvPrint:
+    return EnvPrint(where, record.get("RANK"), record.get("LOCAL_RANK"), record.get("WORLD_SIZE"), source)
+
+
+def _complete_launch(scan: FileScan, total_procs: int) -> None:
+    """DeepSpeed's launcher logs its world size (`dist_world_size=N`) a line after the node's launch
+    line: it is that launch line's total_procs."""
+    last = scan.launches[-1] if scan.launches else None
+    if last is None or last.total_procs is not None or "num_local_procs" not in dict(last.raw_fields):
+        return
+    if total_procs <= lineparse.LAUNCH_LIMITS["total_procs"]:
+        scan.launches[-1] = replace(last, total_procs=total_procs)

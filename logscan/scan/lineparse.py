@@ -179,6 +179,130 @@ class EnvAssembler:
         return rest
 
 
+# --- other launchers' and frameworks' own rank lines: the same facts as the env print -----------
+
+# (kind of line, pattern): each names a process's rank, local rank or world size as the framework
+# that printed it knew them. The kind is kept with the facts: a line only some scripts, releases or
+# ranks print is evidence where it is, never required where it is not (logscan.findings.processes).
+RANK_LINES = (
+    # PyTorch Lightning, every rank, just before init_process_group: `initializing ddp: GLOBAL_RANK:
+    # 1, MEMBER: 2/8` (pytorch_lightning 1.x, plugins/training_type/ddp.py and accelerators), then
+    # `Initializing distributed: GLOBAL_RANK: ...` (lightning 2.x, fabric/utilities/distributed.py).
+    # MEMBER is the rank plus one over the world size.
+    ("Lightning GLOBAL_RANK", re.compile(
+        r"\b(?:[Ii]nitializing ddp|Initializing distributed): GLOBAL_RANK: (?P<rank>\d+), "
+        r"MEMBER: \d+/(?P<world>\d+)")),
+    # Lightning's CUDA accelerator, every rank (accelerators/gpu.py in 1.x, cuda.py in 2.x):
+    # `LOCAL_RANK: 1 - CUDA_VISIBLE_DEVICES: [0,1,2,3]`.
+    ("Lightning LOCAL_RANK", re.compile(r"\bLOCAL_RANK: (?P<local>\d+) - CUDA_VISIBLE_DEVICES: \[")),
+    # DeepSpeed's MPI discovery (deepspeed/comm/comm.py mpi_discovery; deepspeed/utils/distributed.py
+    # before 0.6): `Discovered MPI settings of world_rank=5, local_rank=1, world_size=8, master_addr=...`.
+    # Some releases log it on world rank 0 only.
+    ("DeepSpeed MPI settings", re.compile(
+        r"\bDiscovered MPI settings of world_rank=(?P<rank>\d+), local_rank=(?P<local>\d+), "
+        r"world_size=(?P<world>\d+)")),
+    # Ray Train's worker (ray/train/torch/config.py, _setup_torch_process_group): `Setting up process
+    # group for: env:// [rank=0, world_size=4]`; every rank until about 2.5, rank 0 only since.
+    ("Ray Train process group", re.compile(
+        r"\bSetting up process group for: \S* ?\[rank=(?P<rank>\d+), world_size=(?P<world>\d+)\]")),
+)
+
+
+@needs(_literal(b"GLOBAL_RANK: "), _literal(b" - CUDA_VISIBLE_DEVICES: ["),
+       _literal(b"Discovered MPI settings of world_rank="), _literal(b"Setting up process group for: "))
+def parse_rank_line(body: str) -> tuple[str, int | None, int | None, int | None] | None:
+    """(kind, rank, local rank, world size) of a framework's rank line (RANK_LINES)."""
+    for kind, pattern in RANK_LINES:
+        found = pattern.search(body)
+        if found is not None:
+            named = found.groupdict()
+            return kind, _to_int(named.get("rank")), _to_int(named.get("local")), _to_int(named.get("world"))
+    return None
+
+
+# Hugging Face Accelerate's state (PartialState/AcceleratorState.__repr__, src/accelerate/state.py),
+# printed by scripts as `print(accelerator.state)` or logged (often on the main process only): one
+# record over several lines, `Distributed environment: MULTI_GPU  Backend: nccl` (0.1x:
+# `DistributedType.MULTI_GPU`, no backend), `Num processes: 8`, `Process index: 3` (not in 0.1),
+# `Local process index: 1`, `Device: cuda:1`. Only the first line has a logger's header.
+ACCELERATE_KIND = "Accelerate state"
+ACCELERATE_MARKER = re.compile(r"\bDistributed environment: (?:DistributedType\.)?[A-Z][A-Z_]*\b")
+_ACCELERATE_FIELD = re.compile(r"\s*(?P<key>Num processes|Process index|Local process index): (?P<value>\d+)\s*")
+_ACCELERATE_KEYS = {"Num processes": "WORLD_SIZE", "Process index": "RANK", "Local process index": "LOCAL_RANK"}
+
+
+@needs(_literal(b"Distributed environment: "), _literal(b"Num processes: "), _literal(b"rocess index: "))
+def parse_accelerate_state(body: str) -> tuple[str, int | None] | None:
+    """("marker", None) for the state's first line; (RANK, LOCAL_RANK or WORLD_SIZE, value) for
+    one of its number lines, which mean something only inside a state print (StateAssembler)."""
+    if ACCELERATE_MARKER.search(body):
+        return "marker", None
+    found = _ACCELERATE_FIELD.fullmatch(body)
+    return (_ACCELERATE_KEYS[found["key"]], int(found["value"])) if found else None
+
+
+class StateAssembler:
+    """Accelerate's state prints from their lines. Several processes printing at once interleave
+    the lines: each number line fills the oldest open print still missing that key, as
+    EnvAssembler does. Only a marker opens a print, so a stray `Process index: 3` elsewhere is
+    nothing. A print is done once it has all three numbers (0.1 prints no Process index: those
+    are given out by `flush`)."""
+
+    KEYS = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
+
+    def __init__(self):
+        self.open: list[tuple[object, dict]] = []
+
+    def feed(self, where, key: str, value: int | None) -> list[tuple[object, dict]]:
+        if key == "marker":
+            self.open.append((where, {}))
+            return []
+        waiting = next((i for i, (_, record) in enumerate(self.open) if key not in record), None)
+        if waiting is None:
+            return []
+        first, record = self.open[waiting]
+        record[key] = value
+        if len(record) < len(self.KEYS):
+            return []
+        del self.open[waiting]
+        return [(first, record)]
+
+    def flush(self) -> list[tuple[object, dict]]:
+        rest = [(where, record) for where, record in self.open if record]
+        self.open = []
+        return rest
+
+
+# DeepSpeed's launcher (deepspeed/launcher/launch.py, one per node) logs the node's place in the job
+# before it starts the node's processes: `WORLD INFO DICT: {'host0': [0, 1], 'host1': [0, 1]}`,
+# `nnodes=2, num_local_procs=2, node_rank=1`, `global_rank_mapping=defaultdict(<class 'list'>,
+# {'host0': [0, 1], 'host1': [2, 3]})`, `dist_world_size=4`. The second line is the node's launch line
+# (nnodes, node_rank, processes on the node); dist_world_size is the launch's total_procs.
+DEEPSPEED_LAUNCH = re.compile(r"\bnnodes=(?P<nnodes>\d+), num_local_procs=(?P<procs>\d+), node_rank=(?P<node_rank>\d+)")
+DEEPSPEED_WORLD_SIZE = re.compile(r"\bdist_world_size=(?P<size>\d+)\s*$")
+
+
+@needs(_literal(b"num_local_procs="), _literal(b"dist_world_size="))
+def parse_deepspeed_launch(body: str) -> dict | int | None:
+    """The fields of a launch line (as parse_launch gives them) for the launcher's
+    `nnodes=..., num_local_procs=..., node_rank=...` line; the world size for `dist_world_size=N`."""
+    if (size := DEEPSPEED_WORLD_SIZE.search(body)) is not None:
+        return int(size["size"])
+    found = DEEPSPEED_LAUNCH.search(body)
+    if found is None:
+        return None
+    numbers = {"nnodes": int(found["nnodes"]), "node_rank": int(found["node_rank"]),
+               "gpus_per_node": int(found["procs"]), "total_procs": None}
+    absurd = tuple((key, str(value)) for key, value in numbers.items()
+                   if value is not None and not 0 <= value <= LAUNCH_LIMITS[key])
+    for key, _ in absurd:
+        numbers[key] = None
+    return {**numbers, "min_nnodes": None, "master_addr": None, "master_port": None,
+            "raw_fields": (("nnodes", found["nnodes"]), ("num_local_procs", found["procs"]),
+                           ("node_rank", found["node_rank"])),
+            "absurd": absurd}
+
+
 # --- Python tracebacks ----------------------------------------------------------------------
 
 TRACEBACK_START = "Traceback (most recent call last)"
