@@ -102,6 +102,8 @@ class Rule:
     cause: str | None = None
     # signals: a traceback holding the line was raised at this stage, whatever progress says
     traceback_stage: RunStage | None = None
+    # harmless: the signal whose lines these are (the catalogue's patterns are declared once)
+    reuses: str | None = None
     keywords: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -301,6 +303,9 @@ KEYS = {
     "lint": _SHARED_KEYS | _RULE_KEYS,
     "signal": _SHARED_KEYS | _PATTERN_KEYS | {"cascade", "informational", "cause", "hint",
                                               "traceback_stage"},
+    # a known-harmless line: what it means in one sentence, and its patterns or the signal
+    # whose lines it names
+    "harmless": frozenset({"id", "kind", "meaning", "stage", "references", "signal"}) | _PATTERN_KEYS,
 }
 TABLE_KEYS = {"docs": frozenset(DOC_SECTIONS), "tests": frozenset({"fire", "quiet"})}
 ANY_KEY = frozenset().union(*KEYS.values())
@@ -332,6 +337,8 @@ def parse_rule(path: Path, data: dict, compile_patterns: bool = True) -> Rule:
     rule_id = _require_str(path, data, "id")
     if not re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", rule_id):
         raise RuleFileError(path, "id", f"must be kebab-case, not {rule_id!r}")
+    if kind == RuleKind.HARMLESS:
+        return _parse_harmless(path, data, rule_id, compile_patterns)
     docs = data.get("docs")
     if not isinstance(docs, dict):
         raise RuleFileError(path, "docs", f"is required with sections {', '.join(DOC_SECTIONS)}")
@@ -394,6 +401,49 @@ def parse_rule(path: Path, data: dict, compile_patterns: bool = True) -> Rule:
     _refuse_unknown_keys(path, data, kind)
     rule = Rule(**fields)
     return _check_groups(path, rule) if compile_patterns else rule
+
+
+def _pattern_fields(path: Path, data: dict, compile_patterns: bool) -> dict:
+    """patterns, exclude, keywords and tests of a file whose lines are matched."""
+    for key in ("patterns", "exclude"):
+        for pattern in _str_list(path, data, key):
+            _check_pattern_text(path, key, pattern)
+            if compile_patterns:
+                _compile(path, key, pattern)
+    tests = data.get("tests", {})
+    if not isinstance(tests, dict):
+        raise RuleFileError(path, "tests", "must be a table with 'fire' and 'quiet' lists")
+    return dict(patterns=_str_list(path, data, "patterns"), exclude=_str_list(path, data, "exclude"),
+                keywords=_str_list(path, data, "keywords"),
+                tests={k: _str_list(path, tests, k) for k in ("fire", "quiet")})
+
+
+def _parse_harmless(path: Path, data: dict, rule_id: str, compile_patterns: bool) -> Rule:
+    """A known-harmless line: its meaning (one sentence), the stage it is printed at, at least
+    one reference, and either patterns with keywords (a line the scan must find) or `signal`,
+    the signal that already finds its lines."""
+    _refuse_unknown_keys(path, data, RuleKind.HARMLESS)
+    meaning = _require_str(path, data, "meaning")
+    if "\n" in meaning.strip():
+        raise RuleFileError(path, "meaning", "must be one sentence on one line")
+    references = _str_list(path, data, "references")
+    if not references:
+        raise RuleFileError(path, "references", "needs at least one reference")
+    fields = _pattern_fields(path, data, compile_patterns)
+    reuses = _optional_str(path, data, "signal")
+    if reuses is not None and (fields["patterns"] or fields["keywords"]):
+        raise RuleFileError(path, "signal", "names the signal whose lines these are: patterns and "
+                                            "keywords are that signal's, not repeated here")
+    if reuses is None and not (fields["patterns"] and fields["keywords"]):
+        raise RuleFileError(path, "patterns", "needs patterns and keywords (or `signal`, a signal "
+                                              "that finds these lines)")
+    if reuses is None and not fields["tests"]["fire"]:
+        raise RuleFileError(path, "tests.fire", "needs at least one line the patterns match")
+    # its docs: what the line means, and (when it has patterns) its first test line as example
+    docs = {"what": meaning.strip(), **({"example": fields["tests"]["fire"][0]} if reuses is None else {})}
+    return Rule(id=rule_id, kind=RuleKind.HARMLESS, summary=meaning.strip(),
+                stage=_require_choice(path, data, "stage", RunStage), docs=docs,
+                source=str(path), references=references, reuses=reuses, **fields)
 
 
 def load_rule_file(path: Path, compile_patterns: bool = True) -> Rule:
@@ -519,15 +569,19 @@ def builtin_rules_dir() -> Path:
 class Catalogue:
     rules: dict[str, Rule]      # signature and code rules, by id
     signals: dict[str, Rule]    # signals, by id
+    # known-harmless lines, by id: never findings, named when nothing failed
+    harmless: dict[str, Rule] = field(default_factory=dict)
 
     @property
     def matchers(self) -> tuple[Rule, ...]:
-        """Everything that carries patterns, signals first so code rules see them in order."""
+        """Everything that carries patterns, signals first so code rules see them in order;
+        known-harmless lines last (those that name a signal's lines carry none of their own)."""
         return tuple(self.signals.values()) + tuple(
-            r for r in self.rules.values() if r.kind == RuleKind.SIGNATURE)
+            r for r in self.rules.values() if r.kind == RuleKind.SIGNATURE) + tuple(
+            r for r in self.harmless.values() if r.patterns)
 
     def get(self, rule_id: str) -> Rule | None:
-        return self.rules.get(rule_id) or self.signals.get(rule_id)
+        return self.rules.get(rule_id) or self.signals.get(rule_id) or self.harmless.get(rule_id)
 
     def keywords(self) -> set[str]:
         return {kw for rule in self.matchers for kw in rule.keywords}
@@ -611,6 +665,7 @@ def rule_files(directory: Path) -> list[Path]:
 def load_catalogue(extra_dirs: Iterable[str | Path] = ()) -> Catalogue:
     rules: dict[str, Rule] = {}
     signals: dict[str, Rule] = {}
+    harmless: dict[str, Rule] = {}
     builtin = builtin_rules_dir()
     for directory in (builtin, *(Path(d) for d in extra_dirs)):
         if not directory.is_dir():
@@ -619,8 +674,11 @@ def load_catalogue(extra_dirs: Iterable[str | Path] = ()) -> Catalogue:
         loaded = (_builtin_rules(directory, paths) if directory is builtin
                   else (load_rule_file(path) for path in paths))
         for path, rule in zip(paths, loaded):
-            target = signals if rule.kind == RuleKind.SIGNAL else rules
-            if rule.id in rules or rule.id in signals:
+            target = {RuleKind.SIGNAL: signals, RuleKind.HARMLESS: harmless}.get(rule.kind, rules)
+            if rule.id in rules or rule.id in signals or rule.id in harmless:
                 raise RuleFileError(path, "id", f"{rule.id!r} is already defined elsewhere")
             target[rule.id] = rule
-    return Catalogue(rules=rules, signals=signals)
+    for rule in harmless.values():
+        if rule.reuses is not None and rule.reuses not in signals:
+            raise RuleFileError(Path(rule.source), "signal", f"names {rule.reuses!r}, which is no signal")
+    return Catalogue(rules=rules, signals=signals, harmless=harmless)

@@ -155,6 +155,20 @@ class NovelLine:
 
 
 @dataclass(frozen=True)
+class HarmlessNote:
+    """A known-harmless warning the logs hold (the catalogue's `rules/harmless/`), named once:
+    what it means, where it first appears, and how many lines of it there are."""
+
+    rule: str
+    meaning: str
+    file: str
+    line: int
+    text: str
+    count: int
+    reference: str = ""
+
+
+@dataclass(frozen=True)
 class InputNote:
     path: str
     problem: str
@@ -192,6 +206,11 @@ class Diagnosis:
     # What the report says once about its times: a file's time shown, or none known.
     clock_note: str = ""
     finished: str | None = None     # how the logs say the run ended (`30/30 steps`), if they do
+    # Known-harmless warnings found, each once, when nothing failed (none for a failed job: its
+    # failure is the news).
+    harmless: tuple[HarmlessNote, ...] = ()
+    # Not one line of the logs says anything failed: no error finding, no error-like line.
+    no_failure_seen: bool = False
 
     @property
     def healthy(self) -> bool:
@@ -223,7 +242,8 @@ class Diagnosis:
             return (f"{self.verdict} {self.job}: {len(self.workers)} Worker(s), {got}"
                     + (f", {warnings} warning(s)" if warnings else ""))
         if self.verdict == Verdict.INCONCLUSIVE:
-            return f"{self.verdict} {self.job}: {self.verdict_reason}"
+            said = "no failure in these lines; " if self.no_failure_seen else ""
+            return f"{self.verdict} {self.job}: {said}{self.verdict_reason}"
         root = self.root_cause
         if root is None:
             return f"{self.verdict} {self.job}"

@@ -64,6 +64,9 @@ class RuleKind(StrEnum):
     CODE = "code"             # logscan.findings makes the finding
     SIGNAL = "signal"         # a line that tells the job model something; never a finding itself
     LINT = "lint"             # a pre-flight rule on launch scripts and commands (logscan.lint)
+    # a line torch or its launcher prints that does not mean failure: never a finding, never a
+    # signal to the job model; a report that found no failure names it (logscan.diagnose.harmless)
+    HARMLESS = "harmless"
 
 
 class Role(StrEnum):

@@ -103,7 +103,7 @@ def test_every_builtin_rule_passes_the_checks_a_users_rule_file_gets():
 
     catalogue = load_catalogue()
     files = rule_files(builtin_rules_dir())
-    assert len(files) == len(catalogue.rules) + len(catalogue.signals)
+    assert len(files) == len(catalogue.rules) + len(catalogue.signals) + len(catalogue.harmless)
     for path in files:
         checked = load_rule_file(path)  # patterns compiled, the groups code reads defined
         assert catalogue.get(checked.id) == checked, path.name
@@ -194,8 +194,8 @@ def test_a_cache_that_is_damaged_untrue_or_not_the_users_own_is_not_used(tmp_pat
     damage(_tables_cache(tmp_path))
     reads = _toml_reads(monkeypatch)
     again = load_catalogue()
-    assert len(reads) == len(first.rules) + len(first.signals)
-    assert (again.rules, again.signals) == (first.rules, first.signals)
+    assert len(reads) == len(first.rules) + len(first.signals) + len(first.harmless)
+    assert (again.rules, again.signals, again.harmless) == (first.rules, first.signals, first.harmless)
     reads.clear()
     load_catalogue()
     assert reads == []  # rewritten, and used

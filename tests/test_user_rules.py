@@ -84,7 +84,7 @@ def test_the_catalogue_words_load_as_the_vocabulary():
     ('severity = "error"', 'severity = "fatal"', "severity", "fatal", "error, warning, info"),
     ('stage = "training"', 'stage = "backward"', "stage", "backward",
      "launch, rendezvous, init, training, exit"),
-    ('kind = "signature"', 'kind = "regex"', "kind", "regex", "signature, code, signal, lint"),
+    ('kind = "signature"', 'kind = "regex"', "kind", "regex", "signature, code, signal, lint, harmless"),
     ('hint = "Do something."', 'hint = "Do something."\nrole = "leader"', "role", "leader",
      "launch-shape, failure, cascade, expectation"),
 ])

@@ -59,12 +59,16 @@ def rules_explain(ctx: typer.Context, rule_id: Annotated[str, typer.Argument(met
     rule = catalogue.get(rule_id)
     if rule is None:
         fail(f"unknown rule id {rule_id!r} (see 'logscan rules')")
-    severity = rule.severity if rule.kind != RuleKind.SIGNAL else RuleKind.SIGNAL
-    head = f"{rule.id} ({rule.kind}, {severity}, stage {rule.stage})"
+    severity = "" if rule.kind == RuleKind.HARMLESS else \
+        f"{rule.severity if rule.kind != RuleKind.SIGNAL else RuleKind.SIGNAL}, "
+    head = f"{rule.id} ({rule.kind}, {severity}stage {rule.stage})"
     sections = [head, "", inert(text(rule.summary)), ""]
     for title, key in (("What it detects", "what"), ("Why it matters", "why"),
                        ("Example", "example"), ("How to fix", "fix")):
-        sections += [f"## {title}", inert(text(rule.docs[key])), ""]
+        if key in rule.docs:  # a known-harmless entry has its meaning and an example only
+            sections += [f"## {title}", inert(text(rule.docs[key])), ""]
+    if rule.reuses:
+        sections += ["## Lines", f"those of the signal {inert(text(rule.reuses))}", ""]
     if rule.hint:
         sections += ["## Hint", inert(text(rule.hint)), ""]
     if rule.references:

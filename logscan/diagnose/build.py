@@ -20,6 +20,7 @@ from logscan.diagnose.placement import root_key, stuck_places, with_findings
 from logscan.diagnose.stage_marks import RankMarks, mark, time_axis, worker_stages
 from logscan.diagnose.verdict import judge, run_end
 from logscan.diagnose.novel_lines import novel_lines
+from logscan.diagnose.harmless import harmless_notes
 from logscan.vocabulary import MarkStage, Role, RuleKind, RunStage, Severity, Verdict
 
 
@@ -126,6 +127,10 @@ def diagnose_job(job: Job, settings, found) -> Diagnosis:
                             for n in f.node_ranks})
     missing_ranks = sorted({r for f in findings if f.rule == MISSING_RANK for r in f.ranks})
     verdict, reason = judge(job, findings)
+    # A failed job's report is about its failure; otherwise the known-harmless warnings are named,
+    # so that a paste of them is not left without a word on them.
+    nothing_failed = verdict != Verdict.FAILED
+    no_failure_seen = nothing_failed and not any(w.error_lines(job.catalogue) for w in job.workers)
     diagnosis = Diagnosis(
         job=job.name, workers=_summaries(job), processes=_processes(job), findings=tuple(findings),
         root_cause=root, first_failure=first,
@@ -137,7 +142,8 @@ def diagnose_job(job: Job, settings, found) -> Diagnosis:
         inputs=_input_notes(job, found), skipped=tuple(found.skipped),
         files_scanned=len(job.scans), bytes_scanned=sum(s.size for s in job.scans),
         lines_scanned=sum(s.lines for s in job.scans), clock_note=clock_note(job),
-        finished=run_end(job))
+        finished=run_end(job), harmless=harmless_notes(job) if nothing_failed else (),
+        no_failure_seen=no_failure_seen)
     key = root_key(diagnosis.findings, root)
     failing = verdict in (Verdict.FAILED, Verdict.INCONCLUSIVE)
     return replace(diagnosis, time_axis=time_axis(diagnosis.workers),

@@ -6,6 +6,13 @@ peers printed it (the other ranks of the same Worker, the other Workers of the j
 rank's end it is, and by how seldom the rank itself repeated it. A line every peer printed too is not
 novel and is never shown.
 
+What a line says of itself weighs too (line_weight): one that reads as an error (an exception, a
+C++ `[E...]` header, words such as `failed`, `error`, `unknown`) keeps its score; an ordinary line
+counts half; INFO and debug chatter (TORCH_CPP_LOG_LEVEL=INFO, NCCL_DEBUG=INFO) and the lines the
+catalogue knows to be harmless (logscan.diagnose.harmless) sink below them. Chatter is printed in
+bulk around the end of a run (a store's clean-up), so without this it would crowd out the one
+line that tells.
+
 Only the failing unit's own lines teach the miner (a few hundred at most); peers' lines are matched
 against what it learnt, never added, so the cost does not grow with the job beyond the peers
 compared (at most MAX_PEERS of them, the nearest first).
@@ -23,10 +30,11 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from logscan.diagnose.harmless import harmless_lines
 from logscan.diagnosis import Finding, NovelLine, Where
 from logscan.limits import MAX_RUN_TEMPLATES, MAX_TEMPLATE_CHARS
 from logscan.model.job import Job, Worker
-from logscan.scan.lineparse import parse_summary_line
+from logscan.scan.lineparse import parse_exception, parse_summary_line
 from logscan.scan.prefixes import strip_prefixes
 
 # How many novel lines a diagnosis keeps; reports show the first few.
@@ -43,6 +51,39 @@ RECENCY_LINES = 20
 # down by SEEN_FACTOR (below every new line).
 NEW_FLOOR = 0.5
 SEEN_FACTOR = 0.25
+# What a line's own words weigh (line_weight), from the most telling: a line that reads as an
+# error, an ordinary line, INFO or debug chatter, a line the catalogue knows to be harmless.
+ERROR_LIKE, ORDINARY, CHATTER, KNOWN_HARMLESS = 1.0, 0.5, 0.2, 0.05
+
+# The level a line's logging header gives, in the part the prefixes take (C++ `[I1129 ...`,
+# `[W reducer.cpp:12]`, glog `E1129 ...`, Python logging's `INFO:name:` and `[INFO]`).
+_CPP_LEVEL = re.compile(r"(?:^|[\s:\]])\[?(?P<level>[VIWEFC])(?:\d{3,4}[ ]\d{2}:|[ ][^\]\s]+:\d+\])")
+_WORD_LEVEL = re.compile(r"\b(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL|FATAL)\b")
+# Chatter that names its level in its body: c10d's debug and trace tags, NCCL's INFO and TRACE.
+_CHATTER_BODY = re.compile(r"\[c10d - (?:debug|trace)\]|\bNCCL (?:INFO|TRACE)\b")
+# Words an error says itself with.
+_ERROR_WORDS = re.compile(
+    r"(?i)\b(?:errors?|fail(?:ed|ure|s)?|fatal|unknown|exceptions?|abort(?:ed|ing)?|refused|denied|"
+    r"timed[ ]out|timeout|invalid|cannot|can't|unable|unhandled|illegal|corrupt(?:ed)?|killed|"
+    r"segmentation[ ]fault|core[ ]dumped|not[ ]found|no[ ]such|broken[ ]pipe|didn't[ ]work)\b")
+_CHATTER_LEVELS = frozenset({"V", "I", "DEBUG", "INFO"})
+_ERROR_LEVELS = frozenset({"E", "F", "C", "ERROR", "CRITICAL", "FATAL"})
+
+
+def line_weight(text: str, harmless: bool = False) -> tuple[float, str]:
+    """(what the line's own words weigh, from 0 to 1; what sets it down, for `why`): see the
+    module's docstring."""
+    if harmless:
+        return KNOWN_HARMLESS, "known to be harmless"
+    body = _body(text)
+    head = text[:len(text) - len(body)] if text.endswith(body) else ""
+    found = _CPP_LEVEL.search(head) or _WORD_LEVEL.search(head)
+    level = found["level"] if found else None
+    if level in _CHATTER_LEVELS or _CHATTER_BODY.search(body):
+        return CHATTER, "INFO or debug chatter"
+    if level in _ERROR_LEVELS or parse_exception(body.strip()) is not None or _ERROR_WORDS.search(body):
+        return ERROR_LIKE, ""
+    return ORDINARY, ""
 
 # Masks in the order they apply: a time before its numbers, a path before its digits.
 _MASKS = (
@@ -274,6 +315,7 @@ def novel_lines(job: Job, root: Finding | None) -> tuple[NovelLine, ...]:
         return shared
 
     by_rank_peers, by_worker_peers = shared_with(rank_peers), shared_with(worker_peers)
+    known_harmless = harmless_lines(job)
     best: dict[int, NovelLine] = {}
     end = len(own.lines) - 1
     for i, (where, cluster) in enumerate(zip(own.lines, clusters)):
@@ -286,9 +328,11 @@ def novel_lines(job: Job, root: Finding | None) -> tuple[NovelLine, ...]:
         last = i == end
         # Where the rank stopped weighs in full however often the rank printed its like.
         uniqueness = 1.0 if last else 1.0 / math.sqrt(count[cluster])
-        score = round(rarity * uniqueness / (1.0 + (end - i) / RECENCY_LINES), 4)
+        weight, sets_down = line_weight(where.text, (where.file, where.line) in known_harmless)
+        score = round(weight * rarity * uniqueness / (1.0 + (end - i) / RECENCY_LINES), 4)
+        why = _why(own.label if ranked else worker.label, peers, shared, last)
         line = NovelLine(where.file, where.line, where.text, score,
-                         _why(own.label if ranked else worker.label, peers, shared, last), last)
+                         f"{why}; {sets_down}" if sets_down else why, last)
         kept = best.get(cluster)
         if kept is None or line.score >= kept.score:
             best[cluster] = line  # a template's latest, highest-scoring line stands for it

@@ -264,6 +264,20 @@ def _novel(d: Diagnosis) -> str:
             f'<p class="facts">{_e(why)}; the most telling first.</p><ul>{items}</ul></section>')
 
 
+def _harmless(d: Diagnosis) -> str:
+    """The known-harmless warnings the logs hold, each once (logscan.diagnose.harmless): what each
+    means and where it first is; the line itself is in the log (its collector's raw times would
+    read as no other time on the page does)."""
+    if not d.harmless:
+        return ""
+    items = "".join(
+        f'<li><strong>{_e(n.rule)}</strong>{_e(f" ({n.count} lines)" if n.count > 1 else "")}: {_e(n.meaning)}'
+        f'<div class="where mono">{_e(n.file)}:{n.line}</div></li>'
+        for n in d.harmless)
+    return (f'<section id="harmless"><h2>Known-harmless warnings</h2>'
+            f'<p class="facts">None of them is a failure.</p><ul>{items}</ul></section>')
+
+
 def _stuck(d: Diagnosis) -> str:
     """For a hang: the last line of each waiting rank (or Worker), and when."""
     items = []
@@ -327,6 +341,7 @@ def render_html(d: Diagnosis, **_) -> str:
         _stuck(d),
         _findings(d, ids, hints),
         "" if d.unexplained else _novel(d),
+        _harmless(d),
         _workers(d),
         f'<section id="inputs"><h2>Inputs</h2><ul>{notes}</ul></section>' if notes else "",
         f"<footer>{d.files_scanned} file(s), {d.lines_scanned} lines, {len(d.findings)} finding(s). "

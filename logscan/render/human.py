@@ -236,6 +236,19 @@ def _novel(r: _Report, d: Diagnosis, verbose: bool) -> None:
         r.line(Text(inert(n.why), style="dim"), indent=6, hang=0)
 
 
+def _harmless(r: _Report, d: Diagnosis) -> None:
+    """The known-harmless warnings the logs hold, each once: what it means, where it first is."""
+    if not d.harmless:
+        return
+    r.line()
+    r.line(Text("Known-harmless warnings (none of them is a failure):", style="bold"))
+    for note in d.harmless:
+        times = f" ({note.count} lines)" if note.count > 1 else ""
+        r.line(Text(inert(note.rule), style="cyan") + Text(inert(times)) + Text(": " + inert(note.meaning)),
+               indent=2, hang=4)
+        _line_at(r, note.file, note.line, note.text, 6)
+
+
 def render_human(d: Diagnosis, color: bool = False, width: int | None = None,
                  verbose: bool = False, timeline: bool = False, **_) -> str:
     """The report; `width` wraps it for a terminal of that many columns (None: a pipe or file)."""
@@ -275,6 +288,7 @@ def render_human(d: Diagnosis, color: bool = False, width: int | None = None,
             report.block(f, indent=0)
     if d.stuck:
         _stuck(r, d)
+    _harmless(r, d)
     if timeline:
         from logscan.render.timeline import terminal_timeline
 

@@ -63,6 +63,9 @@ def diagnosis_record(d: Diagnosis) -> dict:
         "findings": [finding_record(f) for f in d.findings],
         "novel_lines": [{"file": n.file, "line": n.line, "text": n.text, "score": n.score, "why": n.why}
                         for n in d.novel_lines],
+        "no_failure_seen": d.no_failure_seen,
+        "harmless": [{"rule": n.rule, "meaning": n.meaning, "file": n.file, "line": n.line, "text": n.text,
+                      "count": n.count, "reference": n.reference} for n in d.harmless],
         "inputs": [{"path": n.path, "problem": n.problem} for n in d.inputs],
         "stats": {"files": d.files_scanned, "bytes": d.bytes_scanned, "lines": d.lines_scanned,
                   "skipped_files": len(d.skipped)},

@@ -69,6 +69,11 @@ def render_markdown(d: Diagnosis, **_) -> str:
         out += [f"### Findings ({len(findings)})", ""]
         for f in findings:
             out += _finding(d, f)
+    if d.harmless:
+        out += [f"### Known-harmless warnings ({len(d.harmless)}, none of them a failure)", ""]
+        out += [f"- `{md_inline(n.rule)}` ({md_inline(f'{n.file}:{n.line}')}"
+                f"{f', {n.count} lines' if n.count > 1 else ''}): {md_inline(n.meaning)}" for n in d.harmless]
+        out.append("")
     for note in d.inputs:
         out.append(f"- note: {md_inline(note.path)}: {md_inline(note.problem)}")
     out += ["", f"<sub>{d.files_scanned} file(s), {d.lines_scanned} lines, "

@@ -143,3 +143,9 @@ class FileScan(EventLists):
     last_line: Where | None = None
     tail_lines: list[Where] = field(default_factory=list)  # its last lines, last_line last
     rule_timeouts: list[str] = field(default_factory=list)
+    # Lines of the catalogue's known-harmless entries: apart from `hits`, so that no rule and no
+    # part of the job model ever reads them as something that happened.
+    harmless: list[SignalHit] = field(default_factory=list)
+    # line number → how many copies of it the line stands for, where the scan kept one line of a
+    # run of identical ones (scanner._RepeatRuns); a line not named stands for itself alone
+    repeats: dict[int, int] = field(default_factory=dict)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from logscan.scan import lineparse
 from logscan.catalogue import Rule
+from logscan.vocabulary import RuleKind
 from logscan.limits import MAX_RULE_TIMEOUTS
 from logscan.scan.events import (TORCHRUN_ENV, EnvPrint, FileScan, LaunchLine, Progress, ProcessExit,
                             PythonException, SignalHit, Where)
@@ -78,6 +79,7 @@ class FileInterpreter:
     def __init__(self, matchers: list[Rule], path: str, display: str, timeouts: dict | None = None,
                  local_rank: int | None = None):
         self.matchers = matchers  # the catalogue rules that have keywords
+        self.harmless_ids = frozenset(r.id for r in matchers if r.kind == RuleKind.HARMLESS)
         # rule id → times it ran away: shared by every file of a scan, so a catastrophic pattern
         # costs its budget once, not once per file
         self.timeouts = timeouts if timeouts is not None else {}
@@ -140,6 +142,9 @@ class FileInterpreter:
         pid_only = pid is not None and where.rank is None and where.local_rank is None
         line_signals = []
         for rule_id, groups in meaning.hits:
+            if rule_id in self.harmless_ids:
+                scan.harmless.append(SignalHit(rule_id, where, groups))
+                continue
             if pid_only:
                 self._pid_only.append(("hits", len(scan.hits), pid))
             scan.hits.append(SignalHit(rule_id, where, groups))

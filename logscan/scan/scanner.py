@@ -80,6 +80,8 @@ class Survey:
     rule_timeouts: list = field(default_factory=list)
     state: ReadState = field(default_factory=ReadState)
     read_error: str | None = None
+    # (index, copies): a kept line that stands for this many identical lines (_RepeatRuns)
+    repeats: list = field(default_factory=list)
 # Lines told apart when collapsing repeats (_RepeatRuns): past this many, those known are
 # forgotten, and a copy is kept again.
 REPEATS_KEPT = 4096
@@ -94,6 +96,9 @@ class _RepeatRuns:
     def __init__(self):
         self.runs: dict[tuple, tuple[int, int | None]] = {}
         self.dropped = 0
+        # candidate position of a run's latest copy → the copies it stands for (itself and the
+        # ones dropped before it): a report counts a repeated line's copies without keeping them
+        self.copies: dict[int, int] = {}
 
     def keep(self, candidates: list, index: int, raw: bytes, same: tuple | None) -> None:
         if same is None:  # a native line: what follows it may mean something else again
@@ -108,14 +113,20 @@ class _RepeatRuns:
             self.runs[same] = (len(candidates), None)
         else:
             first, latest = seen
+            copies = 1
             if latest is not None:
                 candidates[latest] = None
                 self.dropped += 1
+                copies += self.copies.pop(latest, 1)
+            if copies > 1:
+                self.copies[len(candidates)] = copies
             self.runs[same] = (first, len(candidates))
         candidates.append((index, raw))
 
     def settle(self, found: "Survey") -> None:
         """The survey's candidates without the dropped copies, once it is done."""
+        found.repeats = [(found.candidates[position][0], copies)
+                         for position, copies in sorted(self.copies.items())]
         if self.dropped:
             found.candidates = [c for c in found.candidates if c is not None]
 
@@ -315,6 +326,7 @@ class Scanner:
                 interpreter.line(raw, offset + index + 1)
             for rule_id, index, raw, groups in found.keywordless:
                 interpreter.late_hit(rule_id, raw, offset + index + 1, groups)
+            scan.repeats.update((offset + index + 1, copies) for index, copies in found.repeats)
             if found.first_progress is not None:
                 if first is None:
                     first = (offset + found.first_progress[0] + 1, found.first_progress[1])
