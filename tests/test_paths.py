@@ -193,7 +193,9 @@ def test_a_worker_without_node_rank_is_hashed_within_the_job(tmp_path, monkeypat
 
     job = tmp_path / "job"
     job.mkdir()
-    shutil.copy(SAMPLES / "healthy-2x2" / "worker-0" / "launch_ddp.log", job / "host-a.log")
+    # A job that failed before its first batch: host-b's KeyError is a crash of its own (beside
+    # a finished run, an exception on a Worker that printed nothing else may have been survived).
+    shutil.copy(SAMPLES / "import-error-one-rank-prod" / "worker-0" / "launch_ddp.log", job / "host-a.log")
     (job / "host-b.log").write_bytes(b"Traceback (most recent call last):\nKeyError: 'RANK'\n")
     settings = Settings(now=parse_time(POST_MORTEM_NOW))
 

@@ -84,7 +84,10 @@ def hang_in_rendezvous(job: Job, rule):
         elif terminated:
             reason = "it was terminated while waiting in rendezvous"
             evidence = [h.where for h in terminated]
-        elif is_stale(job, worker) and (job.job_status == JobStatus.RUNNING or not job_ended(job, worker)):
+        elif is_stale(job, worker) and (job.job_status == JobStatus.RUNNING or not job_ended(job, worker)) \
+                and worker.launch is not None and (worker.launch.nnodes or 0) > 1:
+            # Only a launch line of several nodes says there were others to wait for: torchrun's
+            # banner alone, read long after, says it started and nothing more.
             reason = f"its log has been quiet for more than {format_duration(job.stall_after)} before any process started"
             evidence = [worker.last_line]
         elif job.job_status in (JobStatus.FAILED, JobStatus.SUCCEEDED) and worker.launch is not None \
