@@ -112,6 +112,9 @@ class WorkerSummary:
     # When its log last moved, ISO, as a report may state it: its last timed line, else its
     # file's mtime only where that can be the job's time (logscan.diagnose.clock).
     last_known: str | None = None
+    # Nothing of its processes is in its log, yet they trained: the world it launched into did
+    # (production scripts log from rank 0 only; logscan.model.build._trained_silently).
+    trained_silently: bool = False
 
 
 @dataclass(frozen=True)

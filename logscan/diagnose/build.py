@@ -45,7 +45,10 @@ def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
     out = []
     for w in job.workers:
         launch = w.launch
-        ranks = sorted({e.rank for e in w.envs if e.rank is not None})
+        # The ranks its processes printed, else, once it started processes, the ones its launch
+        # line gives them.
+        ranks = sorted({e.rank for e in w.envs if e.rank is not None}) or \
+            (list(w.ranks or ()) if w.started_processes else [])
         master = format_master(launch.master_addr, launch.master_port) \
             if launch and launch.master_addr else None
         last = w.last_activity()
@@ -58,7 +61,7 @@ def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
             ranks=tuple(ranks), reached_first_batch=job.reached_first_batch(w),
             stage=job.stage_of(w), last_activity=last.isoformat() if last else None,
             stages=worker_stages(job, w), last_line=mark(MarkStage.LAST_LINE, w.last_line),
-            last_known=known.isoformat() if known else None))
+            last_known=known.isoformat() if known else None, trained_silently=w.trained_silently))
     return tuple(out)
 
 

@@ -109,6 +109,11 @@ def _workers(r: _Report, d: Diagnosis) -> None:
     if len(d.workers) > MAX_TABLE_ROWS:
         r.line(Text(f"… {len(d.workers) - MAX_TABLE_ROWS} more Worker(s) not shown; "
                     "--format json lists them all", style="dim"))
+    silent = [w.label for w in d.workers if w.trained_silently]
+    if silent:
+        r.line(Text(inert(f"{', '.join(silent[:4])}{' and more' if len(silent) > 4 else ''} printed nothing "
+                          f"past start-up, which is normal when only rank 0 logs: the world trained, and DDP "
+                          f"steps every rank together"), style="dim"))
 
 
 def _head(f: Finding, label: str | None = None) -> Text:
