@@ -199,7 +199,7 @@ def _trained_silently(job: Job, worker: Worker, waits: frozenset[str]) -> bool:
     tell another story of torchrun's: a wait in rendezvous, a launch that failed, torchrun's own
     exception (a process's exception, even a handled one, says processes ran). A world that may
     form without it (elastic) needs the platform's word that every launch command succeeded."""
-    if not job.training_started or worker.started_processes:
+    if not job.training_started or worker.final_round.started:
         return False
     # torchrun's own word that it ran there: any other line (a traceback) may be from before it.
     if worker.launch is None and not any(h.rule_id in (TORCHRUN_STARTED, RENDEZVOUS_ROUND) for h in worker.hits):
@@ -208,7 +208,16 @@ def _trained_silently(job: Job, worker: Worker, waits: frozenset[str]) -> bool:
     if any(h.rule_id in waits or h.rule_id in launch_failures for h in worker.hits) or \
             any(x.agent for x in worker.exceptions):
         return False
-    return not job.elastic or job.job_status == JobStatus.SUCCEEDED
+    return not job.elastic or job.job_status == JobStatus.SUCCEEDED or _re_formed_and_trained(job)
+
+
+def _re_formed_and_trained(job: Job) -> bool:
+    """Some Worker's world re-formed because nodes joined (a membership round, not a failure's)
+    and trained on: the nodes that joined are among those that show no wait of their own."""
+    return any(w.rounds[-1].reason == ROUND_MEMBERSHIP and w.rounds[-1].started and w.last_progress is not None
+               and w.rounds[-1].opened_at is not None
+               and w.position(w.last_progress.where) >= w.position(w.rounds[-1].opened_at)
+               for w in job.workers if len(w.rounds) > 1)
 
 
 def _every_rank_trained(job: Job) -> bool:

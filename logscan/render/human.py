@@ -112,8 +112,8 @@ def _workers(r: _Report, d: Diagnosis) -> None:
     silent = [w.label for w in d.workers if w.trained_silently]
     if silent:
         r.line(Text(inert(f"{', '.join(silent[:4])}{' and more' if len(silent) > 4 else ''} printed nothing "
-                          f"past start-up, which is normal when only rank 0 logs: the world trained, and DDP "
-                          f"steps every rank together"), style="dim"))
+                          f"of its processes' training, which is normal when only rank 0 logs: the world trained, "
+                          f"and DDP steps every rank together"), style="dim"))
 
 
 def _head(f: Finding, label: str | None = None) -> Text:

@@ -1302,6 +1302,27 @@ production_twin("uneven-data", "empty-prod", "udep",
                 "the loop before its first batch, destroys its process group and exits 0 while the other ranks "
                 "are in the first gradient allreduce.")
 
+# torch 2.14.1 (the CUDA wheel, run on the CPU with gloo), production shape only: no env print, progress
+# from rank 0. A release the debugging-shape samples do not have.
+for _base, _short, _expect in (
+        ("healthy-2x2", "h22t214", exp([])),
+        ("crash-mid-training", "cmtt214", exp(["crash-during-training"], root="crash-during-training",
+                                              cause="non-finite-loss", node_rank=0, rank=1)),
+        ("import-error-one-rank", "iet214", exp(["crash-before-first-batch"], root="crash-before-first-batch",
+                                                node_rank=1, rank=3, cause="missing-dependency")),
+        ("self-sigkill", "skt214", exp(["worker-killed"], root="worker-killed", node_rank=1, rank=2)),
+        ("stall-mid-training", "smtt214", exp(["collective-timeout"], root="collective-timeout", node_rank=0,
+                                              rank=1)),
+        ("platform-walltime-stall", "pwst214", exp(["hang-ended-from-outside"], root="hang-ended-from-outside",
+                                                   node_rank=0, rank=1))):
+    _sc = _BY_NAME[_base]
+    scenario(**{**_sc.__dict__, "name": f"{_base}-torch2.14-prod", "short": _short, "torch": "2.14.1",
+                "env": {**_sc.env, "PRINT_ENV": "0"}, "expect": _expect, "outputs_in_sample": False,
+                "check": _has("training finished") if _base == "healthy-2x2" else
+                _has("non-finite loss") if _base == "crash-mid-training" else _sc.check,
+                "description": "torch 2.14.1: " + _PROD + "). " + _sc.description,
+                "observed": ""})
+
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
 KNOWN_GAPS: dict[str, str] = {
 }
