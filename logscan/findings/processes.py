@@ -98,11 +98,28 @@ def printed_by_every_rank(job: Job) -> set[str]:
     return kinds
 
 
+def _same_local_ranks_everywhere(job: Job) -> bool:
+    """Every Worker's processes printed from the same local ranks, fewer than the Worker has: what
+    torchrun's --local-ranks-filter shows (one local rank's output per node), or a script that
+    prints on local rank 0 only. A rank that died first leaves its own Worker's set short, not
+    every Worker's alike."""
+    shown = []
+    for worker in job.launched:
+        if not worker.launch.gpus_per_node or worker.rank_offset is None or not worker.envs:
+            return False
+        locals_ = {e.local_rank if e.local_rank is not None else (e.rank or 0) - worker.rank_offset
+                   for e in worker.envs}
+        shown.append((frozenset(locals_), worker.launch.gpus_per_node))
+    return len(shown) > 1 and len({seen for seen, _ in shown}) == 1 and all(len(seen) < gpus for seen, gpus in shown)
+
+
 def missing_rank(job: Job, rule):
     kinds = printed_by_every_rank(job)
     if not kinds:
         return []  # no line this job prints on every rank: absence means nothing
     line = "torchrun env line" if kinds == {TORCHRUN_ENV} else f"rank line ({', '.join(sorted(kinds))})"
+    if _same_local_ranks_everywhere(job):
+        return []  # torchrun --local-ranks-filter, or a script that prints on some local ranks only
     out = []
     for worker in job.launched:
         gpus = worker.launch.gpus_per_node
