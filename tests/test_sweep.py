@@ -280,6 +280,20 @@ def test_a_live_job_turns_hung_after_stall_after_without_reading(run_cli, tmp_pa
     assert later["sweep"]["files_opened"] == 0
 
 
+def test_a_live_job_with_timed_lines_turns_hung_by_its_own_rhythm(run_cli, tmp_path):
+    """Real: steps 0.1 s apart, then nothing after 11:48:48 (kubectl timestamps), the platform says
+    running. Ten minutes of silence is a hundred times its rhythm and more: a sweep twelve minutes
+    later tells it hung, without waiting for --stall-after's 30 min and without reading again."""
+    outputs = tmp_path / "outputs"
+    shutil.copytree(SAMPLES / "stall-still-running-prod", outputs / "u" / "job",
+                    ignore=shutil.ignore_patterns("expected.json"))
+    first = sweep(run_cli, outputs, tmp_path / "s.db", "--all", now="2026-12-02T11:50:00Z")
+    assert first["jobs"][0]["verdict"] == "RUNNING" and first["jobs"][0]["change"] is None
+    later = sweep(run_cli, outputs, tmp_path / "s.db", now="2026-12-02T12:01:00Z")
+    assert [j["change"] for j in later["jobs"]] == ["hung"]
+    assert later["sweep"]["files_opened"] == 0
+
+
 def test_scan_refuses_to_merge_the_tree(run_cli, outputs):
     result = run_cli("scan", outputs)
     assert result.exit_code == 2

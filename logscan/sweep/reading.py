@@ -25,6 +25,7 @@ from datetime import datetime, timedelta, timezone
 from logscan.files.discovery import (SNIFF_BYTES, Discovery, LogFile, copy_local_rank, read_job_status,
                                settle, sniff, stream_of, why_not_a_log)
 from logscan.files.reader import ReadState, open_regular
+from logscan.limits import STALL_RHYTHM_FLOOR
 from logscan.scan.scanner import TAIL_LINES, Survey
 from logscan.sweep.tree import FileStat, JobDir
 from logscan.vocabulary import JobStatus
@@ -406,12 +407,17 @@ def wake_at(diagnosis, newest: float, stall_after: timedelta, now: datetime,
     """The first moment after `now` at which time alone can change the diagnosis: a Worker's
     last activity, or the newest log's mtime when liveness is guessed, passing --stall-after."""
     moments = []
+    # A job whose lines carry times stalls sooner, after a hundred of its own steps (at least
+    # STALL_RHYTHM_FLOOR): look again at each multiple of the floor before --stall-after (for six
+    # hours at most: a job that steps slower than that is judged at --stall-after).
+    checks = [STALL_RHYTHM_FLOOR * k for k in range(1, 37) if STALL_RHYTHM_FLOOR * k < stall_after]
+    checks.append(stall_after)
     for worker in diagnosis.workers:
         if worker.last_activity:
             last = datetime.fromisoformat(worker.last_activity)
             if last.tzinfo is None:
                 last = last.replace(tzinfo=timezone.utc)
-            moments.append((last + stall_after).timestamp())
+            moments += [(last + after).timestamp() for after in checks]
     if live_guess:
         moments.append(newest + stall_after.total_seconds())
     future = [m for m in moments if m > now.timestamp()]
