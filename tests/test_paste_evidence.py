@@ -44,8 +44,6 @@ def _rules(report: dict) -> set[str]:
 
 # --- 1. collective timeouts -------------------------------------------------------------------
 
-WAITED = {False: "collective-timeout", True: "hang-before-first-batch"}
-
 @pytest.mark.parametrize("line", [
     # 1.10: no SeqNum
     "[E ProcessGroupNCCL.cpp:566] [Rank 2] Watchdog caught collective operation timeout: "
@@ -66,13 +64,12 @@ WAITED = {False: "collective-timeout", True: "hang-before-first-batch"}
 def test_a_pasted_watchdog_timeout_is_a_collective_timeout_of_the_rank_that_waited(run_cli, tmp_path, line):
     report = _scan(run_cli, tmp_path, line + "\n")
     assert report["verdict"] == "FAILED", report["verdict_reason"]
-    # A `[rank2]:` prefix tells the job model that processes had started; with no progress line it
-    # places the job before the first batch (logscan.model.job), and hang-before-first-batch is
-    # the timeout's rule there.
-    assert report["root_cause"]["rule"] == WAITED[line.startswith("[rank")]
+    # A `[rank2]:` prefix says processes had started, but nothing shows the job's start: nothing
+    # places the wait before the first batch (Job.shows_start_up), so it is the timeout, prefix or not.
+    assert report["root_cause"]["rule"] == "collective-timeout"
     timeout = next(f for f in report["findings"] if f["rule"] == report["root_cause"]["rule"])
-    if timeout["rule"] == "collective-timeout":
-        assert timeout["ranks"] == [2]
+    assert timeout["ranks"] == [2]
+    assert "hang-before-first-batch" not in _rules(report)
     # the excerpt does not say whether training had started: the message does not claim it
     assert "after training had started" not in timeout["message"]
 
@@ -87,9 +84,9 @@ def test_pasted_watchdog_timeouts_at_different_collectives_name_the_rank_behind(
         for r, seq in ((0, 8), (1, 7))]
     report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
     assert report["verdict"] == "FAILED"
-    assert (report["root_cause"]["rule"], report["root_cause"]["rank"]) == (WAITED[True], 1)
+    assert (report["root_cause"]["rule"], report["root_cause"]["rank"]) == ("collective-timeout", 1)
     unprefixed = _scan(run_cli, tmp_path, "\n".join(line.split("]:", 1)[1] for line in lines) + "\n")
-    assert (unprefixed["root_cause"]["rule"], unprefixed["root_cause"]["rank"]) == (WAITED[False], 1)
+    assert (unprefixed["root_cause"]["rule"], unprefixed["root_cause"]["rank"]) == ("collective-timeout", 1)
 
 
 # --- 2. NCCL errors ---------------------------------------------------------------------------

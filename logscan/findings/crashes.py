@@ -11,7 +11,7 @@ from logscan.exit_signals import SIGNALS
 from logscan.findings.base import cause_hint, finding, hits, plural
 from logscan.model.failures import SIGKILL, SIGTERM, Failure, earlier_attempt_failures
 from logscan.model.job import ROUND_FAILURE, Job
-from logscan.rule_ids import RENDEZVOUS_ROUND, TORCHRUN_STARTED, WORKER_GROUP_RESTART, WORKER_KILLED
+from logscan.rule_ids import WORKER_GROUP_RESTART, WORKER_KILLED
 from logscan.vocabulary import JobStatus
 
 
@@ -24,7 +24,7 @@ def _crashes(job: Job, rule, during: bool):
     crashes = [f for f in failures if not f.cascade and f.exitcode != SIGTERM
                and not (f.exitcode == SIGKILL and f.worker.label in told_killed)]
     when = "after training had started" if during else \
-        "before the first batch" if _shows_start_up(job) else "(no line shows whether training had started)"
+        "before the first batch" if job.shows_start_up else "(no line shows whether training had started)"
     terminated = {f.rank for f in failures if f.exitcode == SIGTERM and f.rank is not None}
     out = [_crash_finding(job, rule, same, when, terminated) for same in _same_error(crashes)]
     if out:
@@ -33,14 +33,6 @@ def _crashes(job: Job, rule, during: bool):
         for same in _same_error(victims):
             out.append(_victim_finding(rule, same, when))
     return out
-
-
-def _shows_start_up(job: Job) -> bool:
-    """Some line shows the job starting (a launch line, torchrun's banner or rendezvous, an env
-    print): only then does the lack of progress place a crash before the first batch. A paste
-    of the failure alone shows neither."""
-    return any(w.launch is not None or w.envs or any(h.rule_id in (TORCHRUN_STARTED, RENDEZVOUS_ROUND)
-                                                     for h in w.hits) for w in job.workers)
 
 
 def _same_error(failures: list[Failure]) -> list[list[Failure]]:

@@ -222,6 +222,8 @@ def _waiting_evidence(job: Job, failures: list[Failure]):
 
 
 def hang_before_first_batch(job: Job, rule):
+    if not job.shows_start_up:
+        return []  # nothing shows the start, so nothing places a wait before the first batch
     started = [w for w in job.workers if w.started_processes]
     if not started and (met := _whole_world_quiet(job)):
         message = (f"every node of nnodes={job.nnodes} launched with one master and none waited or failed, "
@@ -257,8 +259,9 @@ def hang_before_first_batch(job: Job, rule):
 
 def collective_timeout(job: Job, rule):
     # Started processes that never reached their first batch are hang-before-first-batch's. Lines
-    # with no launch context at all (a pasted excerpt) do not say when: the timeout is still one.
-    started = any(w.started_processes for w in job.workers)
+    # with no launch context at all (a pasted excerpt, `[rank2]:` prefixes or not) do not say when:
+    # the timeout is still one.
+    started = job.shows_start_up and any(w.started_processes for w in job.workers)
     if not job.training_started and started:
         return []
     failures = [f for f in job.failures if f.after_progress or not started]

@@ -14,7 +14,7 @@ import re
 
 from logscan.catalogue import Catalogue, Group
 from logscan.limits import STALL_AFTER
-from logscan.rule_ids import SIBLING_TERMINATED, WORKER_GROUP_SUCCEEDED
+from logscan.rule_ids import RENDEZVOUS_ROUND, SIBLING_TERMINATED, TORCHRUN_STARTED, WORKER_GROUP_SUCCEEDED
 from logscan.model.training import StepWarnings
 from logscan.scan.prefixes import clean
 from logscan.diagnosis import Where
@@ -350,6 +350,14 @@ class Job:
             steps = self.catalogue.reached(RunStage.TRAINING)
             known = self._step_warnings[id(worker)] = StepWarnings(worker, steps)
         return known
+
+    @cached_property
+    def shows_start_up(self) -> bool:
+        """Some line shows the job starting (a launch line, torchrun's banner or rendezvous, an env
+        print): only then does the lack of progress place anything before the first batch. A
+        paste of the failure alone shows neither."""
+        return any(w.launch is not None or w.envs or any(h.rule_id in (TORCHRUN_STARTED, RENDEZVOUS_ROUND)
+                                                         for h in w.hits) for w in self.workers)
 
     @property
     def reached_first_batch_anywhere(self) -> bool:
