@@ -1185,16 +1185,20 @@ QUIET_STAMPED_CMD = STAMPED_CMD.replace("launch_ddp.sh", "launch_ddp_quiet.sh")
 _PROD = "Production shape (no `torchrun env:` print, progress from rank 0 only"
 
 
-def production_twin(base: str, suffix: str, short: str, expect: dict, quiet: bool = False, **changes):
+def production_twin(base: str, suffix: str, short: str, expect: dict, quiet: bool = False, info: bool = False,
+                    **changes):
+    """A Batch P twin of scenario `base`. quiet: launch_ddp_quiet.sh (no `DDP launch:` line); info: torchrun
+    at LOGLEVEL=INFO, so its agent logs its launch configs and each rendezvous result."""
     sc = _BY_NAME[base]
     cmd = sc.cmd
     if quiet:
         assert "launch_ddp.sh" in cmd, base
         cmd = cmd.replace("launch_ddp.sh", "launch_ddp_quiet.sh")
     what = _PROD + (", no `DDP launch:` line" if quiet else "") + \
+        (", torchrun at LOGLEVEL=INFO" if info else "") + \
         (", no platform status kept" if not changes.get("platform_status", True) else "") + "). "
     fields = {**sc.__dict__, "name": f"{base}-{suffix}", "short": short, "cmd": cmd,
-              "env": {**sc.env, "PRINT_ENV": "0"}, "expect": expect,
+              "env": {**sc.env, "PRINT_ENV": "0", **({"LOGLEVEL": "INFO"} if info else {})}, "expect": expect,
               "description": what + sc.description,
               "observed": "No process prints its env; only rank 0 prints progress, so node 1's log holds "
                           + ("torchrun's banner" if quiet else "its launch line and torchrun's banner")
@@ -1301,6 +1305,21 @@ production_twin("uneven-data", "empty-prod", "udep",
                 description=_PROD + "). As uneven-data, but rank 2's sampler yields no batch at all: it leaves "
                 "the loop before its first batch, destroys its process group and exits 0 while the other ranks "
                 "are in the first gradient allreduce.")
+
+# Quiet launch scripts with torchrun at LOGLEVEL=INFO (a platform default in some images): no launch line, but
+# torchrun's agent logs its launch configs (min_nodes, max_nodes, nproc_per_node, rdzv_endpoint) and each
+# rendezvous result (group_rank, group_world_size, global_ranks, global_world_sizes): the node's shape.
+_SHAPE_FROM_TORCHRUN = ("no launch line; torchrun's INFO lines give each Worker's shape: the rendezvous result's "
+                        "group_rank and global_ranks, the launch configs' nproc_per_node and min_nodes/max_nodes.")
+production_twin("healthy-2x2", "prod-quiet-info", "h22pqi", exp([]), quiet=True, info=True, outputs_in_sample=False)
+production_twin("crash-mid-training", "prod-quiet-info", "cmtpqi",
+                exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0,
+                    rank=1, note=_SHAPE_FROM_TORCHRUN), quiet=True, info=True, check=_has("non-finite loss"))
+production_twin("missing-worker", "prod-quiet-info", "mwpqi",
+                exp(["missing-worker", "hang-in-rendezvous"], root="missing-worker", node_rank=2,
+                    note="no launch line, and the rendezvous never completed, so no result block: the launch "
+                    "configs' `min_nodes: 3` / `max_nodes: 3` say three nodes were expected; two logs are here."),
+                quiet=True, info=True, check=_has("2/3 clients joined", "min_nodes"))
 
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
 KNOWN_GAPS: dict[str, str] = {
