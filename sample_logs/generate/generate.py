@@ -1472,6 +1472,31 @@ OBSERVED: dict[str, str] = {
     "commands had not exited when the snapshot was taken. The hang diagnosis applies when the scan happens "
     "long (e.g. 30 min) after the last line.",
 }
+# The LOGLEVEL=INFO twins: what torch 2.13's agent printed on each Worker.
+_INFO_BLOCKS = (
+    "No `DDP launch:` line. At LOGLEVEL=INFO every line of torchrun's own logging carries its glog header "
+    "(`I1202 12:31:15.974000 2477 torch/distributed/launcher/api.py:254] `): first `Using nproc_per_node=2.`, the "
+    "banner, then `Starting elastic_operator with launch configs:` and one `  key : value` line each "
+    "(`  min_nodes                : 2`, `  max_nodes                : 2`, `  nproc_per_node           : 2`, "
+    "`  rdzv_backend             : static`, `  rdzv_endpoint            : 127.0.0.1:<port>`, `  rdzv_configs             : "
+    "{'timeout': '20', 'rank': 1}` (the node rank, static rendezvous only), ...), `[default] starting workers for "
+    "entrypoint: python3`, `[default] Rendezvous'ing worker group`")
+OBSERVED.update({
+    "healthy-2x2-prod-quiet-info": _INFO_BLOCKS + ", then `[default] Rendezvous complete for workers. Result:` and "
+    "`  restart_count=0`, `  master_addr=127.0.0.1`, `  master_port=<port>`, `  group_rank=1`, `  group_world_size=2`, "
+    "`  local_ranks=[0, 1]`, `  role_ranks=[2, 3]`, `  global_ranks=[2, 3]`, `  role_world_sizes=[4, 4]`, "
+    "`  global_world_sizes=[4, 4]`, `  event_log_handler=null` on node 1 (group_rank=0, global_ranks=[0, 1] on node 0), "
+    "`[default] Starting worker group`. Only rank 0 prints progress; at the end each agent logs `[default] worker "
+    "group successfully finished. Waiting 300 seconds for other agents to finish.` and its exit barrier lines.",
+    "crash-mid-training-prod-quiet-info": _INFO_BLOCKS + " and the same `Rendezvous complete` block as "
+    "healthy-2x2-prod-quiet-info. Rank 1 raises at step 10 (`[rank1]: RuntimeError: non-finite loss ...`, node 0); "
+    "each node's FAILED summary names its own ranks (`rank      : 2 (local_rank: 0)`, `host      : "
+    "job-cmtpqi-worker-1`).",
+    "missing-worker-prod-quiet-info": _INFO_BLOCKS + " with `min_nodes : 3` and `max_nodes : 3`, then nothing for "
+    "about 20 s: the rendezvous never completes, so no result block. Node 0 raises `DistStoreError: Timed out after "
+    "21 seconds waiting for clients. 2/3 clients joined.`, node 1 (its configs say `'rank': 1`) `DistStoreError: wait "
+    "timeout after 20000ms, keys: /none/torchelastic/assigned_ranks/1`, each through torchrun's own traceback.",
+})
 for _k in OBSERVED:
     OBSERVED[_k] = COMMON + OBSERVED[_k]
 
