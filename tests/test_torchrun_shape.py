@@ -213,3 +213,16 @@ def test_the_rendezvous_round_signal_still_reads_the_lines_the_shape_reads(tmp_p
 def test_lines_that_only_mention_a_field_are_not_part_of_a_block(line):
     """Synthetic lines: a field line holds its field and nothing else."""
     assert parse_agent_block_line(line) is None
+
+
+def test_torchelastics_own_result_block_gives_its_assigned_global_ranks(tmp_path):
+    """Synthetic, built from the f-string of torchelastic's agent (the package torchrun grew from;
+    a stored copy of its agent/server/api.py): `Result:` on a line of its own, then tab-indented
+    `group_rank`, `group_world_size`, `rank stride` and `assigned global_ranks`; no local ranks
+    and no world size are printed."""
+    text = ("INFO 2021-03-01 10:00:00,000 [default] Rendezvous complete for workers.\nResult:\n"
+            "\trestart_count=0\n\tgroup_rank=1\n\tgroup_world_size=2\n\trank stride=2\n"
+            "\tassigned global_ranks=[2, 3]\n\tmaster_addr=job-7f3a-worker-0\n\tmaster_port=29500\n")
+    launch = model(log_of(tmp_path, text)).workers[0].launch
+    assert (launch.node_rank, launch.nnodes, launch.gpus_per_node, launch.first_rank, launch.total_procs) == \
+        (1, 2, 2, 2, None)
