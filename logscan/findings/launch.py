@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from logscan.findings.base import HANDFUL, few, finding, plural
-from logscan.scan.events import format_master
+from logscan.scan.events import LAUNCH_LINE, format_master
 from logscan.model.job import Job
 
 
@@ -41,8 +41,11 @@ def _whole_world_trained(job: Job) -> bool:
 def _missing_message(job: Job, missing: list[int]) -> tuple[str, list]:
     declared = next(w.launch for w in job.launched if w.launch.nnodes == job.nnodes)
     silent = [w for w in job.workers if w.launch is None]
+    # Workers placed by torchrun's own lines: those lines would name the missing node too.
+    told_by = ("no launch line" if all(w.launch.source == LAUNCH_LINE for w in job.launched)
+               else "no launch line or torchrun line of its own")
     message = (f"{plural(missing, 'node_rank', 'node_ranks')} of nnodes={job.nnodes} "
-               f"{'has' if len(missing) == 1 else 'have'} no launch line in any log")
+               f"{'has' if len(missing) == 1 else 'have'} {told_by} in any log")
     if silent:
         message += f"; {plural([w.stream for w in silent], 'log', 'logs')} never printed one"
     return message, [declared.where] + [w.last_line for w in silent]
@@ -173,6 +176,11 @@ def launch_mismatch(job: Job, rule):
                 rule, f"{worker.label}: the launch line says {key}={value[:20]}, more than any job "
                       f"has: a damaged line or a wrong platform variable (the value is ignored)",
                 [launch.where], node_rank=worker.node_rank))
+        for key, said, ran in launch.disputed:
+            out.append(finding(
+                rule, f"{worker.label}: the launch line says {key}={said}, but the node's own torchrun "
+                      f"logged {key}={ran}: the line did not describe the command that ran",
+                [launch.where, *_torchrun_lines(worker)], node_rank=worker.node_rank))
         if None in (launch.total_procs, launch.nnodes, launch.gpus_per_node):
             continue
         if launch.total_procs != launch.nnodes * launch.gpus_per_node:
@@ -190,6 +198,13 @@ def launch_mismatch(job: Job, rule):
             rule, f"{len(streams)} Worker logs for nnodes={nnodes}",
             [w.launch.where if w.launch else w.last_line for w in workers]))
     return out
+
+
+def _torchrun_lines(worker) -> list:
+    """The first line of each block of torchrun's own account of the node (its launch configs,
+    its last rendezvous result)."""
+    lasts = {shape.block: shape.where for shape in worker.agent_shapes}
+    return sorted(lasts.values(), key=lambda where: where.line)
 
 
 def gpu_count_mismatch(job: Job, rule):

@@ -17,7 +17,8 @@ from logscan.catalogue import Group
 from logscan.rule_ids import (RENDEZVOUS_ROUND, SIBLING_TERMINATED, TORCHRUN_STARTED, WORKER_GROUP_RESTART,
                               WORKER_GROUP_SUCCEEDED)
 from logscan.scan.clock import resolve_years
-from logscan.scan.events import EventLists, FileScan
+from logscan.scan.events import TORCHRUN_LINES, AgentShape, EventLists, FileScan, LaunchLine
+from logscan.scan.lineparse import AGENT_CONFIGS, AGENT_RESULT
 from logscan.vocabulary import JobStatus, Role, RuleKind
 
 
@@ -80,7 +81,7 @@ def _rank_ranges(scans: list[FileScan]):
     return node_of
 
 
-_EVENT_KINDS = ("envs", "progress", "hits", "exceptions", "exits")  # launch lines apart
+_EVENT_KINDS = ("envs", "progress", "hits", "exceptions", "exits", "agent_shapes")  # launch lines apart
 
 
 def _deal(workers: dict, scan: FileScan, owner) -> None:
@@ -114,12 +115,80 @@ def _absorb(worker: Worker, scan: FileScan) -> None:
     worker.launches += scan.launches
 
 
+def _told(name: str, *blocks: AgentShape | None):
+    """The first of the blocks that tells `name`, and what it tells."""
+    return next(((block, value) for block in blocks
+                 if block is not None and (value := getattr(block, name)) is not None), (None, None))
+
+
+def _shape_from_torchrun(worker: Worker) -> LaunchLine | None:
+    """What torchrun's own INFO lines say of the Worker's node, in a launch line's terms: its last
+    launch configs and its last rendezvous result (the world it ended in; an elastic world may
+    give the node another group rank each round). The result says what torchrun formed (group
+    rank, local world size, first global rank, WORLD_SIZE); the configs say what it was launched
+    with (max_nodes, nproc_per_node, the rendezvous endpoint, a static rendezvous's node rank), as
+    a launch line would. None when neither block is in the log: torchrun's lines are never
+    required."""
+    configs = next((s for s in reversed(worker.agent_shapes) if s.block == AGENT_CONFIGS), None)
+    result = next((s for s in reversed(worker.agent_shapes) if s.block == AGENT_RESULT), None)
+    if configs is None and result is None:
+        return None
+    node_block, node_rank = _told("node_rank", result, configs)
+    _, nnodes = _told("nnodes", configs, result)  # max_nodes, then the round's group_world_size
+    _, gpus = _told("gpus_per_node", result, configs)
+    master_block, addr = _told("master_addr", configs, result)
+    used = [b for b in (configs, result) if b is not None]
+    return LaunchLine(
+        where=(node_block or used[0]).where, nnodes=nnodes, node_rank=node_rank, gpus_per_node=gpus,
+        total_procs=result.total_procs if result else None, master_addr=addr,
+        master_port=master_block.master_port if master_block else None,
+        raw_fields=tuple(field for b in used for field in b.raw_fields),
+        min_nnodes=configs.min_nnodes if configs else None, source=TORCHRUN_LINES,
+        first_rank=result.first_rank if result else None)
+
+
+def _fixed_nnodes(shape: LaunchLine) -> int | None:
+    """The node count torchrun waited for when it could not start with fewer."""
+    return shape.nnodes if shape.min_nnodes is None else None
+
+
+def _declare_launch(worker: Worker) -> None:
+    """The Worker's launch shape as one declaration (Worker.declared_launch). A launch line keeps
+    its values: torchrun's lines only fill what it leaves out. Where the node's own torchrun
+    logged another shape than the launch line claims, and the two cannot both be true (the number
+    of processes it started, a fixed node count, a static rendezvous's node rank, which is
+    --node_rank itself), the launch line is disputed: it did not describe the command that ran."""
+    torchrun = _shape_from_torchrun(worker)
+    launch = worker.launches[0] if worker.launches else None
+    if launch is None:
+        worker.declared_launch = torchrun
+        if worker.node_rank is None and torchrun is not None:
+            worker.node_rank = torchrun.node_rank
+        return
+    if torchrun is None:
+        return
+    gaps = {name: getattr(torchrun, name) for name in ("nnodes", "node_rank", "gpus_per_node", "total_procs")
+            if getattr(launch, name) is None and getattr(torchrun, name) is not None}
+    if launch.master_addr is None and launch.master_port is None:
+        gaps.update(master_addr=torchrun.master_addr, master_port=torchrun.master_port)
+    static = any(s.rdzv_backend == "static" for s in worker.agent_shapes)
+    claims = [("gpus_per_node", launch.gpus_per_node, torchrun.gpus_per_node),
+              ("nnodes", _fixed_nnodes(launch), _fixed_nnodes(torchrun))]
+    if static:
+        claims.append(("node_rank", launch.node_rank, torchrun.node_rank))
+    disputed = tuple((name, said, ran) for name, said, ran in claims
+                     if said is not None and ran is not None and said != ran)
+    worker.declared_launch = replace(launch, **gaps, first_rank=torchrun.first_rank, disputed=disputed)
+    if worker.node_rank is None:
+        worker.node_rank = worker.declared_launch.node_rank
+
+
 def _ranks_from_torchrun_reports(workers: list[Worker]) -> None:
     """Where no launch line numbers the Workers, torchrun's failure reports still place them: an
     entry's rank less its local rank is the Worker's first global rank. torchrun gives node_rank
     n the ranks from n x nproc_per_node, so the Worker whose first rank is 0 is node 0; when every
     Worker's first rank is known, their order numbers them all."""
-    unnumbered = [w for w in workers if w.launch is None and w.node_rank is None]
+    unnumbered = [w for w in workers if not w.launches and w.node_rank is None]
     offsets = {}
     for worker in unnumbered:
         firsts = {e.rank - e.local_rank for e in worker.exits
@@ -149,6 +218,12 @@ def _assign_rank_offsets(workers: list[Worker]) -> None:
             worker.rank_offset = below[max(worker.node_rank, 0)]
         else:
             worker.rank_offset = worker.node_rank * worker.gpus
+    for worker in workers:
+        # torchrun's rendezvous result names the node's first global rank: what it gave its
+        # processes, on a Worker no launch line places (a launch line's arithmetic stands).
+        first = worker.launch.first_rank if worker.launch is not None else None
+        if first is not None and (not worker.launches or worker.rank_offset is None):
+            worker.rank_offset = first
 
 
 def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: Catalogue,
@@ -158,6 +233,8 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     for log, scan in zip(logs, scans):
         by_stream.setdefault(log.stream, []).append(scan)
     workers = [w for stream, group in by_stream.items() for w in _split_by_launch(stream, group)]
+    for worker in workers:
+        _declare_launch(worker)
     _ranks_from_torchrun_reports(workers)
     workers.sort(key=lambda w: (w.node_rank is None, w.node_rank or 0, w.stream))
     _assign_rank_offsets(workers)

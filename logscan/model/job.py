@@ -74,6 +74,10 @@ class Worker(EventLists):
     # Its own lines show no process, but the world it was launched into trained: collectives are
     # synchronous, so its processes took every step rank 0 logged (set by build_job).
     trained_silently: bool = False
+    # Its launch shape as one declaration: its launch line with the gaps torchrun's own INFO lines
+    # fill, or those lines alone where no launch line was printed (set by build_job; None there
+    # when neither tells anything, and on a Worker built elsewhere, which reads `launches`).
+    declared_launch: LaunchLine | None = None
 
     __eq__ = object.__eq__
     __hash__ = object.__hash__
@@ -84,6 +88,10 @@ class Worker(EventLists):
 
     @property
     def launch(self) -> LaunchLine | None:
+        """What launched it: its launch line, or torchrun's own account where it has none
+        (`source` tells which)."""
+        if self.declared_launch is not None:
+            return self.declared_launch
         return self.launches[0] if self.launches else None
 
     @property
@@ -98,7 +106,7 @@ class Worker(EventLists):
     @property
     def ranks(self) -> range | None:
         """The global ranks of this Worker's processes, when its launch line and the launch lines
-        of the lower node_ranks say them."""
+        of the lower node_ranks say them (or torchrun's rendezvous result does)."""
         if self.launch is None or not self.gpus or self.rank_offset is None:
             return None
         return range(self.rank_offset, self.rank_offset + self.gpus)

@@ -8,6 +8,11 @@ from datetime import datetime
 from logscan.diagnosis import Where
 
 
+# Where a Worker's launch shape comes from (LaunchLine.source).
+LAUNCH_LINE = "launch line"
+TORCHRUN_LINES = "torchrun's INFO lines"
+
+
 @dataclass(frozen=True, slots=True)
 class LaunchLine:
     where: Where
@@ -21,6 +26,34 @@ class LaunchLine:
     absurd: tuple[tuple[str, str], ...] = ()  # fields beyond what any job has (left out above)
     # `nnodes=MIN:MAX` (an elastic launch): the fewest nodes it runs with; nnodes is then MAX
     min_nnodes: int | None = None
+    # Where the facts come from: LAUNCH_LINE (the guide's line, or another launcher's), or
+    # torchrun's own INFO lines standing in for a launch line nobody printed (AgentShape).
+    source: str = LAUNCH_LINE
+    # The global rank of the node's local rank 0, where torchrun's rendezvous result says it.
+    first_rank: int | None = None
+    # (field, launch line's value, torchrun's value): where the node's own torchrun logged
+    # another shape than its launch line claims (logscan.model.build).
+    disputed: tuple[tuple[str, object, object], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AgentShape:
+    """One block of torchrun's agent's INFO logging about its node (logscan.scan.lineparse,
+    parse_agent_block_line): its launch configs or a rendezvous result. `block` names which; the
+    fields are LaunchLine's, None where the block does not tell them."""
+
+    where: Where  # the block's first line
+    block: str
+    node_rank: int | None
+    nnodes: int | None
+    min_nnodes: int | None
+    gpus_per_node: int | None
+    total_procs: int | None
+    first_rank: int | None
+    master_addr: str | None
+    master_port: int | None
+    rdzv_backend: str | None
+    raw_fields: tuple[tuple[str, str], ...] = ()
 
 
 def format_master(addr: str | None, port: int | None) -> str:
@@ -120,6 +153,7 @@ class EventLists:
     hits: list[SignalHit] = field(default_factory=list)
     exceptions: list[PythonException] = field(default_factory=list)
     exits: list[ProcessExit] = field(default_factory=list)
+    agent_shapes: list[AgentShape] = field(default_factory=list)
     env_markers: int = 0
 
 

@@ -16,8 +16,8 @@ from logscan.scan import lineparse
 from logscan.catalogue import Rule
 from logscan.vocabulary import RuleKind
 from logscan.limits import MAX_RULE_TIMEOUTS
-from logscan.scan.events import (TORCHRUN_ENV, EnvPrint, FileScan, LaunchLine, Progress, ProcessExit,
-                            PythonException, SignalHit, Where)
+from logscan.scan.events import (TORCHRUN_ENV, AgentShape, EnvPrint, FileScan, LaunchLine, Progress,
+                                 ProcessExit, PythonException, SignalHit, Where)
 from logscan.scan.prefixes import strip_prefixes
 
 MAX_EVIDENCE = 2000  # characters of a line kept as evidence
@@ -46,6 +46,7 @@ class _Meaning:
     launch_total: int | None = None  # DeepSpeed's `dist_world_size=N`, after its launch line
     rank_line: tuple | None = None   # a framework's rank line (lineparse.parse_rank_line)
     state_line: tuple | None = None  # a line of Accelerate's state (lineparse.parse_accelerate_state)
+    agent_line: lineparse.AgentBlockLine | None = None  # torchrun's launch configs or rendezvous result
 
 
 # What a line that says nothing means.
@@ -61,6 +62,7 @@ class _FileContext:
 
     env: lineparse.EnvAssembler = field(default_factory=lineparse.EnvAssembler)
     state: lineparse.StateAssembler = field(default_factory=lineparse.StateAssembler)
+    agent_blocks: lineparse.AgentBlockAssembler = field(default_factory=lineparse.AgentBlockAssembler)
     traceback_signals: dict = field(default_factory=dict)
     headerless: set = field(default_factory=set)  # keys whose traceback began without a header
     agent_traceback: dict = field(default_factory=dict)
@@ -122,6 +124,11 @@ class FileInterpreter:
             for first_where, record in context.state.feed(where, *meaning.state_line):
                 scan.envs.append(_env_print(first_where, record, lineparse.ACCELERATE_KIND))
             return
+
+        if meaning.agent_line is not None:
+            # No return: the rendezvous-round signal reads some of these lines too.
+            for first_where, block, fields in context.agent_blocks.feed(where, header_pid, meaning.agent_line):
+                scan.agent_shapes.append(_agent_shape(first_where, block, fields))
 
         where = self._summary(body, where, meaning)
         # The process the line is from, as far as its prefixes tell: interleaved tracebacks are
@@ -205,7 +212,8 @@ class FileInterpreter:
                 launch=None, env=None, summary=lineparse.parse_summary_line(body),
                 traceback_start=lineparse.is_traceback_start(body), chained=lineparse.is_chained(body),
                 agent_frame=lineparse.is_agent_frame(body), frame_line=lineparse.is_frame_line(body),
-                hits=hits, exception=exception, announced=announced)
+                hits=hits, exception=exception, announced=announced,
+                agent_line=lineparse.parse_agent_block_line(body))
         if not ran_away:  # a rule given up on may be tried on the next copy while it has budget
             if len(self._meanings) >= MEANINGS_KEPT:
                 self._meanings.clear()
@@ -340,6 +348,9 @@ class FileInterpreter:
             scan.envs.append(_env_print(where, record))
         for where, record in self.context.state.flush():
             scan.envs.append(_env_print(where, record, lineparse.ACCELERATE_KIND))
+        for where, block, fields in self.context.agent_blocks.flush():
+            scan.agent_shapes.append(_agent_shape(where, block, fields))
+        scan.agent_shapes.sort(key=lambda shape: shape.where.line)
         return scan
 
 
@@ -435,6 +446,10 @@ class LineJudge:
 
 def _env_print(where: Where, record: dict, source: str = TORCHRUN_ENV) -> EnvPrint:
     return EnvPrint(where, record.get("RANK"), record.get("LOCAL_RANK"), record.get("WORLD_SIZE"), source)
+
+
+def _agent_shape(where: Where, block: str, fields: dict[str, str]) -> AgentShape:
+    return AgentShape(where, block, **lineparse.agent_block_facts(block, fields), raw_fields=tuple(fields.items()))
 
 
 def _complete_launch(scan: FileScan, total_procs: int) -> None:

@@ -114,6 +114,172 @@ def parse_launch(body: str) -> dict | None:
 
 
 
+# --- torchrun's own INFO lines about its node: launch configs and rendezvous results ------------
+
+# At LOGLEVEL=INFO torchrun's agent logs two blocks that tell its node's place in the job, one
+# `key=value` or `key : value` per line (each line with its own logger header in torch >= 2.3, only
+# the first one in older releases):
+#   torch/distributed/launcher/api.py, launch_agent (1.10 - 2.x; torchelastic's elastic_operator
+#   before, tab-indented `\tmin_nodes: 2`): `Starting elastic_operator with launch configs:`, then
+#   `  min_nodes : 2`, `  max_nodes : 2`, `  nproc_per_node : 2`, `  rdzv_backend : static`,
+#   `  rdzv_endpoint : 10.0.0.1:29500`, `  rdzv_configs : {'timeout': 900, 'rank': 1}` (static
+#   rendezvous only: run.py puts --node_rank there as `rank`).
+#   torch/distributed/elastic/agent/server/api.py, _rendezvous, three shapes:
+#   1.10 - 2.x: `[default] Rendezvous complete for workers. Result:`, then `  restart_count=0`,
+#   `  master_addr=...`, `  master_port=...`, `  group_rank=1`, `  group_world_size=2`,
+#   `  local_ranks=[0, 1]`, `  role_ranks=[2, 3]`, `  global_ranks=[2, 3]`, `  role_world_sizes=[4, 4]`,
+#   `  global_world_sizes=[4, 4]` (and `  event_log_handler=null` in the newest);
+#   1.9: `[default] Rendezvous complete for workers.` / `Result:` / `\tgroup_rank=1` ... and
+#   `\tworkers={'local_ranks': [0, 1], 'global_ranks': [2, 3], 'role_ranks': [2, 3], 'world_size': 4,
+#   'role_world_size': 4}`;
+#   torchelastic 0.2: as 1.9 with `\trank stride=2` and `\tassigned global_ranks=[2, 3]`.
+# A collector that joins a record's lines puts a whole block on one line: its fields are read there too.
+AGENT_RESULT, AGENT_CONFIGS = "rendezvous result", "launch configs"
+_RESULT_HEADER = "Rendezvous complete for workers"
+_CONFIGS_HEADER = "with launch configs"
+_RESULT_KEYS = ("restart_count|master_addr|master_port|group_rank|group_world_size|local_ranks|"
+                "global_ranks|assigned global_ranks|global_world_sizes|workers")
+_RESULT_VALUE = r"\[[^\]]*\]|\{[^}]*\}|[^\s,\[{][^\s,]*"
+_RESULT_FIELD = re.compile(rf"(?<!\w)(?P<key>{_RESULT_KEYS})=(?P<value>{_RESULT_VALUE})")
+_RESULT_LINE = re.compile(rf"[ \t]*(?P<key>{_RESULT_KEYS})=(?P<value>{_RESULT_VALUE})[ \t]*")
+_CONFIGS_KEYS = "min_nodes|max_nodes|nproc_per_node|rdzv_backend|rdzv_endpoint|rdzv_configs"
+_CONFIGS_FIELD = re.compile(rf"\b(?P<key>{_CONFIGS_KEYS})[ \t]*:[ \t]*(?P<value>\{{[^}}]*\}}|[^\s{{]\S*)")
+_CONFIGS_LINE = re.compile(rf"[ \t]*(?P<key>{_CONFIGS_KEYS})[ \t]*:[ \t]*(?P<value>\{{[^}}]*\}}|\S+)[ \t]*")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentBlockLine:
+    """One line of an agent block: which block (AGENT_RESULT or AGENT_CONFIGS), whether the line
+    opens one (its header), and the fields it holds as printed."""
+
+    block: str
+    opens: bool
+    fields: tuple[tuple[str, str], ...]
+
+
+@needs(_literal(_RESULT_HEADER.encode()), _literal(_CONFIGS_HEADER.encode()),
+       Candidates((b"group_rank=", b"local_ranks=", b"global_ranks=", b"master_addr=", b"master_port=",
+                   b"group_world_size=", b"global_world_sizes=", b"workers={"),
+                  rb"(?:group_rank|local_ranks|global_ranks|master_addr|master_port|group_world_size"
+                  rb"|global_world_sizes)=|workers=\{"),
+       Candidates((b"min_nodes", b"max_nodes", b"nproc_per_node", b"rdzv_backend", b"rdzv_endpoint",
+                   b"rdzv_configs"),
+                  rb"(?:min_nodes|max_nodes|nproc_per_node|rdzv_backend|rdzv_endpoint|rdzv_configs)[ \t]*:"))
+def parse_agent_block_line(body: str) -> AgentBlockLine | None:
+    """A line of torchrun's launch configs or rendezvous result block (see above). A field line
+    holds nothing but its field, so a script's own `group_rank=1 loss=...` print is not one."""
+    if _RESULT_HEADER in body:
+        fields = [(m["key"], m["value"]) for m in _RESULT_FIELD.finditer(body, body.index(_RESULT_HEADER))]
+        return AgentBlockLine(AGENT_RESULT, True, tuple(fields))
+    if _CONFIGS_HEADER in body and "elastic_operator" in body:
+        fields = [(m["key"], m["value"]) for m in _CONFIGS_FIELD.finditer(body, body.index(_CONFIGS_HEADER))]
+        return AgentBlockLine(AGENT_CONFIGS, True, tuple(fields))
+    if (found := _RESULT_LINE.fullmatch(body)) is not None:
+        return AgentBlockLine(AGENT_RESULT, False, ((found["key"], found["value"]),))
+    if (found := _CONFIGS_LINE.fullmatch(body)) is not None:
+        return AgentBlockLine(AGENT_CONFIGS, False, ((found["key"], found["value"]),))
+    return None
+
+
+class AgentBlockAssembler:
+    """Agent blocks from their lines, per block kind and per agent (the pid torch's header names,
+    where it does: two torchruns appending to one log interleave). A header opens a block; a
+    field line fills the open block of its kind, or opens one when the header was cut away (a
+    rotated log) or the field is already there (a block whose header was lost follows). A block
+    is done when the next one of its kind opens, or at the end (`flush`)."""
+
+    def __init__(self):
+        self.open: dict[tuple[str, object], tuple[object, dict[str, str]]] = {}
+
+    def feed(self, where, agent, line: AgentBlockLine) -> list[tuple[object, str, dict[str, str]]]:
+        key = (line.block, agent)
+        done = []
+        current = self.open.get(key)
+        if current is not None and (line.opens or any(name in current[1] for name, _ in line.fields)):
+            done.append((current[0], line.block, current[1]))
+            current = None
+        if current is None:
+            current = self.open[key] = (where, {})
+        current[1].update(line.fields)
+        return done
+
+    def flush(self) -> list[tuple[object, str, dict[str, str]]]:
+        rest = [(where, key[0], fields) for key, (where, fields) in self.open.items()]
+        self.open = {}
+        return rest
+
+
+_INTEGER = re.compile(r"-?\d+")
+_QUOTED_LIST = r"'{key}':\s*(\[[^\]]*\]|-?\d+)"
+
+
+def _integers(value: str | None) -> list[int] | None:
+    """`[2, 3]` → [2, 3]; None for no value or one that is not such a list."""
+    if value is None or not value.startswith("["):
+        return None
+    return [int(n) for n in _INTEGER.findall(value)]
+
+
+def _within_limit(key: str, value: int | None) -> int | None:
+    """A number torchrun printed, or None when it is beyond what any job has (LAUNCH_LIMITS)."""
+    return value if value is not None and 0 <= value <= LAUNCH_LIMITS[key] else None
+
+
+def _host_port(endpoint: str | None) -> tuple[str | None, int | None]:
+    """`10.0.0.1:29500`, `[::1]:29500` or a bare host (c10d's default port is not printed)."""
+    if not endpoint:
+        return None, None
+    if endpoint.startswith("["):
+        close = endpoint.find("]")
+        tail = endpoint[close + 1:] if close > 0 else ""
+        return endpoint[1:close] if close > 0 else endpoint[1:], _to_int(tail[1:]) if tail.startswith(":") else None
+    head, colon, tail = endpoint.rpartition(":")
+    if colon and tail.isdigit() and ":" not in head:
+        return head or None, int(tail)
+    return endpoint, None
+
+
+def agent_block_facts(block: str, fields: dict[str, str]) -> dict:
+    """What a whole block says of its node, in LaunchLine's terms (logscan.scan.events.AgentShape):
+    node_rank, nnodes, min_nnodes, gpus_per_node, total_procs, first_rank, master_addr,
+    master_port, rdzv_backend. A field the block did not print is None."""
+    if block == AGENT_RESULT:
+        workers = fields.get("workers", "")  # 1.9's dict of lists
+
+        def from_workers(key: str) -> str | None:
+            found = re.search(_QUOTED_LIST.format(key=key), workers)
+            return found[1] if found else None
+
+        global_ranks = _integers(fields.get("global_ranks") or fields.get("assigned global_ranks")
+                                 or from_workers("global_ranks"))
+        local_ranks = _integers(fields.get("local_ranks") or from_workers("local_ranks"))
+        sizes = _integers(fields.get("global_world_sizes"))
+        total = sizes[0] if sizes else _to_int(from_workers("world_size"))
+        processes = len(local_ranks) if local_ranks else len(global_ranks) if global_ranks else None
+        return {"node_rank": _within_limit("node_rank", _to_int(fields.get("group_rank"))),
+                "nnodes": _within_limit("nnodes", _to_int(fields.get("group_world_size"))),
+                "min_nnodes": None,
+                "gpus_per_node": _within_limit("gpus_per_node", processes),
+                "total_procs": _within_limit("total_procs", total),
+                "first_rank": _within_limit("total_procs", min(global_ranks)) if global_ranks else None,
+                "master_addr": fields.get("master_addr") or None,
+                "master_port": _to_int(fields.get("master_port")),
+                "rdzv_backend": None}
+    lowest = _within_limit("nnodes", _to_int(fields.get("min_nodes")))
+    most = _within_limit("nnodes", _to_int(fields.get("max_nodes")))
+    backend = fields.get("rdzv_backend")
+    # Static rendezvous is told the node's rank (`--node_rank`) as `rank` in its configs; other
+    # backends assign group ranks themselves, whatever --node_rank said.
+    static_rank = re.search(r"'rank':\s*(-?\d+)", fields.get("rdzv_configs", "")) if backend == "static" else None
+    addr, port = _host_port(fields.get("rdzv_endpoint"))
+    return {"node_rank": _within_limit("node_rank", int(static_rank[1])) if static_rank else None,
+            "nnodes": most if most is not None and (lowest is None or lowest <= most) else None,
+            "min_nnodes": lowest if lowest is not None and most is not None and 0 < lowest < most else None,
+            "gpus_per_node": _within_limit("gpus_per_node", _to_int(fields.get("nproc_per_node"))),
+            "total_procs": None, "first_rank": None,
+            "master_addr": addr, "master_port": port, "rdzv_backend": backend}
+
+
 # --- env prints: `torchrun env: RANK= 2 LOCAL_RANK= 0 WORLD_SIZE= 4`, or pieces of them ------
 
 # `RANK=` must not be read inside `LOCAL_RANK=` or `NODE_RANK=`.

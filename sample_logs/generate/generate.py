@@ -1185,16 +1185,20 @@ QUIET_STAMPED_CMD = STAMPED_CMD.replace("launch_ddp.sh", "launch_ddp_quiet.sh")
 _PROD = "Production shape (no `torchrun env:` print, progress from rank 0 only"
 
 
-def production_twin(base: str, suffix: str, short: str, expect: dict, quiet: bool = False, **changes):
+def production_twin(base: str, suffix: str, short: str, expect: dict, quiet: bool = False, info: bool = False,
+                    **changes):
+    """A Batch P twin of scenario `base`. quiet: launch_ddp_quiet.sh (no `DDP launch:` line); info: torchrun
+    at LOGLEVEL=INFO, so its agent logs its launch configs and each rendezvous result."""
     sc = _BY_NAME[base]
     cmd = sc.cmd
     if quiet:
         assert "launch_ddp.sh" in cmd, base
         cmd = cmd.replace("launch_ddp.sh", "launch_ddp_quiet.sh")
     what = _PROD + (", no `DDP launch:` line" if quiet else "") + \
+        (", torchrun at LOGLEVEL=INFO" if info else "") + \
         (", no platform status kept" if not changes.get("platform_status", True) else "") + "). "
     fields = {**sc.__dict__, "name": f"{base}-{suffix}", "short": short, "cmd": cmd,
-              "env": {**sc.env, "PRINT_ENV": "0"}, "expect": expect,
+              "env": {**sc.env, "PRINT_ENV": "0", **({"LOGLEVEL": "INFO"} if info else {})}, "expect": expect,
               "description": what + sc.description,
               "observed": "No process prints its env; only rank 0 prints progress, so node 1's log holds "
                           + ("torchrun's banner" if quiet else "its launch line and torchrun's banner")
@@ -1322,6 +1326,21 @@ for _base, _short, _expect in (
                 _has("non-finite loss") if _base == "crash-mid-training" else _sc.check,
                 "description": "torch 2.14.1: " + _PROD + "). " + _sc.description,
                 "observed": ""})
+
+# Quiet launch scripts with torchrun at LOGLEVEL=INFO (a platform default in some images): no launch line, but
+# torchrun's agent logs its launch configs (min_nodes, max_nodes, nproc_per_node, rdzv_endpoint) and each
+# rendezvous result (group_rank, group_world_size, global_ranks, global_world_sizes): the node's shape.
+_SHAPE_FROM_TORCHRUN = ("no launch line; torchrun's INFO lines give each Worker's shape: the rendezvous result's "
+                        "group_rank and global_ranks, the launch configs' nproc_per_node and min_nodes/max_nodes.")
+production_twin("healthy-2x2", "prod-quiet-info", "h22pqi", exp([]), quiet=True, info=True, outputs_in_sample=False)
+production_twin("crash-mid-training", "prod-quiet-info", "cmtpqi",
+                exp(["crash-during-training"], root="crash-during-training", cause="non-finite-loss", node_rank=0,
+                    rank=1, note=_SHAPE_FROM_TORCHRUN), quiet=True, info=True, check=_has("non-finite loss"))
+production_twin("missing-worker", "prod-quiet-info", "mwpqi",
+                exp(["missing-worker", "hang-in-rendezvous"], root="missing-worker", node_rank=2,
+                    note="no launch line, and the rendezvous never completed, so no result block: the launch "
+                    "configs' `min_nodes: 3` / `max_nodes: 3` say three nodes were expected; two logs are here."),
+                quiet=True, info=True, check=_has("2/3 clients joined", "min_nodes"))
 
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
 KNOWN_GAPS: dict[str, str] = {
@@ -1474,6 +1493,31 @@ OBSERVED: dict[str, str] = {
     "commands had not exited when the snapshot was taken. The hang diagnosis applies when the scan happens "
     "long (e.g. 30 min) after the last line.",
 }
+# The LOGLEVEL=INFO twins: what torch 2.13's agent printed on each Worker.
+_INFO_BLOCKS = (
+    "No `DDP launch:` line. At LOGLEVEL=INFO every line of torchrun's own logging carries its glog header "
+    "(`I1202 12:31:15.974000 2477 torch/distributed/launcher/api.py:254] `): first `Using nproc_per_node=2.`, the "
+    "banner, then `Starting elastic_operator with launch configs:` and one `  key : value` line each "
+    "(`  min_nodes                : 2`, `  max_nodes                : 2`, `  nproc_per_node           : 2`, "
+    "`  rdzv_backend             : static`, `  rdzv_endpoint            : 127.0.0.1:<port>`, `  rdzv_configs             : "
+    "{'timeout': '20', 'rank': 1}` (the node rank, static rendezvous only), ...), `[default] starting workers for "
+    "entrypoint: python3`, `[default] Rendezvous'ing worker group`")
+OBSERVED.update({
+    "healthy-2x2-prod-quiet-info": _INFO_BLOCKS + ", then `[default] Rendezvous complete for workers. Result:` and "
+    "`  restart_count=0`, `  master_addr=127.0.0.1`, `  master_port=<port>`, `  group_rank=1`, `  group_world_size=2`, "
+    "`  local_ranks=[0, 1]`, `  role_ranks=[2, 3]`, `  global_ranks=[2, 3]`, `  role_world_sizes=[4, 4]`, "
+    "`  global_world_sizes=[4, 4]`, `  event_log_handler=null` on node 1 (group_rank=0, global_ranks=[0, 1] on node 0), "
+    "`[default] Starting worker group`. Only rank 0 prints progress; at the end each agent logs `[default] worker "
+    "group successfully finished. Waiting 300 seconds for other agents to finish.` and its exit barrier lines.",
+    "crash-mid-training-prod-quiet-info": _INFO_BLOCKS + " and the same `Rendezvous complete` block as "
+    "healthy-2x2-prod-quiet-info. Rank 1 raises at step 10 (`[rank1]: RuntimeError: non-finite loss ...`, node 0); "
+    "each node's FAILED summary names its own ranks (`rank      : 2 (local_rank: 0)`, `host      : "
+    "job-cmtpqi-worker-1`).",
+    "missing-worker-prod-quiet-info": _INFO_BLOCKS + " with `min_nodes : 3` and `max_nodes : 3`, then nothing for "
+    "about 20 s: the rendezvous never completes, so no result block. Node 0 raises `DistStoreError: Timed out after "
+    "21 seconds waiting for clients. 2/3 clients joined.`, node 1 (its configs say `'rank': 1`) `DistStoreError: wait "
+    "timeout after 20000ms, keys: /none/torchelastic/assigned_ranks/1`, each through torchrun's own traceback.",
+})
 for _k in OBSERVED:
     OBSERVED[_k] = COMMON + OBSERVED[_k]
 
