@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from logscan.model.job import END_MARKER, Job, Worker
 from logscan.scan.prefixes import strip_prefixes
-from logscan.rule_ids import ERROR_LINE, WORKER_GROUP_SUCCEEDED
+from logscan.catalogue import Group
+from logscan.rule_ids import DEATH_SIGNAL_RECEIVED, ERROR_LINE, SIBLING_TERMINATED, WORKER_GROUP_SUCCEEDED
 from logscan.vocabulary import JobStatus, Severity, Verdict
 
 
@@ -22,9 +23,15 @@ def _shows_ddp(worker: Worker) -> bool:
 
 def _unexplained_errors(worker: Worker):
     """Lines that say a process failed (a non-zero exit, a kill, an argument error) when no rule
-    made a finding of them: a damaged or unknown failure report."""
+    made a finding of them: a damaged or unknown failure report. torchrun stopping processes after
+    the run's last step, with no signal of its own to say why, is one: it does that to the
+    siblings of a process that failed."""
+    end = worker.end_of_run()
+    stopped_after = [] if end is None or any(h.rule_id == DEATH_SIGNAL_RECEIVED for h in worker.hits) else [
+        h.where for h in worker.hits if h.rule_id == SIBLING_TERMINATED and h.group(Group.SIGNAL)
+        and worker.position(h.where) > worker.position(end)]
     return [h.where for h in worker.hits if h.rule_id == ERROR_LINE] + \
-        [e.where for e in worker.exits if e.exitcode]
+        [e.where for e in worker.exits if e.exitcode] + stopped_after[:1]
 
 
 def judge(job: Job, findings) -> tuple[Verdict, str]:

@@ -132,6 +132,8 @@ def hang_ended_from_outside(job: Job, rule):
     if not _ended_from_outside(job, started):
         return []
     odd = [(w, line) for w in started if (line := _last_sign_of_life(job, w)) is not None]
+    if len(odd) == 1 and (len(started) < 2 or _stopped_soon_after(odd[0][1], started)):
+        return []  # no peer to differ from, or the stop came while it still worked: stopped-from-outside
     if len(odd) == 1:
         worker, line = odd[0]
         how = (f"its last line `{_quote(line)}` ({line.file}:{line.line}) is its last sign of life, "
@@ -168,6 +170,18 @@ SILENT_STALL_HINT = (
     "No line names the rank the others waited for: on the next run, dump every rank's stack when steps stop "
     "(py-spy dump --pid), or set a shorter process-group timeout, torch.distributed.monitored_barrier (gloo) "
     "or NCCL's flight recorder, so the stall names its rank before the platform's limit ends it.")
+
+
+def _stopped_soon_after(line: Where, started: list[Worker]) -> bool:
+    """The stop came within STOP_SILENCE of the line, by times of one kind on both: it landed
+    while the process was still at work, not on a stall."""
+    stops = [stop for w in started if (stop := _stop(w)) is not None and stop.time is not None]
+    if line.time is None or not stops:
+        return False
+    first = min(stops, key=lambda stop: stop.time)
+    if (first.time.tzinfo is None) != (line.time.tzinfo is None):
+        return False
+    return first.time - line.time <= STOP_SILENCE
 
 
 def _silence_ended_from_outside(job: Job, rule, started: list[Worker]) -> list:

@@ -23,6 +23,9 @@ from logscan.vocabulary import JobStatus, RunStage
 
 
 _N_OF_M = re.compile(r"(?<![\d/.:-])(\d+)\s*/\s*(\d+)(?![\d/.:-])")
+# A bar that counts one epoch's batches (Lightning's `Epoch 2: 100%|...| 3/3`): its N/M is the
+# epoch's, not the run's (`Epoch 3/3`, the count of epochs, is the run's).
+_EPOCH_BAR = re.compile(r"(?i)\bepoch\s+\d+\s*:")
 # A script's own end-of-run line, where progress lines give no `N/N`: `training finished: 30
 # steps`, `Training complete`, `run done`.
 END_MARKER = re.compile(r"(?i)\b(?:training|train|run|job)\b[\s:]+(?:is\s+)?(?:finished|complete[d]?|done)\b")
@@ -161,7 +164,10 @@ class Worker(EventLists):
         if last is None:
             return None
         # What the last carriage return left on screen: a redrawn bar's last state.
-        fractions = [int(n) / int(m) for n, m in _N_OF_M.findall(clean(last.where.text))
+        text = clean(last.where.text)
+        if _EPOCH_BAR.search(text):
+            return None
+        fractions = [int(n) / int(m) for n, m in _N_OF_M.findall(text)
                      if int(m) > 0 and int(n) <= int(m)]
         return min(fractions) if fractions else None
 
@@ -170,7 +176,10 @@ class Worker(EventLists):
         last = self.last_progress
         if last is None:
             return None
-        done = [(n, m) for n, m in _N_OF_M.findall(clean(last.where.text)) if int(m) > 0 and n == m]
+        text = clean(last.where.text)
+        if _EPOCH_BAR.search(text):
+            return None
+        done = [(n, m) for n, m in _N_OF_M.findall(text) if int(m) > 0 and n == m]
         return f"{done[-1][0]}/{done[-1][1]}" if done else None
 
     def end_of_run(self) -> Where | None:

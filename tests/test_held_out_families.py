@@ -1,0 +1,86 @@
+"""Families that real pastes nobody on the project had seen got wrong, each tested on two members
+built from the format strings that print them (not the pastes themselves):
+
+- torch.cuda.nccl's own check (torch/csrc/cuda/nccl.cpp, throw_nccl_error): `NCCL Error <code>:
+  <ncclGetErrorString>`, raised as RuntimeError: an NCCL error, not an unexplained crash;
+- a progress bar that counts one epoch's batches (Lightning's `Epoch {n}: {percent}|...| {i}/{total}`,
+  from its tqdm progress bar's description) is no end of the run; a run's own count at its total is;
+- a stop from outside three seconds after a process's last line is a stop, not a stall;
+- torchrun stopping processes after the run's last step (`Sending process N closing signal SIGTERM`,
+  torch/distributed/elastic/multiprocessing/api.py) with no death signal of its own: the siblings of a
+  process that failed, so the job is not HEALTHY.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+
+def scan(run_cli, tmp_path, text: str, status: str | None = None) -> dict:
+    (tmp_path / "job").mkdir(exist_ok=True)
+    (tmp_path / "job" / "launch_ddp.log").write_text(text)
+    if status:
+        (tmp_path / "job" / "job_status").write_text(status + "\n")
+    # Judged now, as the files were just written: a post-mortem clock would see a stall in them.
+    result = run_cli("scan", tmp_path / "job", "--format", "json", "--isolated")
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("code, reason", [(2, "unhandled system error"), (1, "unhandled cuda error"),
+                                          (3, "internal error")])
+def test_torch_cuda_nccls_own_error_is_an_nccl_error(run_cli, tmp_path, code, reason):
+    report = scan(run_cli, tmp_path, "Traceback (most recent call last):\n"
+                  '  File "train.py", line 80, in <module>\n    model = DDP(model)\n'
+                  f"RuntimeError: NCCL Error {code}: {reason}\n")
+    assert report["root_cause"]["rule"] == "nccl-error", report["findings"]
+    assert reason in report["root_cause"]["message"]
+
+
+BANNER = ("WARNING:torch.distributed.run:Setting OMP_NUM_THREADS environment variable for each process to be 1 "
+          "in default, to avoid your system being overloaded, please further tune the variable for optimal "
+          "performance in your application as needed.\n")
+
+
+@pytest.mark.parametrize("bar, finished", [
+    ("Epoch 2: 100%|##########| 3/3 [00:00<00:00, 40.11it/s, loss=0.5, v_num=0]", False),
+    ("Epoch 0: 100%|##########| 120/120 [00:31<00:00,  3.80it/s, loss=1.22]", False),
+    ("step 30/30 loss 1.4118", True),
+    ("100%|##########| 2209/2209 [39:03<00:00,  1.06s/it]", True),
+])
+def test_an_epochs_bar_at_its_total_is_no_end_of_the_run(run_cli, tmp_path, bar, finished):
+    report = scan(run_cli, tmp_path, BANNER + "Epoch 0: 50%|#####     | 1/2 [00:00<00:00]\n" + bar + "\n")
+    assert report["verdict"] == ("HEALTHY" if finished else "INCONCLUSIVE"), report["verdict_reason"]
+
+
+STOP = ("W1130 12:13:{s:02d}.388000 124326 torch/distributed/elastic/agent/server/api.py:723] Received 15 death "
+        "signal, shutting down workers\n"
+        "W1130 12:13:{s:02d}.389000 124326 torch/distributed/elastic/multiprocessing/api.py:900] Sending process "
+        "124533 closing signal SIGTERM\n")
+
+
+@pytest.mark.parametrize("own_line", [
+    "[default0]:I1130 12:13:46.100000 124533 train.py:88] Waiting for training batch to arrive",
+    "[default0]:I1130 12:13:46.100000 124533 train.py:91] rank 0: reloading shard list",
+])
+def test_a_stop_seconds_after_a_lone_workers_last_line_is_a_stop(run_cli, tmp_path, own_line):
+    """One Worker, no peer to differ from, and torchrun's SIGTERM three seconds after its process's
+    last line: the job was stopped, nothing shows a stall."""
+    text = (BANNER + "[default0]:I1130 12:13:40.000000 124533 train.py:80] step 1/100 loss 2.1\n"
+            + own_line + "\n" + STOP.format(s=49))
+    report = scan(run_cli, tmp_path, text, status="failed")
+    assert report["root_cause"]["rule"] == "stopped-from-outside", report["findings"]
+    assert "hang-ended-from-outside" not in {f["rule"] for f in report["findings"]}
+
+
+@pytest.mark.parametrize("signal", ["SIGTERM", "SIGKILL"])
+def test_torchrun_stopping_processes_after_the_last_step_is_no_healthy_run(run_cli, tmp_path, signal):
+    text = (BANNER + "100%|##########| 2209/2209 [39:03<00:00,  1.06s/it]\n"
+            f"WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 4041 closing signal {signal}\n"
+            f"WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 4042 closing signal {signal}\n")
+    report = scan(run_cli, tmp_path, text)
+    assert report["verdict"] != "HEALTHY", report["verdict_reason"]
+    assert "Sending process 4041" in report["verdict_reason"]
