@@ -55,6 +55,10 @@ def missing_worker(job: Job, rule):
     missing = _missing_node_ranks(job)
     if not missing or _whole_world_trained(job):
         return []  # missing-worker-log: the Worker ran, its log was not collected
+    if len(job.workers) < 2:
+        # One Worker's log (a paste, one node's file): the others' logs are simply not here, and
+        # nothing in it says whether they ever started.
+        return []
     message, evidence = _missing_message(job, missing)
     return [finding(rule, message, evidence, node_rank=missing[0] if len(missing) == 1 else None,
                     node_ranks=tuple(missing))]
