@@ -7,13 +7,14 @@ right after it (`| 0/2 [00:00<?, ?it/s]WARNING:torch.distributed...`). Read as o
 line has one set of prefixes (the first record's), every rule matches it once, and every record in
 it shares one place as evidence; read as its records, each says what it says.
 
-A line is cut only before a known record start (RECORD_START: torch's own logging headers of every
-era, torchrun's failure summary rows, a traceback's header and frames, torchrun's per-process
-prefixes) that follows glue: two or more spaces, a carriage return, or the closing bracket of a tqdm
-bar's counters; and only where message text, not just the line's own prefixes, comes before the
-glue (`[rank3]:   File "x.py", line 3` is one record: its frame is indented after its prefix).
-Ordinary text is never cut: a record start after a single space (a message quoting
-`WARNING:torch...`) or after any other text is left where it is.
+A line is cut only before a known record start (_RECORD_AT_COLUMN_ONE, _INDENTED_RECORD: torch's
+own logging headers of every era, `[rankN]:`, torchrun's failure summary rows, a traceback's header
+and frames) that follows glue: two or more spaces, a carriage return, or the closing bracket of a
+tqdm bar's counters; only where message text, not just the record's own prefixes, comes before the
+glue (`[rank3]:   File "x.py", line 3` is one record: its frame is indented after its prefix); and
+only where the record after it holds more than a prefix. Ordinary text is never cut: a record start
+after a single space (a message quoting `WARNING:torch...`) or after any other text is left where
+it is.
 
 The record starts are those of torch's formatters and messages as tests/torch_source/formats.toml
 lists them, read from the released wheels: `%(levelname)s:%(name)s:` (<= 2.0),
@@ -33,22 +34,26 @@ _DATE_TIME = rb"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}"
 
 # Record starts that begin a line at its first column. torch's Python logging in each era
 # (logger names and source paths under torch only: another library's `WARNING:root:` is not
-# torch's record, and may well be quoted), torch's C++ logger, torchrun's per-process prefixes,
-# a traceback's header, torchrun's own exception.
+# torch's record, and may well be quoted), torch's C++ logger, the `[rankN]:` torch 2.x puts
+# before each line of a process's stderr, a traceback's header, torchrun's own exception.
+# (torchrun --tee's `[defaultN]:` is left out: it begins every line of a tee'd log, and Hyperscan
+# checking the glue before each made its pass 9% dearer on such a log.)
 _RECORD_AT_COLUMN_ONE = (
     _LEVEL + rb":torch\.",                                                        # <= 2.0
     rb"\[" + _LEVEL + rb"\] " + _DATE_TIME + rb" \w+: ",                         # 1.9's torchrun
     rb"\[" + _DATE_TIME + rb"\] torch\.[\w.]*: \[" + _LEVEL + rb"\] ",           # 2.1, 2.2
     rb"[VIWEC]\d{4} \d{2}:\d{2}:\d{2}\.\d{6} +\d+ [^\]\s]*torch/[^\]\s]+:\d+\]",  # 2.3 on
     rb"\[[VIWEFC](?:\d{3,4} \d{2}:\d{2}:\d{2}\.\d+)? [^\]\s]+\.(?:cpp|cc|h|hpp):\d+\]",  # C++
-    rb"\[(?:rank|default)\d+\]:",
+    rb"\[rank\d+\]:",
     rb"Traceback \(most recent call last\):",
     rb"(?:[\w.]+\.)?ChildFailedError:",
     rb"Root Cause \(first observed failure\):",
 )
 # Record starts that Python or torchrun indent by two spaces: a traceback's frame, the rows of
-# torchrun's failure summary (keys padded to ten characters since 1.10, unpadded in 1.9). The
-# glue before them keeps those two spaces for the record, which is how the parsers know them.
+# torchrun's failure summary (keys padded to ten characters since 1.10, unpadded in 1.9: its
+# `time: ` row is left out, `  time: 0.31` being on every line of detectron2's and mmengine's
+# logs, which Hyperscan would then check at each). The glue before them keeps those two spaces
+# for the record, which is how the parsers know them.
 _INDENTED_RECORD = (
     rb'File "[^"\n]+", line \d+',
     rb"time      : \d{4}-\d{2}-\d{2}_",
@@ -59,7 +64,6 @@ _INDENTED_RECORD = (
     rb"traceback : ",
     rb"exitcode: -?\d+ \(pid: ",
     rb"rank: \d+ \(local_rank: ",
-    rb"time: \d{4}-\d{2}-\d{2}_",
 )
 _INDENT = b"  "
 
