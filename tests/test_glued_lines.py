@@ -216,6 +216,20 @@ def test_a_rank_prefixed_traceback_pasted_as_one_line_is_the_ranks_crash(run_cli
     assert "illegal memory access" in report["root_cause"]["message"]
 
 
+def test_a_traceback_pasted_as_one_line_ends_in_its_exception(run_cli, tmp_path):
+    """Python's traceback without torch's prefixes, its newlines turned into spaces: header,
+    frame (with its source line, which starts no record) and exception line."""
+    line = ('Traceback (most recent call last):      File "/workspace/train.py", line 88, in <module>'
+            "        loss.backward()    RuntimeError: CUDA error: an illegal memory access was encountered")
+    assert spans_text(line) == [
+        "Traceback (most recent call last):",
+        '  File "/workspace/train.py", line 88, in <module>        loss.backward()',
+        "RuntimeError: CUDA error: an illegal memory access was encountered"]
+    report = diagnose(run_cli, tmp_path, line + "\n")
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert "illegal memory access" in report["root_cause"]["message"]
+
+
 def test_torchruns_own_exception_glued_after_its_last_frame_is_a_record():
     """A frame's source line starts no record (it is any code), so it stays with its frame."""
     frame = ('  File "/usr/lib/python3/site-packages/torch/distributed/launcher/api.py", line 263, '
@@ -236,6 +250,7 @@ def test_torchruns_own_exception_glued_after_its_last_frame_is_a_record():
     # a step line quoting a record start inside its message, after one space
     f"step 12/100 loss 2.31 note: saw WARNING:{API}:Sending process 1 closing signal SIGTERM earlier",
     "INFO train: retrying after Traceback (most recent call last): was logged by the loader",
+    "INFO data: sample 1094 skipped, reader said ValueError: bad utf-8",
     # a record start after many spaces, but only the line's own prefixes before them: its
     # message is indented (a rank's traceback frame, a container runtime's or kubectl's time)
     '[rank3]:   File "/workspace/train.py", line 88, in <module>',

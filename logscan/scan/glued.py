@@ -8,8 +8,8 @@ line has one set of prefixes (the first record's), every rule matches it once, a
 it shares one place as evidence; read as its records, each says what it says.
 
 A line is cut only before a known record start (_RECORD_AT_COLUMN_ONE, _INDENTED_RECORD: torch's
-own logging headers of every era, `[rankN]:`, torchrun's failure summary rows, a traceback's header
-and frames) that follows glue: two or more spaces, a carriage return, or the closing bracket of a
+own logging headers of every era, `[rankN]:`, torchrun's failure summary rows, a traceback's header,
+frames and exception line) that follows glue: two or more spaces, a carriage return, or the closing bracket of a
 tqdm bar's counters; only where message text, not just the record's own prefixes, comes before the
 glue (`[rank3]:   File "x.py", line 3` is one record: its frame is indented after its prefix); and
 only where the record after it holds more than a prefix. Ordinary text is never cut: a record start
@@ -35,7 +35,7 @@ _DATE_TIME = rb"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}"
 # Record starts that begin a line at its first column. torch's Python logging in each era
 # (logger names and source paths under torch only: another library's `WARNING:root:` is not
 # torch's record, and may well be quoted), torch's C++ logger, the `[rankN]:` torch 2.x puts
-# before each line of a process's stderr, a traceback's header, torchrun's own exception.
+# before each line of a process's stderr, a traceback's header and its exception line.
 # (torchrun --tee's `[defaultN]:` is left out: it begins every line of a tee'd log, and Hyperscan
 # checking the glue before each made its pass 9% dearer on such a log.)
 _RECORD_AT_COLUMN_ONE = (
@@ -46,7 +46,9 @@ _RECORD_AT_COLUMN_ONE = (
     rb"\[[VIWEFC](?:\d{3,4} \d{2}:\d{2}:\d{2}\.\d+)? [^\]\s]+\.(?:cpp|cc|h|hpp):\d+\]",  # C++
     rb"\[rank\d+\]:",
     rb"Traceback \(most recent call last\):",
-    rb"(?:[\w.]+\.)?ChildFailedError:",
+    # a traceback's last line, `ExcType: detail` (torchrun's ChildFailedError among them), as
+    # lineparse.EXCEPTION names exception classes, a `:` after the name
+    rb"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):",
     rb"Root Cause \(first observed failure\):",
 )
 # Record starts that Python or torchrun indent by two spaces: a traceback's frame, the rows of
