@@ -23,6 +23,13 @@ class Where:
     local_rank: int | None = None
     time: datetime | None = None
 
+    @property
+    def record(self) -> tuple[str, int, str]:
+        """Which log record this is: its line, and its text among the records of a line that
+        holds several glued together (a paste that lost its newlines: logscan.scan.glued). Lines
+        that hold one record, nearly all, are told apart by their line alone."""
+        return self.file, self.line, self.text
+
 
 @dataclass(frozen=True)
 class Evidence:

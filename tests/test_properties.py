@@ -36,6 +36,7 @@ from logscan.catalogue import Catalogue, load_catalogue
 from logscan.errors import ConfigError
 from logscan.scan import finders
 from logscan.scan.finders import LineFinder, ProgressFinder, make_line_finder
+from logscan.scan.glued import record_spans
 from logscan.scan.interpret import MAX_RAW, LineJudge
 from logscan.scan.lineparse import CANDIDATES as CORE_CANDIDATES, Candidates
 from logscan.files.reader import is_gzip
@@ -157,14 +158,17 @@ def kept(scanner, block: bytes) -> list[tuple[int, bytes]]:
 
 
 def lines_kept_one_by_one(block: bytes) -> list[tuple[int, bytes]]:
-    """The reference: each line judged alone, by whether a native parser's pattern matches it."""
+    """The reference: each line judged alone, by whether a native parser's pattern matches it;
+    a line holding records glued together (logscan.scan.glued), each of its records alone."""
     judge = LineJudge(SCANNER.matchers)
     block = block.lstrip(b"\0")  # as the reader skips a copytruncated log's leading NULs
     lines = block.split(b"\n")
     if block.endswith(b"\n"):
         lines.pop()
-    return [(i, line) for i, line in enumerate(lines)
-            if judge.tells(line, SCANNER.native.search(line) is not None)]
+    records = [(i, line[a:b]) for i, line in enumerate(lines)
+               for a, b in (record_spans(line) or [(0, len(line))])]
+    return [(i, record) for i, record in records
+            if judge.tells(record, SCANNER.native.search(record) is not None)]
 
 
 @needs_hyperscan

@@ -77,10 +77,12 @@ def _with_cause(job: Job, worker, found, wheres):
 
 def _told_by_waiting(job: Job, workers, wheres) -> bool:
     """Every line of the finding is also a line of a process that lost a peer or waited on it
-    (a cascade signal: NCCL's remote error is peer-lost's too)."""
+    (a cascade signal: NCCL's remote error is peer-lost's too). Records glued into one line are
+    each a line of their own here: a SIGTERM torchrun sent beside a kill it reports is no
+    cascade of that kill."""
     waiting = job.catalogue.cascade_signals
-    lines = {(h.where.file, h.where.line) for w in workers for h in w.hits if h.rule_id in waiting}
-    return bool(wheres) and all((w.file, w.line) in lines for w in wheres)
+    records = {h.where.record for w in workers for h in w.hits if h.rule_id in waiting}
+    return bool(wheres) and all(w.record in records for w in wheres)
 
 
 def _another_failed(job: Job) -> bool:

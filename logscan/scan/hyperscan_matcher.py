@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 from logscan.files.reader import count_newlines
+from logscan.scan.glued import GLUED_RECORD_MARK
 
 # (?<!X) and (?<=X) where X is a character class or one (escaped) character.
 _ONE_CHAR = r"(?:\[\^?\]?(?:\\.|[^\]\\])*\]|\\.|[^\\()\[\]|])"
@@ -118,7 +119,8 @@ class HyperscanLineFinder:
     scan(block) → (sorted offsets of those lines, number of newlines in the block), as
     LineFinder.scan; the lines may be a few more than confirmed (a pattern looked for through
     its literals, a rule's cover), never fewer. scan_marked(block) also says which of them a
-    native parser's pattern matched (the others only a rule's cover or keyword).
+    native parser's pattern matched (the others only a rule's cover or keyword), and which hold
+    a record glued after their start (logscan.scan.glued), so that only those are cut.
 
     `wanted`: the native parsers' candidates (lineparse.CANDIDATES and their JSON forms);
     `rules`: (patterns, keyword literals) of each catalogue rule with keywords. A rule is looked
@@ -144,7 +146,7 @@ class HyperscanLineFinder:
         rules = [(tuple(patterns), tuple(keywords)) for patterns, keywords in rules]
         # The covers are made from the rules by this module and raw_patterns: their code is part
         # of what a cached database was compiled from.
-        source = (native, rules, _UNLIKE_MARKS, _TRANSLATOR.hexdigest())
+        source = (native, rules, _UNLIKE_MARKS, _GLUED_MARKS, _TRANSLATOR.hexdigest())
         marks = len(_UNLIKE_MARKS)
 
         def flags_of(expressions):  # a mark is reported once a block: it says the block has one
@@ -153,7 +155,7 @@ class HyperscanLineFinder:
 
         try:
             self._database = compiled(
-                lambda: [*_UNLIKE_MARKS, *native,
+                lambda: [*_UNLIKE_MARKS, *_GLUED_MARKS, *native,
                          *(e for e in _rule_expressions(rules) if e not in native)],
                 flags_of, source)
         except hyperscan.error:
@@ -177,38 +179,40 @@ class HyperscanLineFinder:
                     rule_expressions += _rule_expressions([(patterns, keywords)])
                 except hyperscan.error:  # a cover Hyperscan refuses: the rule's keywords
                     rule_expressions += _keyword_expressions(keywords)
-            expressions = [*_UNLIKE_MARKS, *native,
+            expressions = [*_UNLIKE_MARKS, *_GLUED_MARKS, *native,
                            *(e for e in dict.fromkeys(rule_expressions) if e not in native)]
             self._database = compiled(expressions, flags_of(expressions))
         every_keyword = [lit for _, keywords in rules for lit in keywords]
         self._keywords = (compiled(_keyword_expressions(every_keyword), flags)
                           if every_keyword else None)
-        # expression ids: the marks, then the native patterns, then the rules'
-        self._first_native, self._first_rule = marks, marks + len(native)
+        # expression ids: the marks, the glued records' marks, the native patterns, the rules'
+        self._first_glued = marks
+        self._first_native = marks + len(_GLUED_MARKS)
+        self._first_rule = self._first_native + len(native)
         self.covered = tuple(covers)
         # Every native pattern went in as it is: a line marked native is one that some native
         # pattern matches, and the scanner need not confirm it again.
         self.exact = not covers
 
     def scan(self, block: bytes) -> tuple[list[int], int]:
-        starts, _, newlines = self.scan_marked(block)
+        starts, _, _, newlines = self.scan_marked(block)
         return starts, newlines
 
-    def scan_marked(self, block: bytes) -> tuple[list[int], list[bool], int]:
+    def scan_marked(self, block: bytes) -> tuple[list[int], list[bool], set[int], int]:
         """(sorted offsets of the lines found, for each whether a native pattern matched it,
-        number of newlines in the block)"""
-        starts, natives, unlike = _lines_matched(self._database, block, self._first_native,
-                                                 self._first_rule)
+        the offsets of the lines that may hold glued records, number of newlines in the block)"""
+        starts, natives, unlike, glued = _lines_matched(
+            self._database, block, self._first_glued, self._first_native, self._first_rule)
         if unlike and self._keywords is not None:
             found = set(starts)
-            extra = [start for start in _lines_matched(self._keywords, block, 0, 0)[0]
+            extra = [start for start in _lines_matched(self._keywords, block, 0, 0, 0)[0]
                      if start not in found and unlike_its_body(_line_at(block, start))]
             if extra:
                 marks = dict(zip(starts, natives))
                 marks.update(dict.fromkeys(extra, False))
                 starts = sorted(marks)
                 natives = [marks[start] for start in starts]
-        return starts, natives, count_newlines(block)
+        return starts, natives, glued, count_newlines(block)
 
 
 def _line_at(block: bytes, start: int) -> bytes:
@@ -216,13 +220,15 @@ def _line_at(block: bytes, start: int) -> bytes:
     return block[start:] if end < 0 else block[start:end]
 
 
-def _lines_matched(database, block: bytes, first_native: int, first_rule: int
-                   ) -> tuple[list[int], list[bool], bool]:
+def _lines_matched(database, block: bytes, first_glued: int, first_native: int, first_rule: int
+                   ) -> tuple[list[int], list[bool], bool, set[int]]:
     """(sorted starts of the lines `database` matches in, whether an expression of
-    [first_native, first_rule) matched each, whether one below first_native, a mark, matched)"""
+    [first_native, first_rule) matched each, whether one below first_glued, a mark, matched,
+    the starts of the lines a glued record's mark, [first_glued, first_native), matched in)"""
     starts: list[int] = []
     natives: list[bool] = []
     marked = False
+    glued: set[int] = set()
     line_end = -1  # the newline ending the last line found: matches before it add nothing
     rfind, find = block.rfind, block.find
     size = len(block)
@@ -230,7 +236,10 @@ def _lines_matched(database, block: bytes, first_native: int, first_rule: int
     def on_match(index, _start, end, _flags, _context):
         nonlocal line_end, marked
         if index < first_native:
-            marked = True
+            if index < first_glued:
+                marked = True
+            else:  # it finds no line of its own: it says which found lines to cut
+                glued.add(rfind(b"\n", 0, end - 1) + 1)
             return
         last = end - 1  # the match's last byte: its line is the line
         if last > line_end or last < (starts[-1] if starts else 0):
@@ -251,7 +260,7 @@ def _lines_matched(database, block: bytes, first_native: int, first_rule: int
             merged[start] = merged.get(start, False) or native
         starts = sorted(merged)
         natives = [merged[s] for s in starts]
-    return starts, natives, marked
+    return starts, natives, marked, glued
 
 
 # Lines whose body (logscan.scan.prefixes.strip_prefixes) is not a stretch of their bytes as
@@ -262,6 +271,7 @@ def _lines_matched(database, block: bytes, first_native: int, first_rule: int
 _UNLIKE_MARKS = (b"\\x1b", b"\\r[^\\n]", b'\\{"log":', b"\\xc5\\xbf", b"\\xe2\\x84\\xaa",
                  b"\\xc4\\xb0")
 _UNLIKE = re.compile(b"|".join(_UNLIKE_MARKS))
+_GLUED_MARKS = (GLUED_RECORD_MARK,)
 
 
 def unlike_its_body(line: bytes) -> bool:

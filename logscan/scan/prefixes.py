@@ -144,6 +144,25 @@ def clean(text: str) -> str:
 _NUMBER_TAG = re.compile(r"\[\d{1,9}\][ \t]+")
 
 
+def _prefix_matches(body: str):
+    """The prefixes at the start of `body`, in order, as matches of _PREFIX."""
+    pos = 0
+    if (tag := _NUMBER_TAG.match(body)) is not None and _PREFIX.match(body, tag.end()):
+        pos = tag.end()
+    while (match := _PREFIX.match(body, pos)) and match.end() != pos:
+        pos = match.end()
+        yield match
+
+
+def prefix_length(text: str) -> int:
+    """How many characters of `text` its prefixes take (0 when it has none); `text` as it is,
+    neither unwrapped nor cleaned of colour codes."""
+    end = 0
+    for match in _prefix_matches(text):
+        end = match.end()
+    return end
+
+
 def strip_prefixes(line: str) -> Stripped:
     line, record_time = _unwrap_docker(line)
     body = clean(line)
@@ -152,12 +171,7 @@ def strip_prefixes(line: str) -> Stripped:
     yearless = None  # a header's month, day and time: kept only when no full time is there
     partial = False
     pos = 0
-    if (tag := _NUMBER_TAG.match(body)) is not None and _PREFIX.match(body, tag.end()):
-        pos = tag.end()
-    while True:
-        match = _PREFIX.match(body, pos)
-        if not match or match.end() == pos:
-            break
+    for match in _prefix_matches(body):
         pos = match.end()
         groups = match.groupdict()
         if groups["rank"] is not None:

@@ -21,6 +21,7 @@ from logscan.scan import lineparse
 from logscan.catalogue import Catalogue
 from logscan.scan.events import FileScan
 from logscan.scan.finders import USER_PROGRESS_FLAG, ProgressFinder, make_line_finder
+from logscan.scan.glued import record_spans
 from logscan.limits import BLOCK_PATTERN_TIMEOUT, MAX_RULE_TIMEOUTS
 from logscan.scan.interpret import MAX_RAW, FileInterpreter, LineJudge
 from logscan.scan.lineparse import Candidates
@@ -251,16 +252,22 @@ class Scanner:
                       repeats: _RepeatRuns) -> int:
         """Note the block's candidate and progress lines; return its number of newlines."""
         if self.finder.marks_native:
-            starts, natives, newlines = self.finder.scan_marked(block)
+            starts, natives, glued, newlines = self.finder.scan_marked(block)
             trust = self.finder.exact  # a native mark is a native pattern's match
         else:
             (starts, newlines), natives, trust = self.finder.scan(block), None, False
+            glued = None  # the pure-Python finder marks none: each line found is looked at
         numbers = _LineNumbers(block, newlines, found.newlines)
         native, judge = self.native.search, self.judge.judge
         size = len(block)
         for i, start in enumerate(starts):
             end = block.find(b"\n", start)
             end = size if end < 0 else end
+            records = (record_spans(block[start:end]) if glued is None or start in glued
+                       else None)
+            if records is not None:
+                self._survey_records(block, start, records, numbers.of(start) - 1, found, repeats)
+                continue
             # exact marks are the native patterns' own answer; else the pattern is asked
             is_native = natives[i] if trust else native(block, start, end) is not None
             raw = _raw_line(block, start, end)
@@ -284,6 +291,17 @@ class Scanner:
         if self.keywordless:
             self._survey_keywordless(block, found, timeouts)
         return newlines
+
+    def _survey_records(self, block: bytes, start: int, records: list[tuple[int, int]],
+                        index: int, found: Survey, repeats: _RepeatRuns) -> None:
+        """Keep each record of a line that holds several glued together (logscan.scan.glued) as
+        if it were a line of its own, numbered as the line: its own prefixes, its own meaning."""
+        native, judge = self.native.search, self.judge.judge
+        for record_start, record_end in records:
+            raw = _raw_line(block, start + record_start, start + record_end)
+            tells, same = judge(raw, native(raw) is not None)
+            if tells:
+                repeats.keep(found.candidates, index, raw, same)
 
     @staticmethod
     def _line_at(block: bytes, start: int, newlines: int, before: int) -> tuple[int, bytes]:
