@@ -390,13 +390,13 @@ def test_log_still_being_appended_to(tmp_path):
     writer = threading.Thread(target=append)
     writer.start()
     try:
-        # Judged at the suite's post-mortem clock (2030), steps that stop short of the run's end
-        # with no status and nothing failed are a job that stalled there: exit 1.
+        # Steps that stop short of the run's end, no status, nothing failed: a job still going, one
+        # stopped there, or a copy read long after look alike (INCONCLUSIVE, exit 1).
         report = scan_json(job, timeout=120, exit_code=1)
     finally:
         stop.set()
         writer.join()
-    assert report["root_cause"]["rule"] == "stall-during-training", report["verdict_reason"]
+    assert report["verdict"] == "INCONCLUSIVE", report["verdict_reason"]
     assert live.stat().st_size > start_size  # it really grew during the scan
     assert report["stats"]["lines"] >= 1_500_000
     with open(live, "rb") as handle:  # what was there before is untouched

@@ -280,6 +280,26 @@ def test_a_live_job_turns_hung_after_stall_after_without_reading(run_cli, tmp_pa
     assert later["sweep"]["files_opened"] == 0
 
 
+@pytest.mark.parametrize("sample", ["hang-still-running-prod", "stall-still-running-prod-plain"])
+def test_a_job_without_status_seen_live_then_silent_turns_hung(run_cli, tmp_path, sample):
+    """No platform status: an earlier sweep saw the logs grow (RUNNING by its live guess); once
+    they have been quiet past --stall-after with nothing saying the job ended, it is hung. A log
+    read for the first time long after it was written is no such evidence (a copy, a paste)."""
+    outputs = tmp_path / "outputs"
+    shutil.copytree(SAMPLES / sample, outputs / "u" / "job",
+                    ignore=shutil.ignore_patterns("expected.json", "job_status"))
+    newest = max(p.stat().st_mtime for p in (outputs / "u" / "job").rglob("*.log"))
+    from datetime import datetime, timedelta, timezone
+
+    soon = datetime.fromtimestamp(newest, timezone.utc) + timedelta(minutes=1)
+    first = sweep(run_cli, outputs, tmp_path / "s.db", "--all", now=soon.isoformat())
+    assert first["jobs"][0]["verdict"] == "RUNNING"
+    later = sweep(run_cli, outputs, tmp_path / "s.db", now=(soon + timedelta(hours=1)).isoformat())
+    assert [j["change"] for j in later["jobs"]] == ["hung"]
+    cold = sweep(run_cli, outputs, tmp_path / "cold.db", "--all", now=(soon + timedelta(hours=1)).isoformat())
+    assert cold["jobs"][0]["verdict"] == "INCONCLUSIVE"
+
+
 def test_a_live_job_with_timed_lines_turns_hung_by_its_own_rhythm(run_cli, tmp_path):
     """Real: steps 0.1 s apart, then nothing after 11:48:48 (kubectl timestamps), the platform says
     running. Ten minutes of silence is a hundred times its rhythm and more: a sweep twelve minutes

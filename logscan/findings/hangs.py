@@ -8,7 +8,7 @@ from logscan.diagnosis import format_duration
 from logscan.findings.base import finding, hits, plural
 from logscan.findings.rank_lines import last_own_line
 from logscan.limits import RENDEZVOUS_GIVES_UP
-from logscan.model.failures import SIGTERM, Failure, awaited_ranks, is_stale, job_ended
+from logscan.model.failures import SIGTERM, Failure, awaited_ranks, is_stale
 from logscan.model.job import Job
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, CONNECT_FAILED, SIBLING_TERMINATED, DEATH_SIGNAL_RECEIVED,
                               WAITING_EVIDENCE)
@@ -34,6 +34,13 @@ RE_FORMED_ROUND_HINT = (
     "round's MASTER_ADDR; TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 avoids it.")
 
 
+def _silence_counts(job: Job) -> bool:
+    """A log's silence says the job hangs only while the platform says it runs: with no status, a
+    log that stops may as well be a job that ended, or a copy (a paste, an archive) read long
+    after; its age then tells nothing."""
+    return job.job_status == JobStatus.RUNNING
+
+
 def _whole_world_quiet(job: Job) -> list:
     """Every node_rank of nnodes launched with one master, a fixed node count, and no Worker
     waited, failed or printed anything of its processes; every log has been quiet since
@@ -55,7 +62,7 @@ def _whole_world_quiet(job: Job) -> list:
         last = worker.last_activity()
         if last is None or job.now - last <= quiet_for:
             return []
-        if job.job_status != JobStatus.RUNNING and job_ended(job, worker):
+        if not _silence_counts(job):
             return []
     return launched
 
@@ -84,7 +91,7 @@ def hang_in_rendezvous(job: Job, rule):
         elif terminated:
             reason = "it was terminated while waiting in rendezvous"
             evidence = [h.where for h in terminated]
-        elif is_stale(job, worker) and (job.job_status == JobStatus.RUNNING or not job_ended(job, worker)) \
+        elif is_stale(job, worker) and _silence_counts(job) \
                 and worker.launch is not None and (worker.launch.nnodes or 0) > 1:
             # Only a launch line of several nodes says there were others to wait for: torchrun's
             # banner alone, read long after, says it started and nothing more.
@@ -237,8 +244,7 @@ def hang_before_first_batch(job: Job, rule):
     if any(not f.cascade for f in failures):
         return []  # something crashed by itself: that is the story, not a hang
     waited, hits = _waiting_evidence(job, failures)
-    stale = [w for w in started if is_stale(job, w)
-             and (job.job_status == JobStatus.RUNNING or not job_ended(job, w))]
+    stale = [w for w in started if is_stale(job, w) and _silence_counts(job)]
     if not (waited or hits or stale):
         return []
     node_rank, rank, proof = _straggler(job, failures)

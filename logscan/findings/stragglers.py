@@ -281,7 +281,9 @@ def _stall_threshold(job: Job) -> timedelta:
 def stall_during_training(job: Job, rule):
     """Training went on, then every log went quiet while the job was not over: nothing failed, no
     torchrun reported an end or a signal, no platform status says it ended."""
-    if not job.training_started or job.failures or job.job_status in (JobStatus.FAILED, JobStatus.SUCCEEDED):
+    # Only the platform's word that the job runs makes silence a stall: without it a log that stops
+    # may be a job that ended, or a copy read long after (logscan.findings.hangs._silence_counts).
+    if not job.training_started or job.failures or job.job_status != JobStatus.RUNNING:
         return []
     started = [w for w in job.workers if w.started_processes]
     if not started or any(_stop(w) is not None or w.exits or w.group_succeeded or w.end_of_run() or w.error_lines(job.catalogue)

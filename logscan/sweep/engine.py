@@ -206,13 +206,15 @@ class Sweep:
         # One job's stored records at a time, as it is handed out: never every job's at once.
         tasks = ((job, self._old_records(job.job), *(known_jobs[job.job][5:7] if job.job in known_jobs
                                                       else (None, None)),
-                  place_of(job.root, job.rel, self.series) is not None) for job in stale)
+                  place_of(job.root, job.rel, self.series) is not None,
+                  known_jobs[job.job][3] if job.job in known_jobs else None) for job in stale)
         workers = self.settings.processes or _usable_cores()
         if len(stale) < FAN_OUT_MIN_JOBS or workers < 2:
-            for job, old, sig, status, in_series in tasks:
+            for job, old, sig, status, in_series, verdict in tasks:
                 reader = FileReader(self.pool.scanner if self.pool else _scanner(self.catalogue, self.settings),
                                     self.pool)
-                yield refresh(job, old, reader, self.catalogue, self.settings, now, sig, status, in_series)
+                yield refresh(job, old, reader, self.catalogue, self.settings, now, sig, status, in_series,
+                              verdict)
             return
         yield from _fan_out(tasks, min(workers, len(stale)), self.catalogue, self.settings, now,
                             self.pool.scanner if self.pool else None)
@@ -400,10 +402,10 @@ _worker: dict = {}
 
 
 def _refresh_task(task) -> JobResult:
-    job, old, sig, status, in_series = task
+    job, old, sig, status, in_series, verdict = task
     reader = FileReader(_worker["scanner"])
     return refresh(job, old, reader, _worker["catalogue"], _worker["settings"], _worker["now"],
-                   sig, status, in_series)
+                   sig, status, in_series, verdict)
 
 
 def _fan_out(tasks, workers, catalogue, settings, now, scanner):

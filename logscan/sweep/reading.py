@@ -28,7 +28,7 @@ from logscan.files.reader import ReadState, open_regular
 from logscan.limits import STALL_RHYTHM_FLOOR
 from logscan.scan.scanner import TAIL_LINES, Survey
 from logscan.sweep.tree import FileStat, JobDir
-from logscan.vocabulary import JobStatus
+from logscan.vocabulary import JobStatus, Verdict
 
 EDGE_BYTES = 64       # bytes before the read position kept to tell growth from a rewrite
 LOG, SKIP, EMPTY = "log", "skip", "empty"
@@ -342,7 +342,7 @@ def _status(reader: FileReader, job: JobDir, old_sig: str | None, old_status: st
 
 def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalogue, settings,
             now: datetime, old_status_sig: str | None = None, old_status: str | None = None,
-            in_series: bool = False) -> JobResult:
+            in_series: bool = False, previous_verdict: str | None = None) -> JobResult:
     """Bring one job's files up to date and diagnose it from the surveys; a run `in_series`
     that is healthy also leaves its templates (logscan.diagnose.novel_lines.run_templates)."""
     by_inode = {(r.dev, r.ino): r for r in old.values()}
@@ -385,6 +385,10 @@ def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalog
     if status is None and now.timestamp() - newest <= settings.stall_after.total_seconds():
         # No word from the platform, and a log moved lately: the job is live.
         status, source = JobStatus.RUNNING, "a log written less than --stall-after ago"
+    elif status is None and previous_verdict == Verdict.RUNNING:
+        # An earlier sweep saw it live and nothing since says it ended: its silence is a hang's,
+        # not a copy's read long after (logscan.findings.hangs._silence_counts).
+        status, source = JobStatus.RUNNING, "seen live by an earlier sweep, and nothing says it ended"
     from logscan.diagnose.pipeline import diagnose_scans  # the job model and rules: only when needed
 
     learnt = []
