@@ -76,9 +76,11 @@ def test_a_stop_seconds_after_a_lone_workers_last_line_is_a_stop(run_cli, tmp_pa
     assert "hang-ended-from-outside" not in {f["rule"] for f in report["findings"]}
 
 
-@pytest.mark.parametrize("signal", ["SIGTERM", "SIGKILL"])
-def test_torchrun_stopping_processes_after_the_last_step_is_no_healthy_run(run_cli, tmp_path, signal):
-    text = (BANNER + "100%|##########| 2209/2209 [39:03<00:00,  1.06s/it]\n"
+@pytest.mark.parametrize("signal, glue", [("SIGTERM", "\n"), ("SIGKILL", "\n"),
+                                          # a paste that lost its newline after the bar
+                                          ("SIGTERM", "")])
+def test_torchrun_stopping_processes_after_the_last_step_is_no_healthy_run(run_cli, tmp_path, signal, glue):
+    text = (BANNER + "100%|##########| 2209/2209 [39:03<00:00,  1.06s/it]" + glue +
             f"WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 4041 closing signal {signal}\n"
             f"WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 4042 closing signal {signal}\n")
     report = scan(run_cli, tmp_path, text)

@@ -29,7 +29,9 @@ def _unexplained_errors(worker: Worker):
     end = worker.end_of_run()
     stopped_after = [] if end is None or any(h.rule_id == DEATH_SIGNAL_RECEIVED for h in worker.hits) else [
         h.where for h in worker.hits if h.rule_id == SIBLING_TERMINATED and h.group(Group.SIGNAL)
-        and worker.position(h.where) > worker.position(end)]
+        # after it, or glued behind it on its line (a paste that lost its newlines)
+        and (worker.position(h.where) > worker.position(end)
+             or (worker.position(h.where) == worker.position(end) and h.where.text != end.text))]
     return [h.where for h in worker.hits if h.rule_id == ERROR_LINE] + \
         [e.where for e in worker.exits if e.exitcode] + stopped_after[:1]
 
