@@ -59,6 +59,11 @@ def missing_worker(job: Job, rule):
         # One Worker's log (a paste, one node's file): the others' logs are simply not here, and
         # nothing in it says whether they ever started.
         return []
+    unnumbered = [w for w in job.workers if w.node_rank is None and w.started_processes]
+    if len(unnumbered) >= len(missing):
+        # As many logs whose torchrun started processes but that say no node_rank: the "missing"
+        # nodes are theirs.
+        return []
     message, evidence = _missing_message(job, missing)
     return [finding(rule, message, evidence, node_rank=missing[0] if len(missing) == 1 else None,
                     node_ranks=tuple(missing))]
