@@ -65,3 +65,24 @@ def run_cli():
         return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "200", "NO_COLOR": "1"})
 
     return run
+
+
+def job_model(path, status: str | None = "failed"):
+    """The job model of a directory of Worker logs (what the rules read), the platform's status
+    given."""
+    from logscan.catalogue import load_catalogue
+    from logscan.config import parse_time
+    from logscan.files.discovery import discover
+    from logscan.model.build import build_job
+    from logscan.scan.pool import PendingScans, ScanPool
+    from logscan.settings import Settings
+
+    catalogue = load_catalogue()
+    settings = Settings(now=parse_time(POST_MORTEM_NOW))
+    found = discover([str(path)])
+    pool = ScanPool(catalogue, settings)
+    try:
+        scans = PendingScans(found.logs, pool, found.contents, found.sizes).result()
+    finally:
+        pool.close()
+    return build_job("job", found.logs, scans, catalogue, job_status=status)

@@ -23,16 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import POST_MORTEM_NOW, SAMPLES, torch_source_entries
+from conftest import POST_MORTEM_NOW, SAMPLES, job_model, torch_source_entries
 from logscan.catalogue import load_catalogue
 from logscan.config import parse_time
 from logscan.diagnose.pipeline import diagnose_paths
-from logscan.files.discovery import discover
-from logscan.model.build import build_job
 from logscan.model.job import ROUND_FAILURE, ROUND_MEMBERSHIP, ROUND_START
 from logscan.rule_ids import RENDEZVOUS_ROUND
 from logscan.scan.lineparse import parse_launch
-from logscan.scan.pool import PendingScans, ScanPool
 from logscan.scan.prefixes import strip_prefixes
 from logscan.settings import Settings
 
@@ -45,15 +42,7 @@ def diagnose(path):
 
 
 def model(path, status="succeeded"):
-    """The job model of a directory of Worker logs (what the rules read)."""
-    settings = Settings(now=parse_time(POST_MORTEM_NOW))
-    found = discover([str(path)])
-    pool = ScanPool(CATALOGUE, settings)
-    try:
-        scans = PendingScans(found.logs, pool, found.contents, found.sizes).result()
-    finally:
-        pool.close()
-    return build_job("job", found.logs, scans, CATALOGUE, job_status=status)
+    return job_model(path, status)
 
 
 def node(job, node_rank):

@@ -20,16 +20,13 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import POST_MORTEM_NOW, SAMPLES, sample_copy, torch_source_entries
+from conftest import POST_MORTEM_NOW, SAMPLES, job_model, sample_copy, torch_source_entries
 from logscan.catalogue import load_catalogue
 from logscan.config import parse_time
 from logscan.diagnose.pipeline import diagnose_paths
-from logscan.files.discovery import discover
-from logscan.model.build import build_job
 from logscan.rule_ids import RENDEZVOUS_ROUND
 from logscan.scan.events import LAUNCH_LINE, TORCHRUN_LINES
 from logscan.scan.lineparse import AGENT_CONFIGS, AGENT_RESULT, parse_agent_block_line
-from logscan.scan.pool import PendingScans, ScanPool
 from logscan.settings import Settings
 
 CATALOGUE = load_catalogue()
@@ -37,15 +34,7 @@ FORMATS = {entry["id"]: entry for entry in torch_source_entries()}
 
 
 def model(path, status="failed"):
-    """The job model of a directory of Worker logs (what the rules read)."""
-    settings = Settings(now=parse_time(POST_MORTEM_NOW))
-    found = discover([str(path)])
-    pool = ScanPool(CATALOGUE, settings)
-    try:
-        scans = PendingScans(found.logs, pool, found.contents, found.sizes).result()
-    finally:
-        pool.close()
-    return build_job("job", found.logs, scans, CATALOGUE, job_status=status)
+    return job_model(path, status)
 
 
 def diagnose(path):
