@@ -86,3 +86,36 @@ def test_torchrun_stopping_processes_after_the_last_step_is_no_healthy_run(run_c
     report = scan(run_cli, tmp_path, text)
     assert report["verdict"] != "HEALTHY", report["verdict_reason"]
     assert "Sending process 4041" in report["verdict_reason"]
+
+
+# transformers' and accelerate's testing_utils (_stream_subprocess, execute_subprocess_async): every
+# line of the launcher's output echoed as `print(label, line)` with label `stdout:` / `stderr:`, then
+# `RuntimeError: '{cmd_str}' failed with returncode {code}` with the workers' stderr after it.
+SUMMARY = """torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+test_script.py FAILED
+------------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2023-05-24_08:14:43
+  host      : node-17
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 2412)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================"""
+
+
+@pytest.mark.parametrize("label", ["stderr:", "stdout:"])
+def test_a_test_harness_echo_is_read_through_and_its_own_report_names_no_process(run_cli, tmp_path, label):
+    echoed = "\n".join(f"{label} {line}" for line in SUMMARY.splitlines())
+    text = (echoed + "\nTraceback (most recent call last):\n  File \"test_multigpu.py\", line 56, in test_run\n"
+            "    execute_subprocess_async(cmd, env=os.environ.copy())\n"
+            "RuntimeError: 'accelerate-launch --num_processes=2 test_script.py' failed with returncode 1\n")
+    report = scan(run_cli, tmp_path, text)
+    assert report["verdict"] == "FAILED"
+    assert report["root_cause"]["rank"] == 1, report["root_cause"]
+    assert "accelerate-launch" not in report["root_cause"]["message"]

@@ -627,6 +627,10 @@ SRUN_TASK_EXIT = re.compile(
 SPAWN_EXIT = re.compile(
     r"(?:\bProcessExitedException|^Exception): process (?P<index>\d+) terminated with "
     r"(?:exit code (?P<status>-?\d+)|signal (?:(?P<name>SIG[A-Z0-9]+)|<Unknown signal (?P<number>\d+)>))")
+# A test harness's report of the launcher it ran (transformers' and accelerate's testing_utils,
+# execute_subprocess_async): `RuntimeError: '{cmd}' failed with returncode {code}`, then the
+# workers' stderr. It names no process: like srun's, it tells the end of the launcher it started.
+HARNESS_EXIT = re.compile(r"'[^']*' failed with returncode (?P<status>-?\d+)")
 _LOCAL_RANK_ARGUMENT = re.compile(r"--local[_-]rank[= ](?P<local_rank>\d+)")
 _SUMMARY_RANK = re.compile(r"(-?\d+)(?:\s*\(local_rank:\s*(\d+)\))?")
 _SUMMARY_CODE = re.compile(r"-?\d+")
@@ -651,7 +655,7 @@ class SummaryLine:
        _literal(b"error_file:"),
        _literal(b"(exitcode: "),
        _literal(b"exits with return code = "), _literal(b"returned non-zero exit status"),
-       _literal(b"died with <Signals."), _literal(b"srun: error: "),
+       _literal(b"died with <Signals."), _literal(b"srun: error: "), _literal(b"' failed with returncode "),
        _literal(b" terminated with exit code "), _literal(b" terminated with signal "),
        # torch 1.9 pads no field: `  exitcode: 1 (pid: 14750)`, `  rank: 0 (local_rank: 0)`
        Candidates((b"exitcode: ", b"rank: ", b"time: "),
@@ -671,6 +675,8 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         return SummaryLine("failed", (int(spawned["index"]), code))
     if (task := SRUN_TASK_EXIT.search(body)) is not None and (code := _srun_exit_code(task)) is not None:
         return SummaryLine("failed", (None, code))
+    if (harness := HARNESS_EXIT.search(body)) is not None:
+        return SummaryLine("failed", (None, int(harness["status"])))
     field_match = SUMMARY_FIELD.fullmatch(body)
     if field_match is None:
         return None

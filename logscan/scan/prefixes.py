@@ -30,6 +30,9 @@ _PREFIX = re.compile(
         # CRI (containerd, CRI-O) log files: `<time> <stream> <F|P> `; P marks a partial record
         (?:(?P<cri_stream>stdout|stderr)[ ](?P<cri_tag>[FP])(?:[ ]|$))?
     | \[(?P<stream>stdout|stderr)\][ \t]?
+    # the test harnesses of transformers and accelerate (testing_utils `_stream_subprocess`:
+    # `print(label, line)` with label `stdout:` / `stderr:`)
+    | (?:stdout|stderr):[ ]
     # OpenMPI --tag-output (`[jobid,rank]<stderr>:`) and its bare stream tag
     | (?:\[\d+,(?P<mpi_rank>\d+)\])?<(?:stdout|stderr)>:[ \t]?
     # Ray's worker prefix: `(pid=123)`, `(RayTrainWorker pid=123, ip=10.0.0.2)`
