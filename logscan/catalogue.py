@@ -613,6 +613,16 @@ class Catalogue:
     def cascade_signals(self) -> frozenset[str]:
         return frozenset(s.id for s in self.signals.values() if s.cascade)
 
+    @cached_property
+    def rendezvous_waits(self) -> frozenset[str]:
+        """Signals of an agent left waiting in rendezvous for the others (a store or connect timeout)."""
+        return frozenset(s.id for s in self.signals.values() if s.cascade and s.stage == RunStage.RENDEZVOUS)
+
+    @cached_property
+    def launch_failures(self) -> frozenset[str]:
+        """Signatures that explain why a Worker's torchrun stopped before spawning."""
+        return frozenset(r.id for r in self.with_role(Role.LAUNCH_SHAPE) if r.kind == RuleKind.SIGNATURE)
+
     def reached(self, stage: RunStage) -> frozenset[str]:
         """Informational signals whose line says the process that printed it had reached this stage."""
         return frozenset(s.id for s in self.signals.values() if s.informational and s.stage == stage)

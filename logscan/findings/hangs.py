@@ -12,18 +12,7 @@ from logscan.model.failures import SIGTERM, Failure, awaited_ranks, is_stale
 from logscan.model.job import Job
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, CONNECT_FAILED, SIBLING_TERMINATED, DEATH_SIGNAL_RECEIVED,
                               WAITING_EVIDENCE)
-from logscan.vocabulary import JobStatus, Role, RuleKind, RunStage
-
-
-def _rendezvous_signals(job: Job) -> tuple[str, ...]:
-    """Lines of a Worker left waiting in rendezvous for the others."""
-    return tuple(s.id for s in job.catalogue.signals.values()
-                 if s.cascade and s.stage == RunStage.RENDEZVOUS)
-
-
-def _launch_failures(job: Job) -> tuple[str, ...]:
-    """Signatures that already explain why a Worker's torchrun stopped before spawning."""
-    return tuple(r.id for r in job.catalogue.with_role(Role.LAUNCH_SHAPE) if r.kind == RuleKind.SIGNATURE)
+from logscan.vocabulary import JobStatus
 
 
 # The nodes met in the round, so it is not a missing one: what one side never wrote is the story.
@@ -54,22 +43,22 @@ def _whole_world_quiet(job: Job) -> list:
         return []
     if len(job.workers_by("master_addr", "master_port")) != 1:
         return []
-    if any(w.started_processes or w.error_lines(job.catalogue) or hits(w, *_rendezvous_signals(job))
+    if any(w.started_processes or w.error_lines(job.catalogue) or hits(w, *job.catalogue.rendezvous_waits)
            for w in launched):
+        return []
+    if not _silence_counts(job):
         return []
     quiet_for = max(job.stall_after, RENDEZVOUS_GIVES_UP)
     for worker in launched:
         last = worker.last_activity()
         if last is None or job.now - last <= quiet_for:
             return []
-        if not _silence_counts(job):
-            return []
     return launched
 
 
 def hang_in_rendezvous(job: Job, rule):
     hung = []  # (Worker, why it is taken for waiting, evidence)
-    launch_failures, rendezvous_signals = _launch_failures(job), _rendezvous_signals(job)
+    launch_failures, rendezvous_signals = job.catalogue.launch_failures, job.catalogue.rendezvous_waits
     if _whole_world_quiet(job):
         return []  # hang-before-first-batch: they met
     for worker in job.workers:

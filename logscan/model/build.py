@@ -14,12 +14,12 @@ from logscan.model.failures import SIGTERM, process_failures
 from logscan.model.job import (ROUND_FAILURE, ROUND_MEMBERSHIP, ROUND_START, Job, LaunchShape, Round,
                                Worker)
 from logscan.catalogue import Group
-from logscan.rule_ids import (RENDEZVOUS_ROUND, SIBLING_TERMINATED, TORCHRUN_STARTED, WORKER_GROUP_RESTART,
+from logscan.rule_ids import (RENDEZVOUS_ROUND, SIBLING_TERMINATED, WORKER_GROUP_RESTART,
                               WORKER_GROUP_SUCCEEDED)
 from logscan.scan.clock import resolve_years
 from logscan.scan.events import TORCHRUN_LINES, AgentShape, EventLists, FileScan, LaunchLine
 from logscan.scan.lineparse import AGENT_CONFIGS, AGENT_RESULT
-from logscan.vocabulary import JobStatus, Role, RuleKind
+from logscan.vocabulary import JobStatus
 
 
 def _split_by_launch(stream: str, scans: list[FileScan]) -> list[Worker]:
@@ -238,7 +238,7 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     _ranks_from_torchrun_reports(workers)
     workers.sort(key=lambda w: (w.node_rank is None, w.node_rank or 0, w.stream))
     _assign_rank_offsets(workers)
-    waits = _rendezvous_waits(catalogue)
+    waits = catalogue.rendezvous_waits
     for worker in workers:
         # Before earlier attempts are set aside: every round's lines tell where rounds begin.
         worker.rounds = _split_rounds(worker, waits)
@@ -258,7 +258,7 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     job.every_rank_trained = _every_rank_trained(job)
     job.elastic = _elastic(job)
     for worker in workers:
-        if _trained_silently(job, worker, waits):
+        if _trained_silently(job, worker):
             worker.trained_silently = True
             worker.rounds[-1] = replace(worker.rounds[-1], started=True)
 
@@ -268,7 +268,7 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     return job
 
 
-def _trained_silently(job: Job, worker: Worker, waits: frozenset[str]) -> bool:
+def _trained_silently(job: Job, worker: Worker) -> bool:
     """A Worker whose log shows torchrun but no process of its own (production scripts print
     progress from rank 0 only, and no env line), in a job that trained. A fixed world starts no
     process before every node has joined, and DDP steps together: the progress of any rank says
@@ -279,22 +279,26 @@ def _trained_silently(job: Job, worker: Worker, waits: frozenset[str]) -> bool:
     if not job.training_started or worker.final_round.started:
         return False
     # torchrun's own word that it ran there: any other line (a traceback) may be from before it.
-    if worker.launch is None and not any(h.rule_id in (TORCHRUN_STARTED, RENDEZVOUS_ROUND) for h in worker.hits):
+    if not worker.shows_start_up:
         return False
-    launch_failures = {r.id for r in job.catalogue.with_role(Role.LAUNCH_SHAPE) if r.kind == RuleKind.SIGNATURE}
-    if any(h.rule_id in waits or h.rule_id in launch_failures for h in worker.hits) or \
-            any(x.agent for x in worker.exceptions):
+    catalogue = job.catalogue
+    if any(h.rule_id in catalogue.rendezvous_waits or h.rule_id in catalogue.launch_failures
+           for h in worker.hits) or any(x.agent for x in worker.exceptions):
         return False
     return not job.elastic or job.job_status == JobStatus.SUCCEEDED or _re_formed_and_trained(job)
+
+
+def _progressed_in_last_round(worker: Worker) -> bool:
+    """The Worker ran more than one round and logged progress after its last one opened: the
+    last attempt went on."""
+    start, progress = _last_attempt_start(worker), worker.last_progress
+    return start is not None and progress is not None and worker.position(progress.where) >= start
 
 
 def _re_formed_and_trained(job: Job) -> bool:
     """Some Worker's world re-formed because nodes joined (a membership round, not a failure's)
     and trained on: the nodes that joined are among those that show no wait of their own."""
-    return any(w.rounds[-1].reason == ROUND_MEMBERSHIP and w.rounds[-1].started and w.last_progress is not None
-               and w.rounds[-1].opened_at is not None
-               and w.position(w.last_progress.where) >= w.position(w.rounds[-1].opened_at)
-               for w in job.workers if len(w.rounds) > 1)
+    return any(w.rounds[-1].reason == ROUND_MEMBERSHIP and _progressed_in_last_round(w) for w in job.workers)
 
 
 def _every_rank_trained(job: Job) -> bool:
@@ -328,9 +332,7 @@ def _restarted_silently(workers: list[Worker]) -> None:
     while another Worker's group restarted after a failure and trained on: a restarted world
     forms only with every node, so this one restarted too, printing nothing (production scripts
     log from rank 0 only). Its log gets that silent round, opened after its last stop line."""
-    restarted = [w for w in workers if len(w.rounds) > 1 and w.rounds[-1].reason == ROUND_FAILURE]
-    if not any(w.last_progress and w.position(w.last_progress.where) >= w.position(w.rounds[-1].opened_at)
-               for w in restarted if w.rounds[-1].opened_at is not None):
+    if not any(w.rounds[-1].reason == ROUND_FAILURE and _progressed_in_last_round(w) for w in workers):
         return
     for worker in workers:
         if len(worker.rounds) != 1:
@@ -352,15 +354,10 @@ def _set_aside_recovered_attempts(workers: list[Worker]) -> None:
     Then the earlier attempts' failures are history: they move to `earlier_attempts`, and the
     outcome is the last attempt's."""
     starts = {id(w): start for w in workers if (start := _last_attempt_start(w)) is not None}
-
-    def went_on(worker: Worker) -> bool:
-        last = worker.last_progress
-        return last is not None and worker.position(last.where) >= starts[id(worker)]
-
-    job_went_on = any(went_on(w) for w in workers if id(w) in starts)
+    job_went_on = any(_progressed_in_last_round(w) for w in workers)
     for worker in workers:
         start = starts.get(id(worker))
-        if start is None or not (job_went_on or went_on(worker)):
+        if start is None or not (job_went_on or _progressed_in_last_round(worker)):
             continue
 
         def later(where, start=start, worker=worker) -> bool:
@@ -376,11 +373,6 @@ def _set_aside_recovered_attempts(workers: list[Worker]) -> None:
         worker.hits = [h for h in worker.hits if later(h.where)]
         worker.exceptions = [x for x in worker.exceptions if later(x.where)]
         worker.exits = [e for e in worker.exits if later(e.where)]
-
-
-def _rendezvous_waits(catalogue: Catalogue) -> frozenset[str]:
-    """Signals of an agent left waiting in rendezvous (a store or connect timeout)."""
-    return frozenset(s.id for s in catalogue.signals.values() if s.cascade and s.stage == "rendezvous")
 
 
 class _RoundBuilder:

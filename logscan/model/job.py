@@ -215,6 +215,12 @@ class Worker(EventLists):
         return sorted(dict.fromkeys(lines), key=self.position)
 
     @property
+    def shows_start_up(self) -> bool:
+        """The launch script's or torchrun's own word that torchrun ran here: a launch line (or the
+        shape torchrun's INFO lines give), its banner, its rendezvous lines."""
+        return self.launch is not None or any(h.rule_id in (TORCHRUN_STARTED, RENDEZVOUS_ROUND) for h in self.hits)
+
+    @property
     def started_processes(self) -> bool:
         """torchrun got past rendezvous and spawned training processes."""
         return bool(self.trained_silently or self.envs or self.progress or self.group_succeeded
@@ -373,8 +379,7 @@ class Job:
         """Some line shows the job starting (a launch line, torchrun's banner or rendezvous, an env
         print): only then does the lack of progress place anything before the first batch. A
         paste of the failure alone shows neither."""
-        return any(w.launch is not None or w.envs or any(h.rule_id in (TORCHRUN_STARTED, RENDEZVOUS_ROUND)
-                                                         for h in w.hits) for w in self.workers)
+        return any(w.shows_start_up or w.envs for w in self.workers)
 
     @property
     def reached_first_batch_anywhere(self) -> bool:
