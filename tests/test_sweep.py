@@ -300,6 +300,22 @@ def test_a_job_without_status_seen_live_then_silent_turns_hung(run_cli, tmp_path
     assert cold["jobs"][0]["verdict"] == "INCONCLUSIVE"
 
 
+def test_a_job_without_status_seen_live_that_finished_is_finished_not_running(run_cli, tmp_path):
+    """Real healthy run, production shape, no status file: seen live, then quiet past --stall-after.
+    Its logs say it finished: HEALTHY and `finished`, not RUNNING for ever by the sweep's memory."""
+    outputs = tmp_path / "outputs"
+    shutil.copytree(SAMPLES / "healthy-2x2-prod", outputs / "u" / "job",
+                    ignore=shutil.ignore_patterns("expected.json", "job_status"))
+    newest = max(p.stat().st_mtime for p in (outputs / "u" / "job").rglob("*.log"))
+    from datetime import datetime, timedelta, timezone
+
+    soon = datetime.fromtimestamp(newest, timezone.utc) + timedelta(minutes=1)
+    first = sweep(run_cli, outputs, tmp_path / "s.db", "--all", now=soon.isoformat())
+    assert first["jobs"][0]["verdict"] == "RUNNING"
+    later = sweep(run_cli, outputs, tmp_path / "s.db", "--all", now=(soon + timedelta(hours=1)).isoformat())
+    assert (later["jobs"][0]["verdict"], later["jobs"][0]["change"]) == ("HEALTHY", "finished")
+
+
 def test_a_live_job_with_timed_lines_turns_hung_by_its_own_rhythm(run_cli, tmp_path):
     """Real: steps 0.1 s apart, then nothing after 11:48:48 (kubectl timestamps), the platform says
     running. Ten minutes of silence is a hundred times its rhythm and more: a sweep twelve minutes

@@ -107,8 +107,8 @@ def _same_local_ranks_everywhere(job: Job) -> bool:
     for worker in job.launched:
         if not worker.launch.gpus_per_node or worker.rank_offset is None or not worker.envs:
             return False
-        locals_ = {e.local_rank if e.local_rank is not None else (e.rank or 0) - worker.rank_offset
-                   for e in worker.envs}
+        locals_ = {e.local_rank if e.local_rank is not None else e.rank - worker.rank_offset
+                   for e in worker.envs if e.local_rank is not None or e.rank is not None}
         shown.append((frozenset(locals_), worker.launch.gpus_per_node))
     return len(shown) > 1 and len({seen for seen, _ in shown}) == 1 and all(len(seen) < gpus for seen, gpus in shown)
 

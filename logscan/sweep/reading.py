@@ -385,7 +385,8 @@ def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalog
     if status is None and now.timestamp() - newest <= settings.stall_after.total_seconds():
         # No word from the platform, and a log moved lately: the job is live.
         status, source = JobStatus.RUNNING, "a log written less than --stall-after ago"
-    elif status is None and previous_verdict == Verdict.RUNNING:
+    remembered_live = status is None and previous_verdict == Verdict.RUNNING
+    if remembered_live:
         # An earlier sweep saw it live and nothing since says it ended: its silence is a hang's,
         # not a copy's read long after (logscan.findings.hangs._silence_counts).
         status, source = JobStatus.RUNNING, "seen live by an earlier sweep, and nothing says it ended"
@@ -401,6 +402,11 @@ def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalog
 
     diagnosis = diagnose_scans(job.shown, found, scans, catalogue, settings, status, source, now,
                                on_model=learn)
+    if remembered_live and diagnosis.verdict == Verdict.RUNNING:
+        # Taken to run, it neither failed nor hung: it ended quietly. The logs alone judge it (a
+        # finished run is HEALTHY; one that just stops, INCONCLUSIVE).
+        diagnosis = diagnose_scans(job.shown, found, scans, catalogue, settings, None, None, now,
+                                   on_model=learn)
     return JobResult(job, records, diagnosis, platform, sig,
                      wake_at(diagnosis, newest, settings.stall_after, now, live_guess=platform is None),
                      reader.counters, learnt[0] if learnt else None)
