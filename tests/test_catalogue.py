@@ -169,13 +169,20 @@ def test_user_rule_dir_adds_a_rule(run_cli, tmp_path):
     assert "my-dataset-missing" in result.output
 
 
-def test_readme_rule_table_matches_the_catalogue():
-    """The README's table of rules lists every rule once, with its catalogue severity."""
+def test_the_rules_page_is_generated_from_the_catalogue():
+    """docs/rules.md is what tools/rules_doc.py makes of the catalogue: every rule once, with its
+    severity; a rule added or reworded without regenerating the page fails here."""
     import re
+    import subprocess
+    import sys
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    rows = re.findall(r"^\| `([a-z0-9-]+)` \| (error|warning|info) \|", readme, re.M)
+    repo = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(repo / "tools" / "rules_doc.py"), "--check"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    page = (repo / "docs" / "rules.md").read_text()
+    rows = re.findall(r"^\| `([a-z0-9-]+)` \| (error|warning|info) \|", page, re.M)
     assert sorted(rows) == sorted((r.id, r.severity) for r in CATALOGUE.rules.values())
 
 

@@ -19,6 +19,9 @@ import yaml
 from conftest import REPO, SAMPLES
 
 README = (REPO / "README.md").read_text()
+INSTALL = (REPO / "docs" / "install.md").read_text()
+DEPLOYMENT = (REPO / "docs" / "deployment.md").read_text()
+DOCS = [README] + [page.read_text() for page in sorted((REPO / "docs").glob("*.md"))]
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
 RELEASE = yaml.safe_load((REPO / ".github" / "workflows" / "release.yml").read_text())
 PINNED_INSTALL = "ddp-logscan @ git+https://github.com/OWNER/logscan@v0.1.0"
@@ -29,21 +32,27 @@ def code_blocks(text: str, language: str | None = None) -> list[str]:
             if language is None or lang == language]
 
 
-def section(title: str) -> str:
-    start = README.index(title)
-    end = README.find("\n## ", start + len(title))
-    return README[start:end if end != -1 else None]
+def section(title: str, text: str = README) -> str:
+    start = text.index(title)
+    end = text.find("\n" + title.split(" ", 1)[0] + " ", start + len(title))
+    return text[start:end if end != -1 else None]
 
 
-def test_the_quickstart_is_two_command_lines():
-    """.ci/run runs the second line verbatim."""
+def test_the_quickstart_is_two_command_lines_and_ci_runs_the_second():
+    """Line 1 makes its own environment, installs what running needs and runs a sample; line 2 adds
+    the test tools and runs the suite, and .ci/run runs it verbatim after making the same venv."""
     block = code_blocks(section("## Quickstart"), "sh")[0]
-    assert block.splitlines() == ['pip install -e ".[test]" && logscan scan sample_logs/missing-worker',
-                                  "python -m pytest -q"]
+    make_and_run, test = block.splitlines()
+    assert make_and_run.startswith("python3 -m venv .venv && ") and "pip install -q -e . " in make_and_run
+    assert "[test]" not in make_and_run and ".venv/bin/logscan scan sample_logs/" in make_and_run
+    assert (REPO / make_and_run.rsplit(" ", 1)[1]).is_dir()
+    assert '-e ".[test]"' in test and test.endswith("python -m pytest -q")
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    assert test in ci and "python3 -m venv .venv" in ci[:ci.index(test)]
 
 
 def test_the_install_section_says_what_works_and_why_the_name_differs():
-    install = section("## Install")
+    install = INSTALL
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     from logscan.cli.common import DISTRIBUTION
 
@@ -57,7 +66,7 @@ def test_the_install_section_says_what_works_and_why_the_name_differs():
 
 def test_every_pip_install_in_the_readme_is_one_that_works():
     """No snippet installs from an index that has no ddp-logscan, or installs PyPI's unrelated logscan."""
-    installs = [line for block in code_blocks(README) for line in block.splitlines()
+    installs = [line for page in DOCS for block in code_blocks(page) for line in block.splitlines()
                 if re.search(r"\bpip install\b", line)]
     assert installs
     for line in installs:
@@ -67,7 +76,7 @@ def test_every_pip_install_in_the_readme_is_one_that_works():
 
 
 def _github_workflow() -> dict:
-    (workflow,) = [yaml.safe_load(block) for block in code_blocks(section("### GitHub Actions"), "yaml")
+    (workflow,) = [yaml.safe_load(block) for block in code_blocks(section("## GitHub Actions", DEPLOYMENT), "yaml")
                    if block.lstrip().startswith("jobs:")]
     return workflow
 
@@ -86,7 +95,7 @@ def test_the_readme_workflow_installs_pinned_and_may_upload_sarif():
 
 
 def test_the_readme_uses_of_the_action_name_only_its_inputs():
-    uses = [yaml.safe_load(block) for block in code_blocks(section("### GitHub Actions"), "yaml")
+    uses = [yaml.safe_load(block) for block in code_blocks(section("## GitHub Actions", DEPLOYMENT), "yaml")
             if "uses: OWNER/logscan@" in block]
     assert uses
     for (step,) in uses:

@@ -229,12 +229,12 @@ def test_bad_values_are_logscans_own_one_line(run_cli, outputs, tmp_path, flag, 
     assert "Invalid value" not in result.output and "Usage:" not in result.output
 
 
-def test_the_readmes_kubernetes_manifest_sweeps_one_shard_per_index_with_its_state_on_a_volume(
+def test_the_deployment_pages_kubernetes_manifest_sweeps_one_shard_per_index_with_its_state_on_a_volume(
         run_cli, outputs, tmp_path, monkeypatch):
     import yaml
 
-    readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("### Kubernetes"):readme.index("### systemd")]
+    page = (REPO / "docs" / "deployment.md").read_text()
+    section = page[page.index("## Kubernetes"):page.index("## systemd")]
     manifest = yaml.safe_load(section.split("```yaml\n", 1)[1].split("```", 1)[0])
     job = manifest["spec"]["jobTemplate"]["spec"]
     (container,) = job["template"]["spec"]["containers"]

@@ -1,10 +1,10 @@
-"""The README's CI, cron, systemd and Kubernetes examples, and action.yml, run as written.
+"""The deployment page's CI, cron, systemd and Kubernetes examples, and action.yml, run as written.
 
-Each example is taken from README.md by the heading it sits under (a block that moves or whose
+Each example is taken from docs/deployment.md by the heading it sits under (a block that moves or whose
 heading is renamed fails here, loudly), and its shell runs as its platform runs it: a GitHub
 workflow's `run:` steps with `bash -e` (the default shell) in order, `continue-on-error` and
 `if: always()` honoured; action.yml's steps with `bash --noprofile --norc -eo pipefail`, their
-`${{ }}` values evaluated from the README's `with:` and the action's defaults; GitLab's `script:`
+`${{ }}` values evaluated from the page's `with:` and the action's defaults; GitLab's `script:`
 as one `bash -eo pipefail` script; Jenkins' `sh` steps with `sh -xe` after Groovy's string escapes;
 the cron line with `/bin/sh -c` and cron's own environment (PATH=/usr/bin:/bin); the systemd
 unit's ExecStart split into words with no shell, its Environment= and StateDirectory= applied; the
@@ -48,7 +48,8 @@ from markdown_it import MarkdownIt  # rich's own Markdown parser: fences and hea
 
 from conftest import REPO, SAMPLES
 
-README = (REPO / "README.md").read_text()
+PAGE = (REPO / "docs" / "deployment.md").read_text()
+INSTALL_PAGE = (REPO / "docs" / "install.md").read_text()
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
 INSTALLED = Path(sys.executable).parent / "logscan"
 REPOSITORY_INSTALL = re.compile(
@@ -66,7 +67,7 @@ pytestmark = pytest.mark.skipif(not INSTALLED.exists(),
                                 reason="no logscan command beside this interpreter (not an installed environment)")
 
 
-# --- the README's examples, by heading ---------------------------------------------------------
+# --- the page's examples, by heading ---------------------------------------------------------
 
 @dataclass
 class Block:
@@ -75,13 +76,13 @@ class Block:
     caption: str  # the paragraph just before the block
 
 
-def examples(heading: str) -> list[Block]:
-    """The fenced blocks under `heading` ("### Cron"), up to the next heading of its level or above."""
+def examples(heading: str, page: str = PAGE) -> list[Block]:
+    """The fenced blocks under `heading` ("## Cron"), up to the next heading of its level or above."""
     level, title = len(heading.split(" ", 1)[0]), heading.split(" ", 1)[1]
-    tokens = MarkdownIt().parse(README)
+    tokens = MarkdownIt().parse(page)
     starts = [i for i, token in enumerate(tokens) if token.type == "heading_open"
               and token.tag == f"h{level}" and tokens[i + 1].content == title]
-    assert len(starts) == 1, f"README.md has {len(starts)} headings {heading!r}: the example moved"
+    assert len(starts) == 1, f"the page has {len(starts)} headings {heading!r}: the example moved"
     blocks, caption = [], ""
     for i in range(starts[0] + 3, len(tokens)):
         token = tokens[i]
@@ -95,8 +96,8 @@ def examples(heading: str) -> list[Block]:
     return blocks
 
 
-def one_block(heading: str, language: str, holding: str = "") -> Block:
-    found = [b for b in examples(heading) if b.language == language and holding in b.text]
+def one_block(heading: str, language: str, holding: str = "", page: str = PAGE) -> Block:
+    found = [b for b in examples(heading, page) if b.language == language and holding in b.text]
     assert len(found) == 1, f"{len(found)} {language} blocks holding {holding!r} under {heading!r}"
     return found[0]
 
@@ -215,7 +216,7 @@ def assert_annotations_open_files(stdout: str, checkout: Path) -> list[str]:
 
 # --- GitHub Actions ------------------------------------------------------------------------------
 
-# What each action the README's workflow uses needs of the job's token (from each action's docs:
+# What each action the page's workflow uses needs of the job's token (from each action's docs:
 # a check run needs checks: write, a code-scanning upload security-events: write).
 PERMISSIONS_NEEDED = {"actions/checkout@": {"contents": "read"},
                       "mikepenz/action-junit-report@": {"checks": "write"},
@@ -224,7 +225,7 @@ PERMISSIONS_NEEDED = {"actions/checkout@": {"contents": "read"},
 
 
 def github_workflow() -> dict:
-    return yaml.safe_load(one_block("### GitHub Actions", "yaml", "jobs:").text)
+    return yaml.safe_load(one_block("## GitHub Actions", "yaml", "jobs:").text)
 
 
 def github_runner_env(tmp_path: Path, checkout: Path) -> dict:
@@ -314,7 +315,7 @@ def test_the_readmes_github_workflow_gates_a_failed_smoke_run_and_keeps_its_repo
             raise AssertionError(f"a step this test does not check: {uses}")
 
 
-# --- action.yml, as the README's step uses it ---------------------------------------------------
+# --- action.yml, as the page's step uses it ---------------------------------------------------
 
 EXPRESSION = re.compile(r"\$\{\{\s*([\w.-]+)\s*\}\}")
 
@@ -327,7 +328,7 @@ def evaluate(value: str, context: dict[str, str]) -> str:
 
 
 def test_the_readmes_action_step_runs_the_composite_action(tmp_path):
-    (step,) = yaml.safe_load(one_block("### GitHub Actions", "yaml", "uses: OWNER/logscan@").text)
+    (step,) = yaml.safe_load(one_block("## GitHub Actions", "yaml", "uses: OWNER/logscan@").text)
     inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
     assert {name for name, spec in ACTION["inputs"].items() if spec.get("required")} <= set(step["with"])
     inputs.update({name: str(value) for name, value in step["with"].items()})
@@ -374,7 +375,7 @@ def test_the_readmes_action_step_runs_the_composite_action(tmp_path):
 # --- GitLab CI -----------------------------------------------------------------------------------
 
 def test_the_readmes_gitlab_job_gates_a_failed_smoke_run_and_leaves_its_reports(tmp_path):
-    job = yaml.safe_load(one_block("### GitLab CI", "yaml").text)["smoke-gate"]
+    job = yaml.safe_load(one_block("## GitLab CI", "yaml").text)["smoke-gate"]
     assert re.fullmatch(r"python:3\.(1[1-9]|[2-9]\d)", job["image"])
     checkout = workspace(tmp_path, FAILED_SAMPLE)
     root = tmp_path / "root"
@@ -415,7 +416,7 @@ def groovy_single_quoted(body: str) -> str:
 
 
 def test_the_readmes_jenkins_stage_passes_a_healthy_smoke_run(tmp_path):
-    stage = one_block("### Jenkins", "groovy").text
+    stage = one_block("## Jenkins", "groovy").text
     steps = stage[stage.index("steps {"):stage.index("post {")]
     shell = [groovy_single_quoted(m[1] if m[1] is not None else m[2])
              for m in re.finditer(r"\bsh\s+(?:'''(.*?)'''|'((?:[^'\\\n]|\\.)*)')", steps, re.S)]
@@ -466,12 +467,12 @@ def assert_prometheus_counts(path: Path, failed: int, healthy: int) -> None:
 
 def install_venv() -> str:
     """The virtual environment ## Install makes (`python3 -m venv ~/.venvs/logscan`)."""
-    (venv,) = re.findall(r"python3 -m venv (\S+)", one_block("## Install", "sh", "python3 -m venv").text)
+    (venv,) = re.findall(r"python3 -m venv (\S+)", one_block("# Install", "sh", "python3 -m venv", INSTALL_PAGE).text)
     return venv
 
 
 def test_the_readmes_cron_line_runs_under_crons_environment(tmp_path, webhook):
-    block = one_block("### Cron", "crontab")
+    block = one_block("## Cron", "crontab")
     (entry,) = [line for line in block.text.splitlines() if line.strip() and not line.startswith("#")]
     schedule, command = entry.split(None, 5)[:5], entry.split(None, 5)[5]
     assert schedule == ["*/5", "*", "*", "*", "*"]
@@ -509,9 +510,9 @@ def test_the_readmes_cron_line_runs_under_crons_environment(tmp_path, webhook):
 
 
 def systemd_units() -> dict[str, str]:
-    """The unit files of ### systemd, by the file name the paragraph before each gives."""
+    """The unit files of ## systemd, by the file name the paragraph before each gives."""
     units = {}
-    for block in examples("### systemd"):
+    for block in examples("## systemd"):
         if block.language == "ini":
             (name,) = re.findall(r"`/etc/systemd/system/([\w.@-]+)`:\s*$", block.caption)
             units[name] = block.text
@@ -547,7 +548,7 @@ def test_the_readmes_systemd_service_runs_its_sweep_into_its_state_directory(tmp
     prom.parent.mkdir(parents=True)
     # The unit's binary is the command of the venv the section installs into, linked here to the
     # tested package (the install's pip line is the one replaced).
-    (venv,) = re.findall(r"python3 -m venv (/\S+)", examples("### systemd")[0].caption)
+    (venv,) = re.findall(r"python3 -m venv (/\S+)", examples("## systemd")[0].caption)
     binary = Path(argv[0])
     assert binary == Path(relocated(venv, root)) / "bin" / "logscan", (argv[0], venv)
     binary.parent.mkdir(parents=True)
@@ -576,7 +577,7 @@ def test_the_readmes_systemd_service_runs_its_sweep_into_its_state_directory(tmp
 
 def test_the_readmes_kubernetes_cronjob_pods_run_their_command_and_keep_state_on_the_volume(
         tmp_path, webhook):
-    manifest = yaml.safe_load(one_block("### Kubernetes", "yaml").text)
+    manifest = yaml.safe_load(one_block("## Kubernetes", "yaml").text)
     job = manifest["spec"]["jobTemplate"]["spec"]
     pod = job["template"]["spec"]
     (container,) = pod["containers"]
