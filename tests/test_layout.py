@@ -27,6 +27,7 @@ LAYERS = (
     ("diagnose",),
     ("render",),
     ("lint", "sweep"),
+    ("watch",),
     ("cli",),
     ("__main__",),
 )

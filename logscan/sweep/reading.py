@@ -328,7 +328,7 @@ def status_signature(job: JobDir) -> str | None:
     return ";".join(f"{f.display}:{':'.join(map(str, f.identity))}" for f in job.status_files) or None
 
 
-def _status(reader: FileReader, job: JobDir, old_sig: str | None, old_status: str | None):
+def read_status(reader: FileReader, job: JobDir, old_sig: str | None, old_status: str | None):
     """(status, signature) of the job's job_status file, read only if it changed."""
     sig = status_signature(job)
     if sig == old_sig:
@@ -340,11 +340,18 @@ def _status(reader: FileReader, job: JobDir, old_sig: str | None, old_status: st
     return (found[0] if found else None), sig
 
 
-def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalogue, settings,
-            now: datetime, old_status_sig: str | None = None, old_status: str | None = None,
-            in_series: bool = False, previous_verdict: str | None = None) -> JobResult:
-    """Bring one job's files up to date and diagnose it from the surveys; a run `in_series`
-    that is healthy also leaves its templates (logscan.diagnose.novel_lines.run_templates)."""
+@dataclass
+class SurveyedJob:
+    """One job's files brought up to date: what the diagnosis is made from."""
+
+    records: list[FileRecord]
+    found: Discovery          # its logs in settled order, notes and skipped files
+    scans: list               # a FileScan per log of `found.logs`, in its order
+    newest: float             # the newest file's mtime
+
+
+def survey_job(job: JobDir, old: dict[str, FileRecord], reader: FileReader) -> SurveyedJob:
+    """Each of the job's files read only as far as it is new (rotated ones found by inode)."""
     by_inode = {(r.dev, r.ino): r for r in old.values()}
     present = {f.path: f for f in job.files}
     records, logs, scans = [], [], []
@@ -372,15 +379,25 @@ def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalog
         scan = reader.scanner.merge(stat_now.path, stat_now.display, list(surveys), local_rank)
         scan.mtime = stat_now.mtime
         scans.append(scan)
-    platform, sig = _status(reader, job, old_status_sig, old_status)
-    if not logs:
-        return JobResult(job, records, None, platform, sig, None, reader.counters)
     scan_of = {log.path: scan for log, scan in zip(logs, scans)}
     found.logs = logs
     found.job_status_files = [f.path for f in job.status_files]
-    settle(found)
-    scans = [scan_of[log.path] for log in found.logs]
-    newest = max(f.mtime for f in job.files)
+    if logs:
+        settle(found)
+    return SurveyedJob(records, found, [scan_of[log.path] for log in found.logs],
+                       max((f.mtime for f in job.files), default=0.0))
+
+
+def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalogue, settings,
+            now: datetime, old_status_sig: str | None = None, old_status: str | None = None,
+            in_series: bool = False, previous_verdict: str | None = None) -> JobResult:
+    """Bring one job's files up to date and diagnose it from the surveys; a run `in_series`
+    that is healthy also leaves its templates (logscan.diagnose.novel_lines.run_templates)."""
+    surveyed = survey_job(job, old, reader)
+    records, found, scans, newest = surveyed.records, surveyed.found, surveyed.scans, surveyed.newest
+    platform, sig = read_status(reader, job, old_status_sig, old_status)
+    if not scans:
+        return JobResult(job, records, None, platform, sig, None, reader.counters)
     status, source = platform, (job.status_files[0].path if platform else None)
     if status is None and now.timestamp() - newest <= settings.stall_after.total_seconds():
         # No word from the platform, and a log moved lately: the job is live.

@@ -1,0 +1,129 @@
+"""`logscan watch`'s follower, on real samples replayed line by line into a directory as a running
+job writes them: each Worker's log grows a slice at a time, its mtime is the replay's clock, and the
+follower is polled after every slice. Nothing is hand-written: the lines are the samples' own, only
+their arrival is simulated (one slice a second of the replay's clock)."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLES
+from logscan.catalogue import load_catalogue
+from logscan.scan.scanner import Scanner
+from logscan.settings import Settings
+from logscan.vocabulary import Verdict
+from logscan.watch.follow import QUIET_AT_END, SETTLE, Follower
+
+CATALOGUE = load_catalogue()
+SLICES = 30
+
+
+class Replay:
+    """A sample's Worker logs written into `root` slice by slice, on a clock of the replay's own."""
+
+    def __init__(self, sample: str, root: Path, stall_after: timedelta = timedelta(minutes=30)):
+        source = SAMPLES / sample
+        self.files = {path.relative_to(source): path.read_bytes().splitlines(keepends=True)
+                      for path in sorted(source.rglob("*.log"))}
+        self.root = root
+        self.now = datetime.now(timezone.utc)
+        self.written = {name: 0 for name in self.files}
+        settings = Settings(stall_after=stall_after)
+        self.follower = Follower(str(root), settings, CATALOGUE, Scanner(CATALOGUE, ()),
+                                 clock=lambda: self.now)
+
+    def write_slice(self, k: int) -> None:
+        """The lines of every log up to fraction k/SLICES of it, appended."""
+        for name, lines in self.files.items():
+            upto = len(lines) * k // SLICES
+            path = self.root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("ab") as out:
+                out.writelines(lines[self.written[name]:upto])
+            self.written[name] = upto
+            stamp = self.now.timestamp()
+            os.utime(path, (stamp, stamp))
+
+    def tick(self, seconds: float = 1.0):
+        self.now += timedelta(seconds=seconds)
+        return self.follower.poll()
+
+    def run(self):
+        """Every slice, a poll after each: the updates, in order."""
+        updates = []
+        for k in range(1, SLICES + 1):
+            self.write_slice(k)
+            updates.append(self.tick())
+        return updates
+
+
+def told(updates) -> list[tuple[int, str]]:
+    return [(i, finding.rule) for i, update in enumerate(updates) if update for finding in update.new]
+
+
+def test_a_crash_is_told_within_seconds_of_its_traceback_and_never_before(tmp_path):
+    replay = Replay("crash-mid-training-prod", tmp_path)
+    updates = replay.run()
+    # The poll after the slice (one second of the replay) that wrote the failing rank's exception.
+    arrival = next(k for k in range(1, SLICES + 1)
+                   if any(b"RuntimeError: non-finite loss" in b"".join(lines[:len(lines) * k // SLICES])
+                          for lines in replay.files.values())) - 1
+    first = next(i for i, update in enumerate(updates) if update and update.new)
+    assert arrival <= first <= arrival + SETTLE.total_seconds() + 1, (arrival, told(updates))
+    assert [rule for i, rule in told(updates) if i == first] == ["crash-during-training"], told(updates)
+    assert updates[first].diagnosis.verdict == Verdict.FAILED and not updates[first].ended
+    # The root cause once, its consequences with it in the report, not told as news of their own.
+    assert [rule for _, rule in told(updates)] == ["crash-during-training"]
+
+
+def test_a_healthy_run_is_quiet_then_ends_healthy_once_its_logs_are_quiet(tmp_path):
+    replay = Replay("healthy-2x2-prod", tmp_path)
+    updates = replay.run()
+    assert told(updates) == []
+    assert all(u is None or not u.ended for u in updates)
+    end = replay.tick(QUIET_AT_END.total_seconds() + 1)
+    assert end.ended and end.diagnosis.verdict == Verdict.HEALTHY, end.diagnosis.verdict_reason
+    assert "end of the run" in end.ended_because
+
+
+def test_a_stall_is_told_once_stall_after_has_passed_and_not_before(tmp_path):
+    replay = Replay("stall-still-running-prod-plain", tmp_path, stall_after=timedelta(seconds=60))
+    updates = replay.run()
+    assert told(updates) == [] and all(u is None or not u.ended for u in updates)
+    assert not replay.tick(30).new
+    stalled = replay.tick(31)
+    assert [f.rule for f in stalled.new] == ["stall-during-training"], stalled.diagnosis.verdict_reason
+    straggler = stalled.new[0]
+    assert (straggler.node_rank, straggler.rank) == (0, 1)
+    assert not stalled.ended
+
+
+def test_a_poll_with_nothing_new_reads_nothing_and_diagnoses_nothing(tmp_path, monkeypatch):
+    replay = Replay("healthy-2x2-prod", tmp_path)
+    replay.write_slice(SLICES // 2)
+    first = replay.tick()
+    import logscan.sweep.reading as reading
+
+    opened = []
+    monkeypatch.setattr(reading, "survey_job", lambda *a: opened.append(a) or pytest.fail("read again"))
+    monkeypatch.setattr("logscan.watch.follow.survey_job", reading.survey_job)
+    again = replay.tick(0.5)
+    assert again.diagnosis is first.diagnosis and not again.new and not opened
+
+
+def test_a_directory_of_several_jobs_is_refused_in_one_line(tmp_path):
+    from logscan.errors import InputError
+
+    for run in ("run-1", "run-2"):
+        for name, lines in Replay("crash-mid-training-prod", tmp_path / "x").files.items():
+            path = tmp_path / run / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"".join(lines))
+        (tmp_path / run / "job_status").write_text("running\n")
+    follower = Follower(str(tmp_path), Settings(), CATALOGUE, Scanner(CATALOGUE, ()))
+    with pytest.raises(InputError, match="jobs' logs"):
+        follower.poll()
