@@ -36,6 +36,29 @@ def test_a_crash_names_its_cause_and_gets_its_hint(run_cli, tmp_path, cause):
     assert root["hint"] == load_catalogue().cause_hint(cause)
 
 
+# A limit on processes, threads or open files, in each of the shapes its members print it: Python's
+# OSError subclasses for EAGAIN and EMFILE, CPython's _thread, the DataLoader's recvfds. The OpenBLAS
+# and libgomp lines are C's, printed before the process aborts: they follow the Python exception the
+# abort leaves, as in a real log. Built from each message's format string (a real one needs the limit).
+RESOURCE_LIMIT = {
+    "eagain-fork": "[rank1]: BlockingIOError: [Errno 11] Resource temporarily unavailable",
+    "emfile": "[rank1]: OSError: [Errno 24] Too many open files: '/mnt/data/shard-00017.bin'",
+    "thread": "[rank1]: RuntimeError: can't start new thread",
+    "ancdata": "[rank1]: RuntimeError: received 0 items of ancdata",
+    "openblas": ("[rank1]: OpenBLAS blas_thread_init: pthread_create failed for thread 3 of 64: "
+                 "Resource temporarily unavailable\n[rank1]: RuntimeError: can't start new thread"),
+}
+
+
+@pytest.mark.parametrize("member", sorted(RESOURCE_LIMIT))
+def test_a_refused_process_thread_or_file_is_a_resource_limit(run_cli, tmp_path, member):
+    job = sample_copy(tmp_path, "crash-mid-training", "worker-0/launch_ddp.log", ORIGINAL, RESOURCE_LIMIT[member])
+    report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    root = next(f for f in report["findings"] if not f["cascade"])
+    assert (root["rule"], root["rank"], root["cause"]) == ("crash-during-training", 1, "resource-limit")
+    assert "ulimit -n" in root["hint"] and "the guide" not in root["hint"]
+
+
 # torch's DistBackendError text for an NCCL result (NCCLUtils' getNcclErrorDetailStr: the result's
 # interpretation, then "Last error:" and NCCL's own last message), one line each in the log as the
 # `[rankN]: ` prefix shows them; the last line is NCCL's shmutils.cc message. Built from those
