@@ -16,7 +16,7 @@ from logscan.catalogue import load_catalogue
 from logscan.scan.scanner import Scanner
 from logscan.settings import Settings
 from logscan.vocabulary import Verdict
-from logscan.watch.follow import QUIET_AT_END, SETTLE, Follower
+from logscan.watch.follow import QUIET_AFTER_FAILURE, QUIET_AT_END, SETTLE, Follower
 
 CATALOGUE = load_catalogue()
 SLICES = 30
@@ -127,3 +127,120 @@ def test_a_directory_of_several_jobs_is_refused_in_one_line(tmp_path):
     follower = Follower(str(tmp_path), Settings(), CATALOGUE, Scanner(CATALOGUE, ()))
     with pytest.raises(InputError, match="jobs' logs"):
         follower.poll()
+
+
+def test_a_failed_job_ends_once_its_logs_stay_quiet_and_a_hung_one_does_not(tmp_path):
+    replay = Replay("crash-mid-training-prod", tmp_path / "crash")
+    replay.run()
+    assert not replay.tick(QUIET_AFTER_FAILURE.total_seconds() - 2).ended
+    end = replay.tick(3)
+    assert end.ended and end.diagnosis.verdict == Verdict.FAILED and "no line since the failure" in end.ended_because
+    stalled = Replay("stall-still-running-prod-plain", tmp_path / "stall", stall_after=timedelta(seconds=60))
+    stalled.run()
+    assert [f.rule for f in stalled.tick(61).new] == ["stall-during-training"]
+    assert not stalled.tick(QUIET_AFTER_FAILURE.total_seconds() * 10).ended
+
+
+def test_between_writes_a_quiet_job_is_not_diagnosed_again_until_time_can_change_it(tmp_path, monkeypatch):
+    replay = Replay("healthy-2x2-prod", tmp_path)
+    replay.write_slice(SLICES // 2)
+    replay.tick()
+    diagnosed = []
+    original = Follower._diagnose
+    monkeypatch.setattr(Follower, "_diagnose", lambda self, *a: diagnosed.append(a) or original(self, *a))
+    for _ in range(30):
+        replay.tick(0.1)            # three seconds of polls, nothing written: nothing to do
+    assert diagnosed == []
+    replay.tick(QUIET_AT_END.total_seconds())   # quiet long enough that the run may have ended
+    assert diagnosed
+
+
+# --- the command, on a directory a thread writes as a job would (real time, a few seconds) -------
+
+def _replay_in_background(sample: str, root: Path, seconds: float):
+    import threading
+    import time
+
+    files = {path.relative_to(SAMPLES / sample): path.read_bytes().splitlines(keepends=True)
+             for path in sorted((SAMPLES / sample).rglob("*.log"))}
+
+    def write():
+        done = {name: 0 for name in files}
+        for k in range(1, SLICES + 1):
+            for name, lines in files.items():
+                upto = len(lines) * k // SLICES
+                path = root / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with path.open("ab") as out:
+                    out.writelines(lines[done[name]:upto])
+                done[name] = upto
+            time.sleep(seconds / SLICES)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_watch_tells_a_crash_while_the_job_writes_and_exits_1(tmp_path):
+    import json
+    import subprocess
+    import sys
+    import time
+
+    started = time.monotonic()
+    writer = _replay_in_background("crash-mid-training-prod", tmp_path, seconds=2)
+    done = subprocess.run([sys.executable, "-m", "logscan", "watch", str(tmp_path), "--interval", "0.2",
+                           "--format", "jsonl", "--for", "60s"], capture_output=True, text=True, timeout=90)
+    writer.join()
+    assert done.returncode == 1, done.stderr
+    (event,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert event["event"] == "finding" and event["finding"]["rule"] == "crash-during-training"
+    assert (event["finding"]["node_rank"], event["finding"]["rank"]) == (0, 1)
+    assert time.monotonic() - started < 2 + SETTLE.total_seconds() + 10
+    assert done.stderr.startswith("logscan: watching ")
+
+
+def test_watch_ends_healthy_when_the_launch_process_ends(tmp_path):
+    import subprocess
+    import sys
+
+    writer = _replay_in_background("healthy-2x2-prod", tmp_path, seconds=1)
+    launcher = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(2)"])
+    watcher = subprocess.Popen([sys.executable, "-m", "logscan", "watch", str(tmp_path), "--interval", "0.2",
+                                "--pid", str(launcher.pid), "--for", "60s"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    launcher.wait()
+    writer.join()
+    out, err = watcher.communicate(timeout=60)
+    assert watcher.returncode == 0, err
+    assert f"ended (process {launcher.pid} ended): HEALTHY" in out
+
+
+@pytest.mark.parametrize("args, words", [
+    (["/nonexistent/run-1"], "no such directory"),
+    (["{tmp}", "--format", "html"], "--format 'html' is not one of human, jsonl"),
+    (["{tmp}", "--interval", "0"], "--interval '0' must be a number of seconds"),
+    (["{tmp}", "--pid", "x"], "--pid must be a whole number"),
+])
+def test_watch_refuses_bad_input_in_one_line(run_cli, tmp_path, args, words):
+    result = run_cli("watch", *[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert result.exit_code == 2, result.output
+    assert words in result.output and result.output.count("\n") == 1 and "Traceback" not in result.output
+
+
+def test_what_watch_writes_beside_the_logs_is_never_read_as_a_log(tmp_path):
+    """The documented launch command sends the watch's output into the job's own directory."""
+    from logscan.files.discovery import OWN_REPORT_NOTE, why_not_a_log
+    from logscan.render import stream
+
+    replay = Replay("crash-mid-training-prod", tmp_path / "job")
+    updates = replay.run()
+    finding, diagnosis = next((u.new[0], u.diagnosis) for u in updates if u and u.new)
+    at = replay.now
+    for text in (f"logscan: watching {tmp_path}/job (stall after 1800 s of silence)\n"
+                 + stream.finding_text(finding, diagnosis, at),
+                 stream.finding_text(finding, diagnosis, at), stream.finding_json(finding, diagnosis, at),
+                 stream.end_text(diagnosis, "the platform says failed", at),
+                 stream.end_json(diagnosis, "the platform says failed", at)):
+        assert "RuntimeError" in text  # it quotes the log
+        assert why_not_a_log("logscan-watch.log", text.encode(), named=False) == OWN_REPORT_NOTE, text

@@ -27,7 +27,7 @@ hints is the platform's launch guide: [guide.md](guide.md).
 """
 
 SECTIONS = (
-    ("Job rules", "What `scan`, `report`, `check` and `sweep` find in a job's logs.",
+    ("Job rules", "What `scan`, `report`, `check`, `sweep` and `watch` find in a job's logs.",
      (RuleKind.SIGNATURE, RuleKind.CODE)),
     ("Pre-flight rules", "What `logscan lint` finds in launch scripts and commands ([lint.md](lint.md)).",
      (RuleKind.LINT,)),

@@ -21,7 +21,7 @@ from logscan.cli.exit_codes import EXIT_HEALTHY, EXIT_FINDINGS, EXIT_USAGE, EXIT
 
 # The command modules, in the order `logscan --help` lists them. A new command is one module
 # here with a `register(app)` function, and its name in this tuple.
-COMMANDS = ("scan", "check", "report", "sweep", "rules", "lint")
+COMMANDS = ("scan", "check", "report", "sweep", "watch", "rules", "lint")
 
 class LogscanCommand(TyperCommand):
     """A command whose help names each argument as its options are named, by what the user types

@@ -36,7 +36,8 @@ LOG_NAME = re.compile(r"(?i)(?:\.(?:log|out|err|txt|stdout|stderr)(?:\.\d+)?(?:\
 SURE_LOG_NAME = re.compile(r"(?i)(?:\.(?:log|out|err|stdout|stderr)(?:\.\d+)?(?:\.gz)?$|^(?:stdout|stderr)$)")
 # A report logscan itself wrote beside the logs (`scan -o report.txt`, `report -o report.html`),
 # by how each format begins: never a log, though it quotes torchrun's lines. In the order of
-# the formats: human, json, html, sarif, junit, gitlab, markdown, github, concise.
+# the formats: human, json, html, sarif, junit, gitlab, markdown, github, concise; then what
+# `logscan watch` writes: its first line on stderr, a finding or the end on stdout, JSON Lines.
 OWN_REPORT = re.compile(rb"""(?sx)^(?:
     (?:HEALTHY|FAILED|RUNNING|INCONCLUSIVE)\ [^\n]*:\ 
   | \{\s*"schema_version"
@@ -47,6 +48,9 @@ OWN_REPORT = re.compile(rb"""(?sx)^(?:
   | \#\#\ (?:\xe2\x9c\x85|\xe2\x8f\xb3|\xe2\x9d\x8c)\ logscan:\ 
   | ::(?:error|warning|notice)\ [^\n]*title=logscan
   | [^\n]*:\d+:\ [a-z0-9]+(?:-[a-z0-9]+)+\ (?:error|warning|info)(?:\ \(|:\ )
+  | logscan:\ watching\ 
+  | \d{2}:\d{2}:\d{2}\ (?:(?:error|warning)\ [a-z0-9]+(?:-[a-z0-9]+)+(?:\ \(|:\ )|ended\ \()
+  | \{"event":\ "(?:finding|end)"
 )""")
 # Trees of the machine itself, never walked whatever a link or an argument says.
 SYSTEM_TREES = ("/proc", "/sys", "/dev")

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from logscan.errors import InputError
+from logscan.rule_ids import HANG_RULES
 from logscan.sweep.reading import FileReader, FileRecord, read_status, survey_job, wake_at
 from logscan.sweep.tree import find_jobs
 from logscan.vocabulary import JobStatus, Severity, Verdict
@@ -26,6 +27,9 @@ from logscan.vocabulary import JobStatus, Severity, Verdict
 # A finished run's last lines may come a moment before its other Workers' (rank 0 prints "done"
 # while the others flush): the end is declared once every log has been this quiet.
 QUIET_AT_END = timedelta(seconds=5)
+# After a failure torchrun tears the job down within seconds, unless it restarts the worker group
+# (whose new attempt writes again): a failed job whose logs stayed this quiet has ended.
+QUIET_AFTER_FAILURE = timedelta(seconds=30)
 # How often the directory is looked at; CPU between writes is one walk per poll.
 POLL_INTERVAL = 1.0
 # Workers' logs do not arrive in the order things happened: a peer's "connection reset" can be
@@ -49,6 +53,12 @@ class Update:
     new: tuple = ()                   # findings not told before, in the diagnosis' order
     ended: bool = False               # the job is over: `diagnosis` is its final verdict
     ended_because: str = ""
+
+
+def diagnosis_is_a_hang(diagnosis) -> bool:
+    """A hung job is quiet because it hangs, not because it ended: its silence ends nothing."""
+    root = diagnosis.root_finding
+    return root is not None and root.rule in HANG_RULES
 
 
 def _pid_alive(pid: int) -> bool:
@@ -98,8 +108,7 @@ class Follower:
         launcher_gone = self.pid is not None and not _pid_alive(self.pid)
         changed = identities != self._identities
         due = self._wake is not None and now.timestamp() >= self._wake
-        quiet_long = self._diagnosis is not None and now.timestamp() - self._newest >= QUIET_AT_END.total_seconds()
-        if not (changed or due or launcher_gone or self._diagnosis is None or quiet_long):
+        if not (changed or due or launcher_gone or self._diagnosis is None):
             return Update(self._diagnosis)
         self._identities = identities
         reader = FileReader(self.scanner)
@@ -123,11 +132,16 @@ class Follower:
             diagnosis = self._diagnose(job, surveyed, now, platform, job.status_files[0].path)
             return self._update(diagnosis, now, surveyed.newest, True, f"the platform says {platform}")
         diagnosis = self._diagnose(job, surveyed, now, JobStatus.RUNNING, WATCHED)
+        silence = now.timestamp() - surveyed.newest
         if diagnosis.verdict != Verdict.RUNNING:
             # Something failed or hung while the job runs: told now; the watch goes on only to
-            # tell later findings (--keep-going).
-            return self._update(diagnosis, now, surveyed.newest, False, "")
-        quiet = now.timestamp() - surveyed.newest >= QUIET_AT_END.total_seconds()
+            # tell later findings (--keep-going), until the job is over.
+            if launcher_gone:
+                return self._update(diagnosis, now, surveyed.newest, True, f"process {self.pid} ended")
+            over = silence >= QUIET_AFTER_FAILURE.total_seconds() and not diagnosis_is_a_hang(diagnosis)
+            return self._update(diagnosis, now, surveyed.newest, over,
+                                "no line since the failure for %d s" % silence if over else "")
+        quiet = silence >= QUIET_AT_END.total_seconds()
         if launcher_gone or quiet:
             # Judged by its logs alone: a run that printed its end is HEALTHY; one whose launch
             # process is gone without an end is what its lines say.
@@ -140,7 +154,14 @@ class Follower:
 
     def _update(self, diagnosis, now: datetime, newest: float, ended: bool, because: str) -> Update:
         self._diagnosis = diagnosis
-        self._wake = wake_at(diagnosis, newest, self.settings.stall_after, now, live_guess=True)
+        # The next moment time alone can change what is told: a stall's threshold, the quiet
+        # that ends a finished or failed run, a finding's settling.
+        moments = [wake_at(diagnosis, newest, self.settings.stall_after, now, live_guess=True)]
+        if not ended:
+            quiet = QUIET_AFTER_FAILURE if diagnosis.verdict == Verdict.FAILED else QUIET_AT_END
+            moments.append(newest + quiet.total_seconds())
+        future = [m for m in moments if m is not None and m > now.timestamp()]
+        self._wake = min(future) if future else None
         settled = ended or now.timestamp() - newest >= SETTLE.total_seconds()
         present, new = set(), []
         for finding in diagnosis.findings:

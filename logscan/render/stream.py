@@ -1,0 +1,51 @@
+"""What `logscan watch` prints as a job runs: one event at a time, a finding when it is known and
+the verdict at the end. Human lines for a terminal or a log file; JSON Lines for machines (one
+object a line, `event` first: `finding` or `end`)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from logscan.diagnosis import Diagnosis, Finding, place_label
+from logscan.render.inert import inert, no_legacy_commands_in_data, no_workflow_commands
+from logscan.render.json_v1 import diagnosis_record, finding_record
+from logscan.render.order import location
+
+
+def _clock(at: datetime) -> str:
+    return at.astimezone().strftime("%H:%M:%S")
+
+
+def finding_text(f: Finding, d: Diagnosis, at: datetime) -> str:
+    path, line = location(f, d)
+    lines = [f"{_clock(at)} {f.severity} {f.rule}{place_label(f.node_rank, f.rank)}: {f.message}"]
+    for e in f.evidence[:3]:
+        lines.append(f"    {e.file}:{e.line}  {e.text}")
+    if not f.evidence:
+        lines.append(f"    {path}:{line}")
+    if f.hint:
+        lines.append(f"    hint: {f.hint}")
+    return no_workflow_commands("\n".join(inert(text) for text in lines) + "\n")
+
+
+def end_text(d: Diagnosis, because: str, at: datetime) -> str:
+    lines = [f"{_clock(at)} ended ({because}): {d.summary()}"]
+    root = d.root_finding
+    if root is not None:
+        lines.append(f"    root cause: {root.rule}{place_label(root.node_rank, root.rank)}: {root.message}")
+    return no_workflow_commands("\n".join(inert(text) for text in lines) + "\n")
+
+
+def _line(record: dict) -> str:
+    return no_legacy_commands_in_data(json.dumps(record, sort_keys=False, ensure_ascii=False), "\\u0023") + "\n"
+
+
+def finding_json(f: Finding, d: Diagnosis, at: datetime) -> str:
+    return _line({"event": "finding", "time": at.isoformat(), "verdict": d.verdict,
+                  "finding": finding_record(f)})
+
+
+def end_json(d: Diagnosis, because: str, at: datetime) -> str:
+    return _line({"event": "end", "time": at.isoformat(), "because": because,
+                  "diagnosis": diagnosis_record(d)})
