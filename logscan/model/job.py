@@ -14,7 +14,7 @@ import re
 
 from logscan.catalogue import Catalogue, Group
 from logscan.limits import STALL_AFTER
-from logscan.rule_ids import RENDEZVOUS_ROUND, SIBLING_TERMINATED, TORCHRUN_STARTED, WORKER_GROUP_SUCCEEDED
+from logscan.rule_ids import ERROR_LINE, RENDEZVOUS_ROUND, SIBLING_TERMINATED, TORCHRUN_STARTED, WORKER_GROUP_SUCCEEDED
 from logscan.model.training import StepWarnings
 from logscan.scan.prefixes import clean
 from logscan.diagnosis import Where
@@ -200,8 +200,10 @@ class Worker(EventLists):
     @property
     def ran_torchrun(self) -> bool:
         """The launch line was printed, or torchrun itself left traces (its own logs, a traceback
-        of its own, rendezvous messages): other launch scripts print no launch line."""
-        return (self.launch is not None or self.started_processes or bool(self.hits)
+        of its own, rendezvous messages): other launch scripts print no launch line. A line that
+        only looks like an error (`srun: error: ...`) is anyone's, not a trace of torchrun."""
+        return (self.launch is not None or self.started_processes
+                or any(h.rule_id != ERROR_LINE for h in self.hits)
                 or any(x.agent for x in self.exceptions))
 
     def error_lines(self, catalogue: Catalogue) -> list[Where]:
