@@ -168,6 +168,32 @@ def test_thcudacheck_is_read_as_the_exception_therror_raises():
     assert parse_thc_check("THCudaCheckWarn FAIL file=x.cpp line=3 error=2 : out of memory") is None
 
 
+# A CUDA error told only on a C++ line (ProcessGroupNCCL.cpp, ncclCommWatchdog, and std::terminate's
+# `what():` of an uncaught c10::Error), per release; synthetic lines from the format strings.
+WATCHDOG_CUDA = [
+    # <= 2.1: LOG(ERROR) << "[Rank " << rank_ << "] NCCL watchdog thread terminated with exception: " << e.what()
+    "[E ProcessGroupNCCL.cpp:916] [Rank 1] NCCL watchdog thread terminated with exception: "
+    "CUDA error: an illegal memory access was encountered",
+    # 2.2, 2.3: logPrefix() << "NCCL watchdog thread terminated with exception: " << e.what()
+    "[rank1]:[E ProcessGroupNCCL.cpp:1182] [PG 0 Rank 1] NCCL watchdog thread terminated with exception: "
+    "CUDA error: unspecified launch failure",
+    # 2.4 on: logPrefix() << "Process group watchdog thread terminated with exception: " << e.what()
+    "[rank1]:[E1130 10:02:03.123456789 ProcessGroupNCCL.cpp:1896] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
+    "Process group watchdog thread terminated with exception: CUDA error: device-side assert triggered",
+    "terminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: misaligned address",
+]
+
+
+@pytest.mark.parametrize("text", WATCHDOG_CUDA)
+def test_a_cuda_error_told_only_by_the_watchdog_or_terminate_is_a_crash(run_cli, tmp_path, text):
+    report = _scan(run_cli, tmp_path, text + "\n")
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    crash = next(f for f in report["findings"] if f["rule"].startswith("crash-"))
+    assert "CUDA error: " in crash["message"]
+    if text.startswith("[rank1]"):
+        assert crash["rank"] == 1
+
+
 def test_a_pasted_cuda_error_of_another_kind_is_a_crash(run_cli, tmp_path):
     report = _scan(run_cli, tmp_path, "RuntimeError: CUDA error: an illegal memory access was encountered\n")
     assert report["verdict"] == "FAILED"

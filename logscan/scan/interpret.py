@@ -207,7 +207,7 @@ class FileInterpreter:
         else:
             hits, ran_away = self._catalogue_hits(body)
             exception = lineparse.parse_exception(body)
-            announced = exception is None and (exception := lineparse.parse_thc_check(body)) is not None
+            announced = exception is None and (exception := lineparse.parse_announced(body)) is not None
             meaning = _Meaning(
                 launch=None, env=None, summary=lineparse.parse_summary_line(body),
                 traceback_start=lineparse.is_traceback_start(body), chained=lineparse.is_chained(body),

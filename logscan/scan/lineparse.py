@@ -596,6 +596,28 @@ def parse_thc_check(body: str) -> tuple[str, str] | None:
                             f"at {found['file']}:{found['line']}")
 
 
+# A CUDA error told on a C++ line, with no Python exception line of its own: NCCL's watchdog thread
+# ends on what it caught (ProcessGroupNCCL.cpp, ncclCommWatchdog: `[Rank N] NCCL watchdog thread
+# terminated with exception: ` << e.what() up to 2.1, after logPrefix()'s `[PG 0 Rank N] ` in 2.2 and
+# 2.3, `Process group watchdog thread terminated with exception: ` from 2.4), and std::terminate
+# prints an uncaught c10::Error as `  what():  CUDA error: ...`. Either takes the process down; the
+# message is c10's CUDA check (c10_cuda_check_implementation): `CUDA error: %s`.
+CUDA_ERROR_TOLD = re.compile(
+    r"(?:watchdog thread terminated with exception|^\s*what\(\)):\s+(?P<message>CUDA error: .*\S)")
+
+
+@needs(_literal(b"THCudaCheck FAIL"), _literal(b"thread terminated with exception: CUDA error"),
+       _literal(b"what():  CUDA error"), _literal(b"what(): CUDA error"))
+def parse_announced(body: str) -> tuple[str, str] | None:
+    """The exception a C++ line tells when no Python exception line does: a `THCudaCheck FAIL`
+    (parse_thc_check), or a CUDA error that ended NCCL's watchdog thread or was left uncaught
+    (`c10::Error`, the class c10's CUDA check throws)."""
+    if (thc := parse_thc_check(body)) is not None:
+        return thc
+    found = CUDA_ERROR_TOLD.search(body)
+    return ("c10::Error", found["message"]) if found is not None else None
+
+
 # --- torchrun's failure summary: a block of `key : value` lines per failed process -------------
 
 SUMMARY_FIELD = re.compile(
