@@ -290,3 +290,27 @@ def test_damaged_paste_lines_give_a_diagnosis_never_a_traceback(run_cli, tmp_pat
     result = run_cli("scan", tmp_path / "paste.log", "--isolated", "--now", POST_MORTEM_NOW)
     assert result.exit_code in (0, 1), result.output
     assert "Traceback" not in result.output.replace(INTERLEAVED, "").replace(HEADER, "")
+
+
+# A launcher's report of a process's non-zero exit names its local rank; pasted without the launch
+# shape, no global rank is known, and the crash still says which process of the node it was.
+# Synthetic lines from the format strings: torchrun's api.py (`failed (exitcode: %s) local_rank: %s
+# (pid: %s) of binary: %s`, logging's 1.x prefix and glog's 2.x), DeepSpeed's launch.py
+# sigkill_handler (`%s exits with return code = %s`, the command holding `--local_rank=N`), and
+# mp.spawn's ProcessExitedException (`process %d terminated with exit code %d`).
+LOCAL_RANK_EXITS = [
+    ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 3 (pid: 4242) "
+     "of binary: /usr/bin/python3", 3),
+    ("E1129 18:49:07.441000 4715 torch/distributed/elastic/multiprocessing/api.py:882] failed (exitcode: 2) "
+     "local_rank: 1 (pid: 4750) of binary: /opt/venv/bin/python", 1),
+    ("[2026-11-29 18:49:07,441] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'train.py', "
+     "'--local_rank=5', '--deepspeed'] exits with return code = 1", 5),
+    ("torch.multiprocessing.spawn.ProcessExitedException: process 2 terminated with exit code 1", 2),
+]
+
+
+@pytest.mark.parametrize("line, local_rank", LOCAL_RANK_EXITS)
+def test_a_pasted_exit_names_the_local_rank_its_launcher_reported(run_cli, tmp_path, line, local_rank):
+    report = _scan(run_cli, tmp_path, line + "\n")
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert f"local_rank {local_rank} on " in report["root_cause"]["message"]

@@ -65,7 +65,9 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: s
     killed_by = SIGNALS.get(first.killed_by) if first.killed_by is not None else None
     verb = "raised" if first.exitcode is None else "was killed by" if killed_by else "failed with"
     if len(same) == 1:
-        who = f"rank {first.rank}" if first.rank is not None else f"a process on {first.worker.label}"
+        who = f"rank {first.rank}" if first.rank is not None else \
+            f"local_rank {first.local_rank} on {first.worker.label}" if first.local_rank is not None else \
+            f"a process on {first.worker.label}"
     elif len(ranks) == len(same):
         who = f"{plural(ranks, 'rank', 'ranks')} all"
     else:
