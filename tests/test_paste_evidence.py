@@ -314,3 +314,37 @@ def test_a_pasted_exit_names_the_local_rank_its_launcher_reported(run_cli, tmp_p
     report = _scan(run_cli, tmp_path, line + "\n")
     assert report["verdict"] == "FAILED", report["verdict_reason"]
     assert f"local_rank {local_rank} on " in report["root_cause"]["message"]
+
+
+# mp.spawn re-raises a process's exception in the parent (spawn.py, ProcessContext.join): message
+# "\n\n-- Process %d terminated with the following error:\n" + the process's traceback, raised as
+# ProcessRaisedException (1.8 on) or a plain Exception (before). Synthetic, from that format.
+SPAWN_PARENT = ['Traceback (most recent call last):',
+                '  File "main.py", line 40, in <module>',
+                '    mp.spawn(main_worker, nprocs=4, args=(args,))',
+                '  File "/usr/lib/python3/site-packages/torch/multiprocessing/spawn.py", line 150, in join',
+                '    raise ProcessRaisedException(msg, error_index, failed_process.pid)']
+SPAWN_QUOTED = ['Traceback (most recent call last):',
+                '  File "/usr/lib/python3/site-packages/torch/multiprocessing/spawn.py", line 59, in _wrap',
+                '    fn(i, *args)',
+                '  File "/work/main.py", line 77, in main_worker',
+                '    batch = next(loader)',
+                "KeyError: 'label'"]
+
+
+@pytest.mark.parametrize("raised", ["torch.multiprocessing.spawn.ProcessRaisedException:", "Exception:"])
+def test_the_exception_mp_spawn_quotes_is_the_process_s_failure(run_cli, tmp_path, raised):
+    lines = SPAWN_PARENT + [raised, "", "-- Process 2 terminated with the following error:"] + SPAWN_QUOTED
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["verdict"] == "FAILED"
+    root = report["root_cause"]
+    assert "KeyError: 'label'" in root["message"] and "local_rank 2 on " in root["message"]
+    assert [f["rule"] for f in report["findings"] if f["rule"].startswith("crash-")] == [root["rule"]]
+
+
+def test_mp_spawn_s_quote_cut_before_its_exception_still_names_the_process(run_cli, tmp_path):
+    lines = SPAWN_PARENT + ["torch.multiprocessing.spawn.ProcessRaisedException:", "",
+                            "-- Process 1 terminated with the following error:"] + SPAWN_QUOTED[:3]
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["verdict"] == "FAILED"
+    assert "local_rank 1 on " in report["root_cause"]["message"]

@@ -282,7 +282,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             cascade, None if cascade else lookups.cause((*exc.line_signals, *exc.traceback_signals)),
             None, exc.where.time or seen_lines.exit_times.get(rank),
             _after_progress(lookups, seen_lines, exc.where, exc.traceback_signals, rank),
-            tuple(dict.fromkeys(signals))))
+            tuple(dict.fromkeys(signals)), local_rank=exc.where.local_rank if rank is None else None))
     for index, excs in further.items():
         out[index] = _merge(lookups, out[index], excs)
     explained = {f.rank for f in out if f.rank is not None}
