@@ -348,3 +348,29 @@ def test_mp_spawn_s_quote_cut_before_its_exception_still_names_the_process(run_c
     report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
     assert report["verdict"] == "FAILED"
     assert "local_rank 1 on " in report["root_cause"]["message"]
+
+
+# A report that leaves out what a message names reads without it, never with a "?": TCPStore's
+# `Address already in use` before 1.11 names no port (synthetic lines, from torch's and DDP's
+# own messages), DDP's reduction error names no parameter unless TORCH_DISTRIBUTED_DEBUG is set,
+# and a pasted line has no rank.
+@pytest.mark.parametrize("text, rule", [
+    ("RuntimeError: Address already in use\n", "port-in-use"),
+    ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. "
+     "This error indicates that your module has parameters that were not used in producing loss.\n",
+     "ddp-unused-parameters"),
+])
+def test_a_message_reads_without_what_its_line_did_not_say(run_cli, tmp_path, text, rule):
+    report = _scan(run_cli, tmp_path, text)
+    assert report["root_cause"]["rule"] == rule
+    assert "?" not in report["root_cause"]["message"]
+
+
+def test_several_ranks_killed_by_one_signal_read_in_the_plural(run_cli, tmp_path):
+    rows = []
+    for rank in (0, 1):
+        rows += [f"[{rank}]:", "  time      : 2026-11-29_18:49:07", "  host      : job-worker-0",
+                 f"  rank      : {rank} (local_rank: {rank})", f"  exitcode  : -6 (pid: {4750 + rank})",
+                 "  error_file: <N/A>", f"  traceback : Signal 6 (SIGABRT) received by PID {4750 + rank}"]
+    report = _scan(run_cli, tmp_path, "\n".join(["Root Cause (first observed failure):"] + rows) + "\n")
+    assert "ranks 0, 1 all were killed by SIGABRT" in report["root_cause"]["message"]
