@@ -54,6 +54,8 @@ WORKER_GROUP_RESTART = "worker-group-restart"
 RENDEZVOUS_ROUND = "rendezvous-round"
 ERROR_LINE = "error-line"
 WORKER_GROUP_SUCCEEDED = "worker-group-succeeded"
+# A training framework's own word that its loop reached the end (Lightning, the HF Trainer).
+TRAINING_LOOP_FINISHED = "training-loop-finished"
 # torchrun's start-up banner: a Worker's "torchrun started" timeline mark.
 TORCHRUN_STARTED = "torchrun-started"
 

@@ -58,3 +58,28 @@ def test_one_worker_without_that_word_is_not_a_finish(run_cli, tmp_path):
         (tmp_path / f"worker-{node}" / "launch_ddp.log").write_text(
             worker_log(node, prefix, state, finished=node == 0))
     assert scan(run_cli, tmp_path)["verdict"] != "HEALTHY"
+
+
+# A framework's own word that its loop ended, followed by its teardown (a last bar, the metrics
+# dict): synthetic lines from Lightning's fit_loop.py and transformers' trainer.py format strings.
+FRAMEWORK_ENDS = {
+    "Lightning max_epochs": ["Epoch 2: 100%|##########| 50/50 [00:09<00:00,  5.21it/s, loss=0.31, v_num=7]",
+                             "`Trainer.fit` stopped: `max_epochs=3` reached.",
+                             "Epoch 2: 100%|##########| 50/50 [00:09<00:00,  5.20it/s, loss=0.31, v_num=7]"],
+    "Lightning max_steps": ["INFO:lightning.pytorch.utilities.rank_zero:`Trainer.fit` stopped: `max_steps=900` reached.",
+                            "wandb: Waiting for W&B process to finish... (success)."],
+    "HF Trainer": ["{'loss': 0.4123, 'learning_rate': 1e-06, 'epoch': 2.99}",
+                   "[INFO|trainer.py:2406] 2026-11-29 18:52:10,114 >> ",
+                   "",
+                   "Training completed. Do not forget to share your model on huggingface.co/models =)",
+                   "",
+                   "{'train_runtime': 812.4, 'train_samples_per_second': 44.1, 'train_loss': 0.52, 'epoch': 3.0}"],
+}
+
+
+@pytest.mark.parametrize("era", sorted(FRAMEWORK_ENDS))
+def test_a_framework_s_end_of_training_followed_by_teardown_is_a_finished_run(run_cli, tmp_path, era):
+    (tmp_path / "paste.log").write_text("\n".join(FRAMEWORK_ENDS[era]) + "\n")
+    report = scan(run_cli, tmp_path / "paste.log")
+    assert report["verdict"] == "HEALTHY", report["verdict_reason"]
+    assert report["findings"] == []

@@ -108,6 +108,28 @@ def test_a_paste_of_harmless_warnings_names_each_once_and_says_no_failure(run_cl
         assert note["reference"].startswith("https://")
 
 
+# Other releases' wordings of two entries (synthetic, from each release's format string): DDP's
+# note as 1.8 worded it (`[W reducer.cpp:1050]`, no `in the forward pass`), and the process-group
+# destructor's note as the 2.4 nightlies worded it (`before it is being destructed`).
+OTHER_WORDINGS = {
+    "ddp-no-unused-parameters": "[W reducer.cpp:1050] Warning: find_unused_parameters=True was specified in DDP "
+                                "constructor, but did not find any unused parameters. This flag results in an extra "
+                                "traversal of the autograd graph every iteration, which can adversely affect "
+                                "performance. (function operator())",
+    "process-group-not-destroyed": "[rank2]:[W1129 18:52:13.402113377 ProcessGroupNCCL.cpp:1117] WARNING: process "
+                                   "group has NOT been destroyed before it is being destructed. On normal program "
+                                   "exit, the application should call destroy_process_group to ensure that any "
+                                   "pending NCCL data transfers have finished in this process.",
+}
+
+
+@pytest.mark.parametrize("rule", sorted(OTHER_WORDINGS))
+def test_another_release_s_wording_of_a_harmless_line_is_named(run_cli, tmp_path, rule):
+    report = _scan(run_cli, _write(tmp_path, [OTHER_WORDINGS[rule]]))
+    assert report["verdict"] == "INCONCLUSIVE" and report["findings"] == []
+    assert [h["rule"] for h in report["harmless"]] == [rule]
+
+
 def test_the_human_and_html_reports_show_them(run_cli, tmp_path):
     path = _write(tmp_path, list(NOT_RUN.values()))
     human = _scan(run_cli, path, "human")

@@ -168,6 +168,32 @@ def test_thcudacheck_is_read_as_the_exception_therror_raises():
     assert parse_thc_check("THCudaCheckWarn FAIL file=x.cpp line=3 error=2 : out of memory") is None
 
 
+# A CUDA error told only on a C++ line (ProcessGroupNCCL.cpp, ncclCommWatchdog, and std::terminate's
+# `what():` of an uncaught c10::Error), per release; synthetic lines from the format strings.
+WATCHDOG_CUDA = [
+    # <= 2.1: LOG(ERROR) << "[Rank " << rank_ << "] NCCL watchdog thread terminated with exception: " << e.what()
+    "[E ProcessGroupNCCL.cpp:916] [Rank 1] NCCL watchdog thread terminated with exception: "
+    "CUDA error: an illegal memory access was encountered",
+    # 2.2, 2.3: logPrefix() << "NCCL watchdog thread terminated with exception: " << e.what()
+    "[rank1]:[E ProcessGroupNCCL.cpp:1182] [PG 0 Rank 1] NCCL watchdog thread terminated with exception: "
+    "CUDA error: unspecified launch failure",
+    # 2.4 on: logPrefix() << "Process group watchdog thread terminated with exception: " << e.what()
+    "[rank1]:[E1130 10:02:03.123456789 ProcessGroupNCCL.cpp:1896] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
+    "Process group watchdog thread terminated with exception: CUDA error: device-side assert triggered",
+    "terminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: misaligned address",
+]
+
+
+@pytest.mark.parametrize("text", WATCHDOG_CUDA)
+def test_a_cuda_error_told_only_by_the_watchdog_or_terminate_is_a_crash(run_cli, tmp_path, text):
+    report = _scan(run_cli, tmp_path, text + "\n")
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    crash = next(f for f in report["findings"] if f["rule"].startswith("crash-"))
+    assert "CUDA error: " in crash["message"]
+    if text.startswith("[rank1]"):
+        assert crash["rank"] == 1
+
+
 def test_a_pasted_cuda_error_of_another_kind_is_a_crash(run_cli, tmp_path):
     report = _scan(run_cli, tmp_path, "RuntimeError: CUDA error: an illegal memory access was encountered\n")
     assert report["verdict"] == "FAILED"
@@ -264,3 +290,87 @@ def test_damaged_paste_lines_give_a_diagnosis_never_a_traceback(run_cli, tmp_pat
     result = run_cli("scan", tmp_path / "paste.log", "--isolated", "--now", POST_MORTEM_NOW)
     assert result.exit_code in (0, 1), result.output
     assert "Traceback" not in result.output.replace(INTERLEAVED, "").replace(HEADER, "")
+
+
+# A launcher's report of a process's non-zero exit names its local rank; pasted without the launch
+# shape, no global rank is known, and the crash still says which process of the node it was.
+# Synthetic lines from the format strings: torchrun's api.py (`failed (exitcode: %s) local_rank: %s
+# (pid: %s) of binary: %s`, logging's 1.x prefix and glog's 2.x), DeepSpeed's launch.py
+# sigkill_handler (`%s exits with return code = %s`, the command holding `--local_rank=N`), and
+# mp.spawn's ProcessExitedException (`process %d terminated with exit code %d`).
+LOCAL_RANK_EXITS = [
+    ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 3 (pid: 4242) "
+     "of binary: /usr/bin/python3", 3),
+    ("E1129 18:49:07.441000 4715 torch/distributed/elastic/multiprocessing/api.py:882] failed (exitcode: 2) "
+     "local_rank: 1 (pid: 4750) of binary: /opt/venv/bin/python", 1),
+    ("[2026-11-29 18:49:07,441] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'train.py', "
+     "'--local_rank=5', '--deepspeed'] exits with return code = 1", 5),
+    ("torch.multiprocessing.spawn.ProcessExitedException: process 2 terminated with exit code 1", 2),
+]
+
+
+@pytest.mark.parametrize("line, local_rank", LOCAL_RANK_EXITS)
+def test_a_pasted_exit_names_the_local_rank_its_launcher_reported(run_cli, tmp_path, line, local_rank):
+    report = _scan(run_cli, tmp_path, line + "\n")
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert f"local_rank {local_rank} on " in report["root_cause"]["message"]
+
+
+# mp.spawn re-raises a process's exception in the parent (spawn.py, ProcessContext.join): message
+# "\n\n-- Process %d terminated with the following error:\n" + the process's traceback, raised as
+# ProcessRaisedException (1.8 on) or a plain Exception (before). Synthetic, from that format.
+SPAWN_PARENT = ['Traceback (most recent call last):',
+                '  File "main.py", line 40, in <module>',
+                '    mp.spawn(main_worker, nprocs=4, args=(args,))',
+                '  File "/usr/lib/python3/site-packages/torch/multiprocessing/spawn.py", line 150, in join',
+                '    raise ProcessRaisedException(msg, error_index, failed_process.pid)']
+SPAWN_QUOTED = ['Traceback (most recent call last):',
+                '  File "/usr/lib/python3/site-packages/torch/multiprocessing/spawn.py", line 59, in _wrap',
+                '    fn(i, *args)',
+                '  File "/work/main.py", line 77, in main_worker',
+                '    batch = next(loader)',
+                "KeyError: 'label'"]
+
+
+@pytest.mark.parametrize("raised", ["torch.multiprocessing.spawn.ProcessRaisedException:", "Exception:"])
+def test_the_exception_mp_spawn_quotes_is_the_process_s_failure(run_cli, tmp_path, raised):
+    lines = SPAWN_PARENT + [raised, "", "-- Process 2 terminated with the following error:"] + SPAWN_QUOTED
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["verdict"] == "FAILED"
+    root = report["root_cause"]
+    assert "KeyError: 'label'" in root["message"] and "local_rank 2 on " in root["message"]
+    assert [f["rule"] for f in report["findings"] if f["rule"].startswith("crash-")] == [root["rule"]]
+
+
+def test_mp_spawn_s_quote_cut_before_its_exception_still_names_the_process(run_cli, tmp_path):
+    lines = SPAWN_PARENT + ["torch.multiprocessing.spawn.ProcessRaisedException:", "",
+                            "-- Process 1 terminated with the following error:"] + SPAWN_QUOTED[:3]
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["verdict"] == "FAILED"
+    assert "local_rank 1 on " in report["root_cause"]["message"]
+
+
+# A report that leaves out what a message names reads without it, never with a "?": TCPStore's
+# `Address already in use` before 1.11 names no port (synthetic lines, from torch's and DDP's
+# own messages), DDP's reduction error names no parameter unless TORCH_DISTRIBUTED_DEBUG is set,
+# and a pasted line has no rank.
+@pytest.mark.parametrize("text, rule", [
+    ("RuntimeError: Address already in use\n", "port-in-use"),
+    ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. "
+     "This error indicates that your module has parameters that were not used in producing loss.\n",
+     "ddp-unused-parameters"),
+])
+def test_a_message_reads_without_what_its_line_did_not_say(run_cli, tmp_path, text, rule):
+    report = _scan(run_cli, tmp_path, text)
+    assert report["root_cause"]["rule"] == rule
+    assert "?" not in report["root_cause"]["message"]
+
+
+def test_several_ranks_killed_by_one_signal_read_in_the_plural(run_cli, tmp_path):
+    rows = []
+    for rank in (0, 1):
+        rows += [f"[{rank}]:", "  time      : 2026-11-29_18:49:07", "  host      : job-worker-0",
+                 f"  rank      : {rank} (local_rank: {rank})", f"  exitcode  : -6 (pid: {4750 + rank})",
+                 "  error_file: <N/A>", f"  traceback : Signal 6 (SIGABRT) received by PID {4750 + rank}"]
+    report = _scan(run_cli, tmp_path, "\n".join(["Root Cause (first observed failure):"] + rows) + "\n")
+    assert "ranks 0, 1 all were killed by SIGABRT" in report["root_cause"]["message"]

@@ -118,3 +118,19 @@ def test_srun_telling_a_torchrun_that_never_started_processes_ends_keeps_the_ren
     assert rules.count("hang-in-rendezvous") == 2
     assert not any(rule.startswith("crash-") for rule in rules)
     assert {w["stage"] for w in report["workers"]} == {"rendezvous"}
+
+
+@pytest.mark.parametrize("lines, verb", [
+    ("a training script's own output\n" + SRUN.format(host="gpu-node-3", task="tasks", ids="10-11",
+                                                      end="Exited with exit code 1"), "failed with exit code 1"),
+    (SRUN.format(host="gpu-node-3", task="task", ids="2", end="Segmentation fault (core dumped)"), "SIGSEGV"),
+    (SRUN.format(host="gpu-node-[3-4]", task="tasks", ids="0-1,4", end="Exited with exit code 3"), "exit code 3"),
+])
+def test_a_paste_of_srun_s_task_report_alone_is_a_failure(run_cli, tmp_path, lines, verb):
+    """A paste holding only srun's report of a task's end (synthetic lines, from its format string):
+    srun's `error:` line is no trace of torchrun, so the exit is not taken for srun telling the end
+    of a torchrun that never started a process. The task failed, whatever it ran."""
+    (tmp_path / "paste.log").write_text(lines)
+    report = _report(run_cli, tmp_path)
+    assert report["verdict"] == "FAILED"
+    assert verb in report["root_cause"]["message"]

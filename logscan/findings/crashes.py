@@ -63,9 +63,12 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: s
     first = same[0]
     ranks = sorted({f.rank for f in same if f.rank is not None})
     killed_by = SIGNALS.get(first.killed_by) if first.killed_by is not None else None
-    verb = "raised" if first.exitcode is None else "was killed by" if killed_by else "failed with"
+    were = "was" if len(same) == 1 else "were"
+    verb = "raised" if first.exitcode is None else f"{were} killed by" if killed_by else "failed with"
     if len(same) == 1:
-        who = f"rank {first.rank}" if first.rank is not None else f"a process on {first.worker.label}"
+        who = f"rank {first.rank}" if first.rank is not None else \
+            f"local_rank {first.local_rank} on {first.worker.label}" if first.local_rank is not None else \
+            f"a process on {first.worker.label}"
     elif len(ranks) == len(same):
         who = f"{plural(ranks, 'rank', 'ranks')} all"
     else:

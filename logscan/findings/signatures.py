@@ -138,8 +138,11 @@ def signature_findings(job: Job, rule):
             # A lost peer told in this rule's words: the consequence of the failure found
             # elsewhere, which is the story. With nothing else failed, it is the story.
             continue
-        groups.setdefault(Group.NODE_RANK, "?" if worker.node_rank is None else str(worker.node_rank))
-        groups.setdefault(Group.RANK, "?" if rank is None else str(rank))
+        # An unknown one stays unset: a template's `[ (rank {rank})]` then drops, a bare `{rank}` reads "?".
+        if worker.node_rank is not None:
+            groups.setdefault(Group.NODE_RANK, str(worker.node_rank))
+        if rank is not None:
+            groups.setdefault(Group.RANK, str(rank))
         found = _with_cause(job, worker, finding(rule, rule.render_message(groups), wheres,
                                                  node_rank=worker.node_rank, rank=rank,
                                                  worker=worker.label), wheres)

@@ -40,6 +40,10 @@ class Failure:
     after_progress: bool = False
     signals: tuple[str, ...] = ()
     more: tuple[Where, ...] = ()   # further lines telling the same failure
+    # The local rank a launcher's report of the exit names (torchrun's `failed (exitcode: N)
+    # local_rank: L`, DeepSpeed's `--local_rank=L`, mp.spawn's process index) where no global rank
+    # is known: a paste without the launch shape still says which process of its node it was.
+    local_rank: int | None = None
 
     @property
     def node_rank(self) -> int | None:
@@ -278,7 +282,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             cascade, None if cascade else lookups.cause((*exc.line_signals, *exc.traceback_signals)),
             None, exc.where.time or seen_lines.exit_times.get(rank),
             _after_progress(lookups, seen_lines, exc.where, exc.traceback_signals, rank),
-            tuple(dict.fromkeys(signals))))
+            tuple(dict.fromkeys(signals)), local_rank=exc.where.local_rank if rank is None else None))
     for index, excs in further.items():
         out[index] = _merge(lookups, out[index], excs)
     explained = {f.rank for f in out if f.rank is not None}
@@ -318,7 +322,8 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             or (exit_.exitcode == SIGABRT and rank is None and watchdog_fired),
             _kill_cause(lookups, worker, exit_.exitcode) if exit_.exitcode < 0 else _loose_cause(lookups, worker),
             exit_.exitcode,
-            exit_.time, _after_progress(lookups, seen_lines, exit_.where, rank=rank)))
+            exit_.time, _after_progress(lookups, seen_lines, exit_.where, rank=rank),
+            local_rank=exit_.local_rank if rank is None else None))
     return out
 
 

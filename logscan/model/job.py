@@ -14,7 +14,8 @@ import re
 
 from logscan.catalogue import Catalogue, Group
 from logscan.limits import STALL_AFTER
-from logscan.rule_ids import RENDEZVOUS_ROUND, SIBLING_TERMINATED, TORCHRUN_STARTED, WORKER_GROUP_SUCCEEDED
+from logscan.rule_ids import (ERROR_LINE, RENDEZVOUS_ROUND, SIBLING_TERMINATED, TORCHRUN_STARTED, TRAINING_LOOP_FINISHED,
+                              WORKER_GROUP_SUCCEEDED)
 from logscan.model.training import StepWarnings
 from logscan.scan.prefixes import clean
 from logscan.diagnosis import Where
@@ -184,13 +185,15 @@ class Worker(EventLists):
 
     def end_of_run(self) -> Where | None:
         """The line showing this Worker's run ended normally, if one does: its last progress line
-        at its total, or a last line of the script's that says so."""
+        at its total, a last line of the script's that says so, or a framework's word that its
+        training loop ended (followed by its teardown lines, so it need not be the last)."""
         if self.progress_fraction() == 1.0:
             return self.last_progress.where
         last = self.last_line
         if last is not None and END_MARKER.search(last.text):
             return last
-        return None
+        finished = [h.where for h in self.hits if h.rule_id == TRAINING_LOOP_FINISHED]
+        return max(finished, key=self.position) if finished else None
 
     @property
     def group_succeeded(self) -> bool:
@@ -200,8 +203,10 @@ class Worker(EventLists):
     @property
     def ran_torchrun(self) -> bool:
         """The launch line was printed, or torchrun itself left traces (its own logs, a traceback
-        of its own, rendezvous messages): other launch scripts print no launch line."""
-        return (self.launch is not None or self.started_processes or bool(self.hits)
+        of its own, rendezvous messages): other launch scripts print no launch line. A line that
+        only looks like an error (`srun: error: ...`) is anyone's, not a trace of torchrun."""
+        return (self.launch is not None or self.started_processes
+                or any(h.rule_id != ERROR_LINE for h in self.hits)
                 or any(x.agent for x in self.exceptions))
 
     def error_lines(self, catalogue: Catalogue) -> list[Where]:
@@ -356,7 +361,7 @@ class Job:
         reads too (logscan.model.training): its own progress or end, the job's (ranks usually log
         progress on rank 0 only, and DDP steps together), or each of its processes' own: a
         warning of a training step, or a failure placed after training had started."""
-        if worker.progress or worker.group_succeeded:
+        if worker.progress or worker.group_succeeded or worker.end_of_run() is not None:
             return True
         if self.training_started and worker.started_processes:
             return True

@@ -27,6 +27,8 @@ MAX_RAW = MAX_EVIDENCE * 4  # bytes of a line that are ever looked at: enough fo
 # Distinct line bodies whose meaning a file's interpreter keeps; past this it starts afresh, so
 # memory stays bounded on a log of ever-new lines.
 MEANINGS_KEPT = 4096
+# mp.spawn's message begins with two newlines: its raise's line, a blank, then the quote's head.
+SPAWN_QUOTE_GAP = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +49,7 @@ class _Meaning:
     rank_line: tuple | None = None   # a framework's rank line (lineparse.parse_rank_line)
     state_line: tuple | None = None  # a line of Accelerate's state (lineparse.parse_accelerate_state)
     agent_line: lineparse.AgentBlockLine | None = None  # torchrun's launch configs or rendezvous result
+    spawn_quote: int | None = None  # mp.spawn's `-- Process N terminated with the following error:`
 
 
 # What a line that says nothing means.
@@ -73,6 +76,8 @@ class _FileContext:
     # per process: the exception a line announced ahead of its raise (THCudaCheck FAIL), until the
     # process's next exception line, which is that raise when it says the same
     announced: dict = field(default_factory=dict)
+    # the local rank whose traceback mp.spawn's exception quotes, until that traceback's exception
+    spawn_process: int | None = None
 
 
 class FileInterpreter:
@@ -131,6 +136,17 @@ class FileInterpreter:
                 scan.agent_shapes.append(_agent_shape(first_where, block, fields))
 
         where = self._summary(body, where, meaning)
+        if meaning.spawn_quote is not None:
+            context.spawn_process = meaning.spawn_quote
+            raised = scan.exceptions[-1] if scan.exceptions else None
+            if (raised is not None and not raised.detail and raised.where.file == where.file
+                    and 0 < where.line - raised.where.line <= SPAWN_QUOTE_GAP):
+                # the parent's raise this message belongs to: before 1.8 a plain `Exception:`
+                scan.exceptions[-1] = replace(raised, agent=True)
+            return
+        quoted_by_spawn = context.spawn_process is not None and where.rank is None and where.local_rank is None
+        if quoted_by_spawn:
+            where = replace(where, local_rank=context.spawn_process)
         # The process the line is from, as far as its prefixes tell: interleaved tracebacks are
         # each assembled from their own process's lines.
         key = (where.rank, where.local_rank, pid if pid is not None else header_pid)
@@ -183,6 +199,8 @@ class FileInterpreter:
                 where, exc[0], exc[1], signals, tuple(line_signals),
                 agent=context.agent_traceback.get(key, False) or lineparse.is_agent_exception(exc[0]),
                 quoted=context.quoting_traceback))
+            if quoted_by_spawn:
+                context.spawn_process = None  # the quoted traceback's exception ends the quote
 
     def _meaning(self, body: str) -> "_Meaning":
         """What a line body says, worked out once: a warning, a banner or an NCCL INFO line recurs
@@ -207,13 +225,14 @@ class FileInterpreter:
         else:
             hits, ran_away = self._catalogue_hits(body)
             exception = lineparse.parse_exception(body)
-            announced = exception is None and (exception := lineparse.parse_thc_check(body)) is not None
+            announced = exception is None and (exception := lineparse.parse_announced(body)) is not None
             meaning = _Meaning(
                 launch=None, env=None, summary=lineparse.parse_summary_line(body),
                 traceback_start=lineparse.is_traceback_start(body), chained=lineparse.is_chained(body),
                 agent_frame=lineparse.is_agent_frame(body), frame_line=lineparse.is_frame_line(body),
                 hits=hits, exception=exception, announced=announced,
-                agent_line=lineparse.parse_agent_block_line(body))
+                agent_line=lineparse.parse_agent_block_line(body),
+                spawn_quote=lineparse.parse_spawn_quote(body))
         if not ran_away:  # a rule given up on may be tried on the next copy while it has budget
             if len(self._meanings) >= MEANINGS_KEPT:
                 self._meanings.clear()

@@ -479,8 +479,15 @@ CHAINED = ("During handling of the above exception", "The above exception was th
 # torch/distributed/rendezvous.py).
 AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line',
                 'torch/distributed/elastic/rendezvous/', 'torch/distributed/elastic/agent/')
-# What only torchrun's agent raises: its traceback whatever frames of it a rotation cut away.
-AGENT_EXCEPTIONS = ("ChildFailedError",)
+# What only a launcher raises, reporting a process's end: torchrun's agent (its traceback whatever
+# frames of it a rotation cut away), and torch.multiprocessing.spawn's parent (spawn.py,
+# ProcessContext.join, 1.8 on), whose ProcessRaisedException quotes the process's own traceback
+# below it (SPAWN_QUOTE).
+AGENT_EXCEPTIONS = ("ChildFailedError", "ProcessRaisedException")
+# The quote's head in mp.spawn's message: "\n\n-- Process %d terminated with the following error:\n"
+# then the process's traceback; %d is the index `fn(i, ...)` got, a local rank (also before 1.8,
+# when the parent raised a plain Exception with the same message).
+SPAWN_QUOTE = re.compile(r"-- Process (?P<index>\d+) terminated with the following error:\s*")
 # An exception's class: one named as Python names them (`...Error`, `...Exception`, `...Interrupt`,
 # `...Exit`), or one of the builtins that are not (`raise Exception(...)` is common in scripts).
 EXCEPTION = re.compile(
@@ -558,6 +565,13 @@ def is_agent_exception(exc_type: str) -> bool:
     return exc_type.rsplit(".", 1)[-1] in AGENT_EXCEPTIONS
 
 
+@needs(_literal(b" terminated with the following error:"))
+def parse_spawn_quote(body: str) -> int | None:
+    """The local rank whose traceback mp.spawn's exception quotes from the next line on."""
+    found = SPAWN_QUOTE.fullmatch(body.strip() + " ")
+    return int(found["index"]) if found is not None else None
+
+
 def _exception_name_end(name: bytes) -> Candidates:
     """Lines where `name` may end an exception's class as EXCEPTION reads it: a `:` follows, or
     nothing but white space to the line's end; or a byte after which the body may differ from
@@ -594,6 +608,28 @@ def parse_thc_check(body: str) -> tuple[str, str] | None:
         return None
     return "RuntimeError", (f"cuda runtime error ({found['error']}) : {found['message']} "
                             f"at {found['file']}:{found['line']}")
+
+
+# A CUDA error told on a C++ line, with no Python exception line of its own: NCCL's watchdog thread
+# ends on what it caught (ProcessGroupNCCL.cpp, ncclCommWatchdog: `[Rank N] NCCL watchdog thread
+# terminated with exception: ` << e.what() up to 2.1, after logPrefix()'s `[PG 0 Rank N] ` in 2.2 and
+# 2.3, `Process group watchdog thread terminated with exception: ` from 2.4), and std::terminate
+# prints an uncaught c10::Error as `  what():  CUDA error: ...`. Either takes the process down; the
+# message is c10's CUDA check (c10_cuda_check_implementation): `CUDA error: %s`.
+CUDA_ERROR_TOLD = re.compile(
+    r"(?:watchdog thread terminated with exception|^\s*what\(\)):\s+(?P<message>CUDA error: .*\S)")
+
+
+@needs(_literal(b"THCudaCheck FAIL"), _literal(b"thread terminated with exception: CUDA error"),
+       _literal(b"what():  CUDA error"), _literal(b"what(): CUDA error"))
+def parse_announced(body: str) -> tuple[str, str] | None:
+    """The exception a C++ line tells when no Python exception line does: a `THCudaCheck FAIL`
+    (parse_thc_check), or a CUDA error that ended NCCL's watchdog thread or was left uncaught
+    (`c10::Error`, the class c10's CUDA check throws)."""
+    if (thc := parse_thc_check(body)) is not None:
+        return thc
+    found = CUDA_ERROR_TOLD.search(body)
+    return ("c10::Error", found["message"]) if found is not None else None
 
 
 # --- torchrun's failure summary: a block of `key : value` lines per failed process -------------
@@ -657,6 +693,7 @@ class SummaryLine:
        _literal(b"exits with return code = "), _literal(b"returned non-zero exit status"),
        _literal(b"died with <Signals."), _literal(b"srun: error: "), _literal(b"' failed with returncode "),
        _literal(b" terminated with exit code "), _literal(b" terminated with signal "),
+       _literal(b" terminated with the following error:"),
        # torch 1.9 pads no field: `  exitcode: 1 (pid: 14750)`, `  rank: 0 (local_rank: 0)`
        Candidates((b"exitcode: ", b"rank: ", b"time: "),
                   rb"^[ \t]+(?:exitcode: -?[0-9]+ \(pid: |rank: [0-9]+ \(local_rank: |time: [0-9]{4}-)"))
@@ -673,6 +710,9 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         return SummaryLine("failed", (int(local_rank["local_rank"]) if local_rank else None, code))
     if (spawned := SPAWN_EXIT.search(body)) is not None and (code := _spawn_exit_code(spawned)) is not None:
         return SummaryLine("failed", (int(spawned["index"]), code))
+    if (quoting := parse_spawn_quote(body)) is not None:
+        # the process raised: spawn's _wrap queued its traceback and called sys.exit(1)
+        return SummaryLine("failed", (quoting, 1))
     if (task := SRUN_TASK_EXIT.search(body)) is not None and (code := _srun_exit_code(task)) is not None:
         return SummaryLine("failed", (None, code))
     if (harness := HARNESS_EXIT.search(body)) is not None:
