@@ -1411,7 +1411,8 @@ for _ver, _sfx, _tag in (("1.9.1", "torch1.9", "t19"), ("1.10.2", "torch1.10", "
 
 # torch 1.11.0 under Python 3.10: every torchrun dies of SIGSEGV in its exit barrier's store read after its
 # processes finished (pytorch/pytorch#72086), so a job that trained to its end exits 139.
-scenario(**{**next(sc for sc in SCENARIOS if sc.name == "healthy-2x2-torch1.11-prod").__dict__, "name": "torchrun-exit-segfault-torch1.11-prod",
+_HEALTHY_1_11 = next(sc for sc in SCENARIOS if sc.name == "healthy-2x2-torch1.11-prod")
+scenario(**{**_HEALTHY_1_11.__dict__, "name": "torchrun-exit-segfault-torch1.11-prod",
             "short": "tes111p", "python": "3.10", "check": _has("training finished", "Segmentation fault"),
             "description": "torch 1.11.0 on Python 3.10: " + _PROD + "). 2 Workers x 2 GPUs train 30 steps to the "
             "end; then each Worker's torchrun dies of SIGSEGV in its exit barrier (a store read, "
@@ -1794,6 +1795,50 @@ OBSERVED["crash-redirects-log-dir-torch1.13"] = COMMON_OLD["1.13.1"] + (
     "encountered at step 10 (loss=nan); stopping` for rank 1; root cause still rank 0 with the gloo error). The "
     "child lines are in worker-N/torchrun_logs/none_<random>/attempt_0/<local_rank>/{stdout,stderr}.log (no "
     "prefixes) plus error.json per failed process.")
+
+# torch 1.9 to 1.12 (production shape): how their messages differ, as seen in the committed runs.
+COMMON_OLDEST = {
+    "1.9.1": "torch 1.9.1 (Python 3.9, `python -m torch.distributed.run`): the banner's logger is `__main__`, its "
+    "first asterisk row on the same line (`WARNING:__main__:*****************************************`). The "
+    "failure summary is 1.9's own table: `Root Cause:` first, `Other Failures:` after, fields unpadded "
+    "(`  rank: 2 (local_rank: 0)`, `  exitcode: -9 (pid: N)`, `  msg: \"Signal 9 (SIGKILL) received by PID N\"`), "
+    "no host. Before it, per failed process, a UserWarning block `CHILD PROCESS FAILED WITH NO ERROR_FILE` whose "
+    "`Child process N (local_rank R) FAILED (exitcode C)` gives the GLOBAL rank as R. torchrun stops the other "
+    "processes of a failed group without logging it (no `Sending process N closing signal` line): a stopped "
+    "process is in neither list of the summary. ",
+    "1.10.2": "torch 1.10.2 (Python 3.9): `WARNING:torch.distributed.run:` alone on the banner's first line, the "
+    "asterisk rows and `Setting OMP_NUM_THREADS ...` unprefixed below it; `WARNING:torch.distributed.elastic."
+    "multiprocessing.api:Sending process N closing signal SIGTERM`; the v1.10 table (`Failures:` first, `Root "
+    "Cause (first observed failure):` last, keys padded, `host`, `traceback : To enable traceback see: ...`). ",
+    "1.11.0": "torch 1.11.0 (Python 3.9): messages as 1.10.2. ",
+    "1.12.1": "torch 1.12.1 (Python 3.10): messages as 1.10.2. ",
+}
+OBSERVED_OLDEST = {
+    "healthy-2x2": "Node 1's log: the launch line and torchrun's banner only.",
+    "crash-mid-training": "No `[rankN]: ` prefixes: rank 1's `RuntimeError: non-finite loss ...` and rank 0's lost "
+    "peer are bare tracebacks inside rank 0's tqdm redraws.",
+    "self-sigkill": "Node 1: `failed (exitcode: -9) local_rank: 0`, summary root cause rank 2 with exitcode -9; rank "
+    "3 exits 1 after losing its peer (`Read error ...: Connection reset by peer`, or `Connection closed by peer` "
+    "in 1.12).",
+    "stall-mid-training": "Node 0: rank 0's `Timed out waiting 20000ms for recv operation to complete`; the summary "
+    "lists rank 0 only. Node 1: ranks 2 and 3 time out (send / recv).",
+    "missing-worker": "Both Workers print the launch line and the banner, then wait in the static rendezvous.",
+}
+for _ver, _sfx in (("1.9.1", "torch1.9"), ("1.10.2", "torch1.10"), ("1.11.0", "torch1.11"), ("1.12.1", "torch1.12")):
+    for _k, _v in OBSERVED_OLDEST.items():
+        OBSERVED[f"{_k}-{_sfx}-prod"] = COMMON_OLDEST[_ver] + _v
+OBSERVED["crash-mid-training-torch1.9-prod"] += (
+    " Node 0's summary lists rank 1 alone, as root cause (`Other Failures: <NO_OTHER_FAILURES>`): rank 0, stopped "
+    "unseen, printed its lost peer's traceback but is not listed.")
+OBSERVED["stall-mid-training-torch1.9-prod"] += (
+    " The stalled rank 1 was stopped by torchrun without a line: only elimination names it.")
+OBSERVED["torchrun-exit-segfault-torch1.11-prod"] = COMMON_OLDEST["1.11.0"].replace("Python 3.9", "Python 3.10") + (
+    "Rank 0 prints `step 30/30` and `training finished: 30 steps`; then node 0's torchrun prints `Fatal Python "
+    "error: Segmentation fault`, the agent's stack (`store.py, line 31 in get_all` ... `_exit_barrier` ... "
+    "`bin/torchrun`), the extension modules, and bash's `launch_ddp.sh: line 21: N Segmentation fault      "
+    "${TORCHRUN:-torchrun} --nproc_per_node=...`; launch status 139. In the committed run node 1's torchrun lost the "
+    "store instead: `ERROR:torch.distributed.elastic.agent.server.api:Error waiting on exit barrier. Elapsed: 0.05 "
+    "seconds` with `RuntimeError: Connection reset by peer`, and exited 0 (in an earlier run both segfaulted).")
 
 # Batch G (torch 2.13.0): facts seen in the committed runs.
 OBSERVED["crash-training-silent"] = COMMON + (
