@@ -89,9 +89,15 @@ def _ended_from_outside(job: Job, started: list[Worker]) -> bool:
         return False
     if job.job_status != JobStatus.FAILED and not all(_stop(w) is not None for w in started):
         return False  # no platform status: only torchrun's own report of the signal says so
-    # A log that ends on an error of its own (torchrun's crash, a shell's report of one) did not just stop.
-    return all(_stop(w) is not None or not (job.failures_of(w) or w.exits or w.error_lines(job.catalogue))
+    return all(_stop(w) is not None or not (job.failures_of(w) or w.exits or _ends_on_error(job, w))
                for w in started)
+
+
+def _ends_on_error(job: Job, worker: Worker) -> bool:
+    """After the Worker's last progress or start-up line comes an error of its own (torchrun's crash,
+    a shell's report of one): its log did not just stop."""
+    end = _rhythm_end(worker)
+    return any(end is None or worker.position(line) > end for line in worker.error_lines(job.catalogue))
 
 
 def _far_older(odd: list[tuple[Worker, Where]]) -> tuple[Worker, Where] | None:
