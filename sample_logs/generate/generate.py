@@ -1334,7 +1334,11 @@ production_twin("gpu-count-mismatch", "prod-quiet", "gcmpq",
 production_twin("gpu-count-mismatch", "prod-quiet-nostatus", "gcmpqn",
                 exp([], healthy=False, verdict="INCONCLUSIVE", note=_EMPTY_NODE, gap=_EMPTY_GAP), quiet=True,
                 platform_status=False, check=_has("training finished"))
-_WSL = _BY_NAME["world-size-leak"].expect
+# Without the env print, the WORLD_SIZE the processes saw is in gloo's refusal of their ranks (`rank < size.
+# 2 vs 2`), whose hint is the fix; that it equals nnodes is for the reader.
+_WSL = exp(["gloo-rank-out-of-range", "crash-before-first-batch"], root="gloo-rank-out-of-range", node_rank=1,
+           rank=2, note="no env print: gloo's `rank < size. 2 vs 2` on node 1 is what shows the processes' "
+           "WORLD_SIZE (2, the platform's Worker count) is not the launch's 4.")
 production_twin("world-size-leak", "prod", "wslp", _WSL, check=_has("rank < size"))
 production_twin("world-size-leak", "prod-quiet-info", "wslpqi", _WSL, quiet=True, info=True,
                 check=_has("rank < size"))
@@ -1378,6 +1382,10 @@ _NO_PREFIX = ("rank 1 raised, but this release puts no `[rankN]: ` prefix on tra
 _ROOT_1_9 = ("no `[rankN]: ` prefixes, but in the committed run node 0's torchrun saw rank 1 fail first and stopped "
              "rank 0 without a word (1.9 logs no `Sending process N closing signal`): its summary lists only rank 1, "
              "as root cause, and the one traceback that is not a lost peer is rank 1's.")
+_MISSING_OLD = ("Platform WORLD_SIZE=3 (nnodes=3) but only Workers 0 and 1 were started; Worker 2 never ran. Both "
+                "wait in torchrun's static rendezvous, which in these releases gives up only after many minutes "
+                "whatever PET_RDZV_CONF=timeout=20 says; after 5 minutes the run was ended from outside (SIGTERM to "
+                "each Worker's launch, status 143), as a platform's limit ends such a job.")
 for _ver, _sfx, _tag in (("1.9.1", "torch1.9", "t19"), ("1.10.2", "torch1.10", "t110"),
                          ("1.11.0", "torch1.11", "t111"), ("1.12.1", "torch1.12", "t112")):
     _oldest = _ver in ("1.9.1", "1.10.2")
@@ -1410,7 +1418,7 @@ for _ver, _sfx, _tag in (("1.9.1", "torch1.9", "t19"), ("1.10.2", "torch1.10", "
                     _any("Socket Timeout", "Timed out", "timed out") if _base == "missing-worker" else _sc.check,
                     "description": f"torch {_ver}" + (" (`python -m torch.distributed.run`: no torchrun command "
                                                        "yet)" if _ver == "1.9.1" else "") + ": " + _PROD + "). "
-                    + _sc.description,
+                    + (_MISSING_OLD if _base == "missing-worker" else _sc.description),
                     "observed": ""})
 
 # torch 1.9 without the launch line: the node of each failure from 1.9's own table (an entry's rank less its
@@ -1835,7 +1843,8 @@ OBSERVED_OLDEST = {
     "in 1.12).",
     "stall-mid-training": "Node 0: rank 0's `Timed out waiting 20000ms for recv operation to complete`; the summary "
     "lists rank 0 only. Node 1: ranks 2 and 3 time out (send / recv).",
-    "missing-worker": "Both Workers print the launch line and the banner, then wait in the static rendezvous.",
+    "missing-worker": "Both Workers print the launch line and the banner, then nothing until the run is ended "
+    "(no error, no summary: the static rendezvous was still waiting).",
 }
 for _ver, _sfx in (("1.9.1", "torch1.9"), ("1.10.2", "torch1.10"), ("1.11.0", "torch1.11"), ("1.12.1", "torch1.12")):
     for _k, _v in OBSERVED_OLDEST.items():
