@@ -192,7 +192,9 @@ def launch_mismatch(job: Job, rule):
                 [launch.where, *_torchrun_lines(worker)], node_rank=worker.node_rank))
         if None in (launch.total_procs, launch.nnodes, launch.gpus_per_node):
             continue
-        if launch.total_procs != launch.nnodes * launch.gpus_per_node:
+        # torchrun's own world is the sum of every node's count, not a line's arithmetic: where it
+        # differs from this node's count times nnodes, the nodes' counts differ (gpu-count-mismatch).
+        if launch.source == LAUNCH_LINE and launch.total_procs != launch.nnodes * launch.gpus_per_node:
             out.append(finding(
                 rule, f"{worker.label}: total_procs={launch.total_procs} is not nnodes × "
                       f"gpus_per_node = {launch.nnodes} × {launch.gpus_per_node}",
@@ -225,7 +227,11 @@ def gpu_count_mismatch(job: Job, rule):
     totals = sorted({w.launch.total_procs for ws in counts.values() for w in ws
                      if w.launch.total_procs is not None})
     message = found.message
-    if len(job.launched) == job.nnodes:
+    if any(w.launch.source != LAUNCH_LINE for ws in counts.values() for w in ws):
+        # torchrun's rendezvous result: the world it formed, not one a launch line expected
+        if totals == [world]:
+            message += f"; torchrun formed a world of {world} processes, as its rendezvous results say"
+    elif len(job.launched) == job.nnodes:
         message += (f"; torchrun forms a world of {world} processes, "
                     f"not the total_procs={'/'.join(map(str, totals))} the launch lines expect")
     return [replace(found, message=message)]

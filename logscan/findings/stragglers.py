@@ -89,7 +89,15 @@ def _ended_from_outside(job: Job, started: list[Worker]) -> bool:
         return False
     if job.job_status != JobStatus.FAILED and not all(_stop(w) is not None for w in started):
         return False  # no platform status: only torchrun's own report of the signal says so
-    return all(_stop(w) is not None or not (job.failures_of(w) or w.exits) for w in started)
+    return all(_stop(w) is not None or not (job.failures_of(w) or w.exits or _ends_on_error(job, w))
+               for w in started)
+
+
+def _ends_on_error(job: Job, worker: Worker) -> bool:
+    """After the Worker's last progress or start-up line comes an error of its own (torchrun's crash,
+    a shell's report of one): its log did not just stop."""
+    end = _rhythm_end(worker)
+    return any(end is None or worker.position(line) > end for line in worker.error_lines(job.catalogue))
 
 
 def _far_older(odd: list[tuple[Worker, Where]]) -> tuple[Worker, Where] | None:
@@ -249,8 +257,10 @@ def rank_left_early(job: Job, rule):
         return []
     worker = next((w for w in job.launched if w.ranks is not None and rank in w.ranks), None)
     # Its own torchrun outlived it and reported on its other processes without naming it, and
-    # stopped none it left unnamed: it exited 0 by itself.
-    if worker is None or not worker.exits or _terminated_unreported(worker):
+    # stopped none it left unnamed: it exited 0 by itself. A torchrun that logs no stop at all
+    # (torch 1.9) may have stopped it unseen.
+    if (worker is None or not worker.exits or _terminated_unreported(worker)
+            or any(e.silent_stops for e in worker.exits)):
         return []
     # The lost peer a process raised tells more than torchrun stopping it.
     lost = next((f for f in failures if f.exitcode is None), failures[0])

@@ -141,6 +141,8 @@ class ProcessExit:
     host: str | None = None
     time: datetime | None = None
     root_cause: bool = False
+    # Reported by a torchrun that logs none of the processes it stops (torch 1.9).
+    silent_stops: bool = False
 
 
 @dataclass(kw_only=True)

@@ -290,7 +290,7 @@ class FileInterpreter:
             self._name_pid(body, entry.get("rank"), entry.get("local_rank"))
             self.scan.exits.append(ProcessExit(
                 where, entry.get("rank"), entry.get("local_rank"), value, entry.get("host"),
-                entry.get("time"), context.in_root_cause))
+                entry.get("time"), context.in_root_cause, lineparse.summary_of_1_9(body)))
         if "rank" in entry:
             return replace(where, rank=entry["rank"], local_rank=entry.get("local_rank"))
         return where

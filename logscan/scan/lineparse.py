@@ -732,6 +732,13 @@ def parse_summary_line(body: str) -> SummaryLine | None:
     return SummaryLine(name, value)
 
 
+def summary_of_1_9(body: str) -> bool:
+    """An exitcode field of torch 1.9's table (`  exitcode: 1 (pid: N)`; 1.10 on pad the key to ten
+    characters). That release's torchrun stops a failed group's other processes without a word: its
+    `Sending process N closing signal SIGTERM` line came in 1.10."""
+    return body.lstrip().startswith("exitcode:")
+
+
 def _spawn_exit_code(spawned: re.Match) -> int | None:
     if spawned["status"] is not None:
         return int(spawned["status"])

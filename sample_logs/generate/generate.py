@@ -16,7 +16,10 @@ Environment:
     GEN_LIMIT_SCALE     multiply every scenario's safety-net timeout (default 1), on a loaded machine.
     TORCH_VENV          venv with torch==2.13.0 (default /work/torchvenv); its bin/ goes first on PATH.
     TORCH_VENV_<X_Y_Z>  venv for another torch version a scenario names (Scenario.torch), e.g.
-                        TORCH_VENV_1_13_1; default /work/torchvenv-<version>.
+                        TORCH_VENV_1_13_1; default /work/torchvenv-<version>. A scenario that names its
+                        Python (Scenario.python) uses /work/torchvenv-<version>-py<python>
+                        (TORCH_VENV_1_11_0_py3_9). torch 1.9 has no torchrun command: its scenarios set
+                        TORCHRUN="python -m torch.distributed.run", which the launch scripts run.
     The version recorded in expected.json ("generated"."torch") is read from the venv's torch.__version__.
 
 Needs root (unshare, mount --bind of a per-Worker /etc/hosts, sethostname).
@@ -48,12 +51,14 @@ DEFAULT_TORCH = "2.13.0"
 LIMIT_SCALE = float(os.environ.get("GEN_LIMIT_SCALE", "1"))
 
 
-def venv_for(version: str) -> Path:
-    """The venv that provides torch `version` (Scenario.torch)."""
-    if version == DEFAULT_TORCH:
+def venv_for(version: str, python: str | None = None) -> Path:
+    """The venv that provides torch `version` (Scenario.torch), on Python `python` where a scenario
+    names one (Scenario.python: /work/torchvenv-<version>-py<python>)."""
+    if version == DEFAULT_TORCH and python is None:
         return TORCH_VENV
-    key = "TORCH_VENV_" + re.sub(r"\W", "_", version)
-    return Path(os.environ.get(key, f"/work/torchvenv-{version}"))
+    name = version + (f"-py{python}" if python else "")
+    key = "TORCH_VENV_" + re.sub(r"\W", "_", name)
+    return Path(os.environ.get(key, f"/work/torchvenv-{name}"))
 
 # The guide's start-up command (AIStudio "启动命令"), with TRAIN_SCRIPT/OUTPUT_DIR passed in the environment.
 GUIDE_CMD = """set -euo pipefail
@@ -166,6 +171,7 @@ class Scenario:
     tries: int = 2
     keep_files: tuple = ()  # extra files to keep: (src relative to Worker 0 OUTPUT_DIR, dst in sample)
     torch: str = DEFAULT_TORCH  # torch version to run (its venv: venv_for())
+    python: str | None = None  # the venv's Python where the version's default one does not do
     keep_dirs: tuple = ()  # dirs relative to each Worker's OUTPUT_DIR, copied beside that Worker's log
     kill_after: float | None = None  # SIGKILL every Worker's whole process tree after this many seconds
     kill_worker: tuple | None = None  # (worker index, needle): SIGKILL that Worker's tree once a log shows needle
@@ -1306,6 +1312,52 @@ production_twin("uneven-data", "empty-prod", "udep",
                 "the loop before its first batch, destroys its process group and exits 0 while the other ranks "
                 "are in the first gradient allreduce.")
 
+# The families that had no production twin yet.
+_GCM = exp(["gpu-count-mismatch"], root="gpu-count-mismatch", node_rank=None, first="none")
+production_twin("gpu-count-mismatch", "prod", "gcmp", _GCM, check=_has("training finished"))
+production_twin("gpu-count-mismatch", "prod-quiet-info", "gcmpqi",
+                {**_GCM, "note": "no launch line: torchrun's launch configs give each Worker's nproc_per_node "
+                 "(2 and 1) and its rendezvous result the world of 3."},
+                quiet=True, info=True, check=_has("training finished"))
+# No launch line and torchrun at its default level: node 1's torchrun, with one process, prints not even its
+# OMP_NUM_THREADS banner (only nproc_per_node > 1 does), so node 1's log is empty and nothing in the logs
+# says how many processes either node ran. The logs cannot tell the mismatch; they cannot vouch for node 1.
+_EMPTY_NODE = ("node 1's log is empty (torchrun prints its banner only for nproc_per_node > 1, and only rank 0 "
+               "logs): nothing shows that node 1 ran, or with how many processes, so the logs can call the job "
+               "neither HEALTHY nor FAILED.")
+_EMPTY_GAP = ("an empty Worker log is dropped at discovery (a note, `empty file`), so the verdict sees one Worker "
+              "that finished and says HEALTHY; it needs the empty log counted as a Worker that shows nothing "
+              "(logscan.files.discovery, logscan.diagnose.verdict).")
+production_twin("gpu-count-mismatch", "prod-quiet", "gcmpq",
+                exp([], healthy=False, verdict="INCONCLUSIVE", note=_EMPTY_NODE, gap=_EMPTY_GAP), quiet=True,
+                check=_has("training finished"))
+production_twin("gpu-count-mismatch", "prod-quiet-nostatus", "gcmpqn",
+                exp([], healthy=False, verdict="INCONCLUSIVE", note=_EMPTY_NODE, gap=_EMPTY_GAP), quiet=True,
+                platform_status=False, check=_has("training finished"))
+# Without the env print, the WORLD_SIZE the processes saw is in gloo's refusal of their ranks (`rank < size.
+# 2 vs 2`), whose hint is the fix; that it equals nnodes is for the reader.
+_WSL = exp(["gloo-rank-out-of-range", "crash-before-first-batch"], root="gloo-rank-out-of-range", node_rank=1,
+           rank=2, note="no env print: gloo's `rank < size. 2 vs 2` on node 1 is what shows the processes' "
+           "WORLD_SIZE (2, the platform's Worker count) is not the launch's 4.")
+production_twin("world-size-leak", "prod", "wslp", _WSL, check=_has("rank < size"))
+production_twin("world-size-leak", "prod-quiet-info", "wslpqi", _WSL, quiet=True, info=True,
+                check=_has("rank < size"))
+production_twin("log-collision", "prod", "lcp",
+                exp(["missing-worker-log"], healthy=True,
+                    note="both Workers `tee -i` the same file, each from offset 0: node 1's launch line and banner "
+                    "overwrote node 0's byte for byte (lines of the same length), and only node 0's rank 0 printed "
+                    "more, so nothing shows two writers. The file reads as node 1's log; node 0's is not there "
+                    "(missing-worker-log, whose hint is the fix: a log path per Worker)."))
+production_twin("elastic-late-node", "prod", "elnp", _BY_NAME["elastic-late-node"].expect,
+                check=_has("training finished"))
+production_twin("container-cri", "prod", "crip", _BY_NAME["container-cri"].expect,
+                check=_has(" stderr P ", "non-finite loss"))
+production_twin("container-docker-json", "prod", "dkjp", _BY_NAME["container-docker-json"].expect,
+                check=_has('"stream":"stderr"', "non-finite loss"),
+                workers=[Worker(rank=str(i), log=f"worker-{i}/{_docker_id(f'job-dkjp-worker-{i}')}-json.log")
+                         for i in range(2)])
+production_twin("ddp-unused-parameters-debug", "prod", "dupdp", _BY_NAME["ddp-unused-parameters-debug"].expect)
+
 # torch 2.14.1 (the CUDA wheel, run on the CPU with gloo), production shape only: no env print, progress
 # from rank 0. A release the debugging-shape samples do not have.
 for _base, _short, _expect in (
@@ -1326,6 +1378,79 @@ for _base, _short, _expect in (
                 _has("non-finite loss") if _base == "crash-mid-training" else _sc.check,
                 "description": "torch 2.14.1: " + _PROD + "). " + _sc.description,
                 "observed": ""})
+
+# torch 1.9 to 1.12 (CUDA wheels, run on the CPU with gloo), production shape only. torch 1.9 has no torchrun
+# command: its launch scripts run `python -m torch.distributed.run` (TORCHRUN). None of these releases puts
+# `[rankN]: ` on tracebacks.
+_NO_PREFIX = ("rank 1 raised, but this release puts no `[rankN]: ` prefix on tracebacks and only rank 0 prints "
+              "progress, so the logs tell that the original error is on node 0, not which of its ranks raised it.")
+_ROOT_1_9 = ("no `[rankN]: ` prefixes, but in the committed run node 0's torchrun saw rank 1 fail first and stopped "
+             "rank 0 without a word (1.9 logs no `Sending process N closing signal`): its summary lists only rank 1, "
+             "as root cause, and the one traceback that is not a lost peer is rank 1's.")
+_MISSING_OLD = ("Platform WORLD_SIZE=3 (nnodes=3) but only Workers 0 and 1 were started; Worker 2 never ran. Both "
+                "wait in torchrun's static rendezvous, which in these releases gives up only after many minutes "
+                "whatever PET_RDZV_CONF=timeout=20 says; after 5 minutes the run was ended from outside (SIGTERM to "
+                "each Worker's launch, status 143), as a platform's limit ends such a job.")
+for _ver, _sfx, _tag in (("1.9.1", "torch1.9", "t19"), ("1.10.2", "torch1.10", "t110"),
+                         ("1.11.0", "torch1.11", "t111"), ("1.12.1", "torch1.12", "t112")):
+    _oldest = _ver in ("1.9.1", "1.10.2")
+    for _base, _short, _expect in (
+            ("healthy-2x2", "h22", exp([])),
+            ("crash-mid-training", "cmt", exp(["crash-during-training"], root="crash-during-training",
+                                              cause="non-finite-loss", node_rank=0, rank=1, note=_ROOT_1_9)
+             if _ver == "1.9.1" else exp(["crash-during-training"], root="crash-during-training",
+                                         cause="non-finite-loss", node_rank=0, rank=None, note=_NO_PREFIX)),
+            ("self-sigkill", "sk", exp(["worker-killed"], root="worker-killed", node_rank=1, rank=2)),
+            ("stall-mid-training", "smt", exp(["collective-timeout"], root="collective-timeout", node_rank=0,
+                                              rank=1)),
+            ("missing-worker", "mw", exp(["missing-worker", "hang-in-rendezvous"], root="missing-worker",
+                                         node_rank=2))):
+        if _base in ("stall-mid-training", "missing-worker") and not _oldest:
+            continue
+        _sc = _BY_NAME[_base]
+        scenario(**{**_sc.__dict__, "name": f"{_base}-{_sfx}-prod", "short": f"{_short}{_tag}p", "torch": _ver,
+                    # 1.11's torchrun segfaults at its exit barrier under Python 3.10 (see below)
+                    "python": "3.9" if _ver == "1.11.0" else None,
+                    "env": {**_sc.env, "PRINT_ENV": "0",
+                            **({"TORCHRUN": "python -m torch.distributed.run"} if _ver == "1.9.1" else {})},
+                    "expect": _expect, "outputs_in_sample": False,
+                    # The store host of these releases waits for the missing node for good: the
+                    # safety net ends the run once the other node has given up.
+                    "limit": 150 if _base == "missing-worker" else _sc.limit,
+                    "tries": 1 if _base == "missing-worker" else _sc.tries,
+                    "check": _has("training finished") if _base == "healthy-2x2" else
+                    _has("non-finite loss") if _base == "crash-mid-training" else
+                    _any("Socket Timeout", "Timed out", "timed out") if _base == "missing-worker" else _sc.check,
+                    "description": f"torch {_ver}" + (" (`python -m torch.distributed.run`: no torchrun command "
+                                                       "yet)" if _ver == "1.9.1" else "") + ": " + _PROD + "). "
+                    + (_MISSING_OLD if _base == "missing-worker" else _sc.description),
+                    "observed": ""})
+
+# torch 1.9 without the launch line: the node of each failure from 1.9's own table (an entry's rank less its
+# local rank is the node's first rank).
+for _base, _short in (("crash-mid-training", "cmt19pq"), ("self-sigkill", "sk19pq")):
+    _sc = next(sc for sc in SCENARIOS if sc.name == f"{_base}-torch1.9-prod")
+    scenario(**{**_sc.__dict__, "name": f"{_base}-torch1.9-prod-quiet", "short": _short,
+                "cmd": _sc.cmd.replace("launch_ddp.sh", "launch_ddp_quiet.sh"),
+                "expect": {**_sc.expect, "note": _NO_NODE} if _base == "self-sigkill" else _sc.expect,
+                "description": _sc.description.replace(_PROD, _PROD + ", no `DDP launch:` line")})
+
+# torch 1.11.0 under Python 3.10: every torchrun dies of SIGSEGV in its exit barrier's store read after its
+# processes finished (pytorch/pytorch#72086), so a job that trained to its end exits 139.
+_HEALTHY_1_11 = next(sc for sc in SCENARIOS if sc.name == "healthy-2x2-torch1.11-prod")
+scenario(**{**_HEALTHY_1_11.__dict__, "name": "torchrun-exit-segfault-torch1.11-prod",
+            "short": "tes111p", "python": "3.10", "check": _has("training finished", "Segmentation fault"),
+            "description": "torch 1.11.0 on Python 3.10: " + _PROD + "). 2 Workers x 2 GPUs train 30 steps to the "
+            "end; then each Worker's torchrun dies of SIGSEGV in its exit barrier (a store read, "
+            "torch/distributed/elastic/utils/store.py get_all), a bug of that release under Python 3.10 "
+            "(pytorch/pytorch#72086). Python's faulthandler prints the agent's stack and bash reports the "
+            "`Segmentation fault` of the torchrun command; the launch exits 139.",
+            "expect": exp(["unexplained-failure"], root="unexplained-failure", node_rank=None,
+                          note="no rule names a crash of torchrun itself: the honest answer is FAILED with the "
+                          "segfault lines cited (`Fatal Python error: Segmentation fault` over torchrun's own "
+                          "frames, bash's `Segmentation fault` of the torchrun command). Training itself finished: "
+                          "rank 0 printed `training finished` after the final barrier."),
+            "observed": ""})
 
 # Quiet launch scripts with torchrun at LOGLEVEL=INFO (a platform default in some images): no launch line, but
 # torchrun's agent logs its launch configs (min_nodes, max_nodes, nproc_per_node, rdzv_endpoint) and each
@@ -1697,6 +1822,51 @@ OBSERVED["crash-redirects-log-dir-torch1.13"] = COMMON_OLD["1.13.1"] + (
     "child lines are in worker-N/torchrun_logs/none_<random>/attempt_0/<local_rank>/{stdout,stderr}.log (no "
     "prefixes) plus error.json per failed process.")
 
+# torch 1.9 to 1.12 (production shape): how their messages differ, as seen in the committed runs.
+COMMON_OLDEST = {
+    "1.9.1": "torch 1.9.1 (Python 3.9, `python -m torch.distributed.run`): the banner's logger is `__main__`, its "
+    "first asterisk row on the same line (`WARNING:__main__:*****************************************`). The "
+    "failure summary is 1.9's own table: `Root Cause:` first, `Other Failures:` after, fields unpadded "
+    "(`  rank: 2 (local_rank: 0)`, `  exitcode: -9 (pid: N)`, `  msg: \"Signal 9 (SIGKILL) received by PID N\"`), "
+    "no host. Before it, per failed process, a UserWarning block `CHILD PROCESS FAILED WITH NO ERROR_FILE` whose "
+    "`Child process N (local_rank R) FAILED (exitcode C)` gives the GLOBAL rank as R. torchrun stops the other "
+    "processes of a failed group without logging it (no `Sending process N closing signal` line): a stopped "
+    "process is in neither list of the summary. ",
+    "1.10.2": "torch 1.10.2 (Python 3.9): `WARNING:torch.distributed.run:` alone on the banner's first line, the "
+    "asterisk rows and `Setting OMP_NUM_THREADS ...` unprefixed below it; `WARNING:torch.distributed.elastic."
+    "multiprocessing.api:Sending process N closing signal SIGTERM`; the v1.10 table (`Failures:` first, `Root "
+    "Cause (first observed failure):` last, keys padded, `host`, `traceback : To enable traceback see: ...`). ",
+    "1.11.0": "torch 1.11.0 (Python 3.9): messages as 1.10.2. ",
+    "1.12.1": "torch 1.12.1 (Python 3.10): messages as 1.10.2. ",
+}
+OBSERVED_OLDEST = {
+    "healthy-2x2": "Node 1's log: the launch line and torchrun's banner only.",
+    "crash-mid-training": "No `[rankN]: ` prefixes: rank 1's `RuntimeError: non-finite loss ...` and rank 0's lost "
+    "peer are bare tracebacks inside rank 0's tqdm redraws.",
+    "self-sigkill": "Node 1: `failed (exitcode: -9) local_rank: 0`, summary root cause rank 2 with exitcode -9; rank "
+    "3 exits 1 after losing its peer (`Read error ...: Connection reset by peer`, or `Connection closed by peer` "
+    "in 1.12).",
+    "stall-mid-training": "Node 0: rank 0's `Timed out waiting 20000ms for recv operation to complete`; the summary "
+    "lists rank 0 only. Node 1: ranks 2 and 3 time out (send / recv).",
+    "missing-worker": "Both Workers print the launch line and the banner, then nothing until the run is ended "
+    "(no error, no summary: the static rendezvous was still waiting).",
+}
+for _ver, _sfx in (("1.9.1", "torch1.9"), ("1.10.2", "torch1.10"), ("1.11.0", "torch1.11"), ("1.12.1", "torch1.12")):
+    for _k, _v in OBSERVED_OLDEST.items():
+        OBSERVED[f"{_k}-{_sfx}-prod"] = COMMON_OLDEST[_ver] + _v
+OBSERVED["crash-mid-training-torch1.9-prod"] += (
+    " Node 0's summary lists rank 1 alone, as root cause (`Other Failures: <NO_OTHER_FAILURES>`): rank 0, stopped "
+    "unseen, printed its lost peer's traceback but is not listed.")
+OBSERVED["stall-mid-training-torch1.9-prod"] += (
+    " The stalled rank 1 was stopped by torchrun without a line: only elimination names it.")
+OBSERVED["torchrun-exit-segfault-torch1.11-prod"] = COMMON_OLDEST["1.11.0"].replace("Python 3.9", "Python 3.10") + (
+    "Rank 0 prints `step 30/30` and `training finished: 30 steps`; then node 0's torchrun prints `Fatal Python "
+    "error: Segmentation fault`, the agent's stack (`store.py, line 31 in get_all` ... `_exit_barrier` ... "
+    "`bin/torchrun`), the extension modules, and bash's `launch_ddp.sh: line 21: N Segmentation fault      "
+    "${TORCHRUN:-torchrun} --nproc_per_node=...`; launch status 139. In the committed run node 1's torchrun lost the "
+    "store instead: `ERROR:torch.distributed.elastic.agent.server.api:Error waiting on exit barrier. Elapsed: 0.05 "
+    "seconds` with `RuntimeError: Connection reset by peer`, and exited 0 (in an earlier run both segfaulted).")
+
 # Batch G (torch 2.13.0): facts seen in the committed runs.
 OBSERVED["crash-training-silent"] = COMMON + (
     "No progress line anywhere. Every process prints DDP's warning once, at the end of its first forward: "
@@ -1973,7 +2143,7 @@ def _kill_marked(marker: str, var: str = "LOGSCAN_GEN_RUN"):
 
 
 def _torchrun_pids(marker: str):
-    """The torchrun processes (its console script run by python) of one Worker (LOGSCAN_GEN_WORKER)."""
+    """The torchrun processes (its console script, or `python -m torch.distributed.run`) of one Worker."""
     needle = f"LOGSCAN_GEN_WORKER={marker}".encode()
     pids = []
     for d in Path("/proc").iterdir():
@@ -1984,7 +2154,8 @@ def _torchrun_pids(marker: str):
             argv = (d / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if needle in env.split(b"\0") and any(a.endswith(b"/torchrun") for a in argv[:2]):
+        if needle in env.split(b"\0") and (any(a.endswith(b"/torchrun") for a in argv[:2])
+                                            or b"torch.distributed.run" in argv[:3]):
             pids.append(int(d.name))
     return pids
 
@@ -2028,7 +2199,7 @@ def run_once(sc: Scenario, port: int, work: Path):
         if sc.master_is_host and i != 0:
             host_lines += f"127.0.1.1\t{master_name}\n"
         hosts.write_text(host_lines)
-        env = base_env(venv_for(sc.torch))
+        env = base_env(venv_for(sc.torch, sc.python))
         env.update(sc.env)
         env.update(
             LOGSCAN_GEN_RUN=work.name,
@@ -2260,20 +2431,21 @@ def main(argv):
         return 2
     versions = {}
     for sc in SCENARIOS:
-        if sc.name in wanted and sc.torch not in versions:
-            venv = venv_for(sc.torch)
-            if not (venv / "bin" / "torchrun").exists():
+        if sc.name in wanted and (sc.torch, sc.python) not in versions:
+            venv = venv_for(sc.torch, sc.python)
+            if not (venv / "bin" / "torchrun").exists() and not (venv / "bin" / "python").exists():
                 numpy = "numpy" if sc.torch == DEFAULT_TORCH else "'numpy<2'"
                 print(f"no torchrun in {venv} (torch {sc.torch}, for {sc.name}); create it: python3 -m venv "
                       f"{venv} && {venv}/bin/pip install torch=={sc.torch} {numpy} tqdm", file=sys.stderr)
                 return 2
-            versions[sc.torch] = _versions(venv)
-            if versions[sc.torch][0] != sc.torch:
-                print(f"WARNING: {venv} has torch {versions[sc.torch][0]}, scenarios ask for {sc.torch}; "
+            key = (sc.torch, sc.python)
+            versions[key] = _versions(venv)
+            if versions[key][0] != sc.torch:
+                print(f"WARNING: {venv} has torch {versions[key][0]}, scenarios ask for {sc.torch}; "
                       "expected.json records the version really used", file=sys.stderr)
     for idx, sc in enumerate(SCENARIOS):
         if sc.name in wanted:
-            generate(sc, idx, *versions[sc.torch])
+            generate(sc, idx, *versions[(sc.torch, sc.python)])
     return 0
 
 

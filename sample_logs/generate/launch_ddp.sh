@@ -10,7 +10,8 @@ MASTER_ADDR=${MASTER_ADDR:?platform MASTER_ADDR is required}
 MASTER_PORT=${MASTER_PORT:-29500}
 TOTAL_PROCS=$((GPUS_PER_NODE * NNODES))
 echo "DDP launch: nnodes=${NNODES} node_rank=${NODE_RANK} gpus_per_node=${GPUS_PER_NODE} total_procs=${TOTAL_PROCS} master=${MASTER_ADDR}:${MASTER_PORT}"
-torchrun \
+# torch 1.9 has no torchrun command: TORCHRUN="python -m torch.distributed.run" there.
+${TORCHRUN:-torchrun} \
 --nproc_per_node="${GPUS_PER_NODE}" \
 --nnodes="${NNODES}" \
 --node_rank="${NODE_RANK}" \

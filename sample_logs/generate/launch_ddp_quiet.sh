@@ -9,7 +9,8 @@ NODE_RANK=${RANK:?platform RANK is required}
 MASTER_ADDR=${MASTER_ADDR:?platform MASTER_ADDR is required}
 MASTER_PORT=${MASTER_PORT:-29500}
 TOTAL_PROCS=$((GPUS_PER_NODE * NNODES))
-torchrun \
+# torch 1.9 has no torchrun command: TORCHRUN="python -m torch.distributed.run" there.
+${TORCHRUN:-torchrun} \
 --nproc_per_node="${GPUS_PER_NODE}" \
 --nnodes="${NNODES}" \
 --node_rank="${NODE_RANK}" \

@@ -1,0 +1,117 @@
+"""What torchrun 1.9 to 1.12 print, and what their silence does not mean.
+
+Real samples (production shape, CPU gloo runs of the released wheels): `*-torch1.9-prod` (torch 1.9.1,
+`python -m torch.distributed.run`), `*-torch1.10-prod`, `*-torch1.11-prod`, `*-torch1.12-prod`, and
+`torchrun-exit-segfault-torch1.11-prod` (1.11 under Python 3.10, whose torchrun dies of SIGSEGV in
+its exit barrier). Tests that change a real sample's lines say so; they are synthetic inputs.
+
+- torch 1.9's failure summary is its own table (`Root Cause:` first, fields unpadded) and its torchrun
+  stops a failed group's other processes without a word: `Sending process N closing signal SIGTERM`
+  came with 1.10. A rank that 1.9's report leaves out may have been stopped unseen, so it is not
+  known to have left by itself (rank-left-early).
+- A log that ends on an error of its own (bash's report of a segfault, Python's `Fatal Python error`)
+  did not just stop: the job was not ended from outside while it stalled.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import POST_MORTEM_NOW, SAMPLES, job_model, sample_copy
+from logscan.config import parse_time
+from logscan.diagnose.pipeline import diagnose_paths
+from logscan.settings import Settings
+
+
+def diagnose(path):
+    return diagnose_paths([str(path)], Settings(now=parse_time(POST_MORTEM_NOW)))
+
+
+def _summary_exits(job):
+    return [e for w in job.workers for e in w.exits if e.rank is not None]
+
+
+def test_torch_1_9s_table_tells_a_torchrun_that_logs_no_stop():
+    old = _summary_exits(job_model(SAMPLES / "stall-mid-training-torch1.9-prod"))
+    assert old and all(e.silent_stops for e in old)
+    for newer in ("stall-mid-training-torch1.10-prod", "crash-mid-training-torch1.12-prod"):
+        exits = _summary_exits(job_model(SAMPLES / newer))
+        assert exits and not any(e.silent_stops for e in exits), newer
+
+
+def test_a_stall_under_torch_1_9_names_the_straggler_not_a_rank_that_left():
+    """Real: rank 1 sleeps at step 8; 1.9's torchrun on node 0 reports rank 0's timeout only
+    (`Other Failures: <NO_OTHER_FAILURES>`) and stops rank 1 unseen."""
+    got = diagnose(SAMPLES / "stall-mid-training-torch1.9-prod")
+    assert (got.root_cause.rule, got.root_cause.node_rank, got.root_cause.rank) == ("collective-timeout", 0, 1)
+    assert "rank-left-early" not in {f.rule for f in got.findings}
+
+
+STALL_1_10 = "stall-mid-training-torch1.10-prod"
+CLOSING = "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 13088 closing signal SIGTERM\n"
+
+
+def test_a_torchrun_that_logs_its_stops_and_stopped_none_lets_the_unreported_rank_have_left(tmp_path):
+    """Synthetic (a real 1.10 sample without its closing-signal line): torchrun 1.10 logs every
+    process it stops, so a rank its report leaves out that it did not stop exited by itself."""
+    job = sample_copy(tmp_path, STALL_1_10, "worker-0/launch_ddp.log", CLOSING, "")
+    got = diagnose(job)
+    assert (got.root_cause.rule, got.root_cause.rank) == ("rank-left-early", 1)
+
+
+def test_the_same_report_in_torch_1_9s_table_does_not(tmp_path):
+    """Synthetic: the job above with node 0's report written as torch 1.9 writes it (unpadded
+    fields): a 1.9 torchrun stops processes unseen, so rank 1 may have been stopped."""
+    job = sample_copy(tmp_path, STALL_1_10, "worker-0/launch_ddp.log", CLOSING, "")
+    log = job / "worker-0" / "launch_ddp.log"
+    log.write_text(log.read_text().replace("  rank      : ", "  rank: ").replace("  exitcode  : ", "  exitcode: "))
+    got = diagnose(job)
+    assert "rank-left-early" not in {f.rule for f in got.findings}
+    assert (got.root_cause.rule, got.root_cause.rank) == ("collective-timeout", 1)
+
+
+# --- a log that ends on its own crash -------------------------------------------------------------
+
+def test_torchruns_segfault_after_training_is_no_stall_ended_from_outside():
+    """Real: torch 1.11 under Python 3.10; node 0's torchrun dies of SIGSEGV in its exit barrier
+    after training finished. No rule names a crash of torchrun itself: FAILED, with the segfault
+    cited, not a stall."""
+    got = diagnose(SAMPLES / "torchrun-exit-segfault-torch1.11-prod")
+    assert got.verdict == "FAILED"
+    assert got.root_cause.rule == "unexplained-failure"
+    assert "Segmentation fault" in got.root_cause.message
+    assert not {"hang-ended-from-outside", "stopped-from-outside"} & {f.rule for f in got.findings}
+
+
+@pytest.mark.parametrize("ending", [
+    "/opt/job/launch_ddp.sh: line 21: 17202 Segmentation fault      torchrun --nproc_per_node=2 train.py\n",
+    "/opt/job/launch_ddp.sh: line 21: 17202 Aborted                 (core dumped) torchrun train.py\n",
+    "Fatal Python error: Segmentation fault\n",
+])
+def test_a_worker_log_ending_on_its_own_crash_did_not_just_stop(tmp_path, ending):
+    """Synthetic: a real healthy 1.12 run whose node 1 log ends on a crash report, the platform
+    saying failed."""
+    job = sample_copy(tmp_path, "healthy-2x2-torch1.12-prod", "worker-1/launch_ddp.log", None, ending)
+    (job / "job_status").write_text("failed\n")
+    got = diagnose(job)
+    assert got.verdict == "FAILED"
+    assert not {"hang-ended-from-outside", "stopped-from-outside"} & {f.rule for f in got.findings}
+
+
+# --- uneven GPU counts told by torchrun's own lines -----------------------------------------------
+
+def test_uneven_nproc_per_node_from_torchruns_info_lines_is_a_gpu_count_mismatch():
+    """Real (torch 2.13, LOGLEVEL=INFO, no launch line): node 0 runs 2 processes, node 1 one; the
+    world of 3 is torchrun's own, not a launch line's arithmetic gone wrong."""
+    got = diagnose(SAMPLES / "gpu-count-mismatch-prod-quiet-info")
+    assert got.root_cause.rule == "gpu-count-mismatch"
+    assert "world of 3" in got.root_cause.message
+    assert "launch-mismatch" not in {f.rule for f in got.findings}
+
+
+def test_a_launch_lines_own_arithmetic_is_still_checked(tmp_path):
+    """Synthetic: a real launch line whose total_procs is not nnodes x gpus_per_node."""
+    job = sample_copy(tmp_path, "healthy-2x2-torch1.12-prod", "worker-1/launch_ddp.log",
+                      "gpus_per_node=2 total_procs=4", "gpus_per_node=2 total_procs=3")
+    got = diagnose(job)
+    assert any(f.rule == "launch-mismatch" and "total_procs=3" in f.message for f in got.findings)
