@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import POST_MORTEM_NOW, REPO, SAMPLES
+from logscan.sweep.state import SCHEMA_VERSION
 
 # Two failures and a healthy job: small, so every attack below costs little.
 LAYOUT = {"alice/job-1": "crash-mid-training", "bob/job-2": "healthy-2x2",
@@ -254,7 +255,8 @@ def test_an_older_state_is_migrated_without_loading_its_pickles(run_cli, outputs
     surveys = [zlib.decompress(blob) for blob, in db.execute("SELECT surveys FROM files "
                                                              "WHERE surveys IS NOT NULL")]
     assert surveys and all(json.loads(s) for s in surveys)
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == \
+        (str(SCHEMA_VERSION),)
 
 
 def _damaged(state: Path, kind: str) -> Path:
@@ -551,3 +553,57 @@ def test_a_grown_log_is_read_on_from_where_the_last_sweep_stopped(run_cli, outpu
     grown = sweep_json(run_cli, outputs, state)
     assert grown["sweep"]["refreshed"] == 1
     assert grown["sweep"]["bytes_read"] < 4096 + 512 + len(steps[-1]) < log.stat().st_size // 50
+
+
+# -- what a webhook can ask ------------------------------------------------------------------------
+
+def _webhook_known(state: Path) -> dict:
+    db = sqlite3.connect(state)
+    try:
+        [(value,)] = db.execute("SELECT value FROM meta WHERE key = 'webhook'").fetchall()
+    finally:
+        db.close()
+    return json.loads(value)
+
+
+@pytest.mark.parametrize("asked", ["86400", "99999999999", "9" * 400, "soon", "-5",
+                                   "Fri, 31 Dec 9999 23:59:59 GMT"])
+def test_a_wait_the_server_asks_for_is_bounded_and_never_a_crash(run_cli, outputs, tmp_path,
+                                                                 quick_webhook, asked):
+    """Synthetic server: one 429 with a Retry-After of a day, of centuries, of 400 digits, or
+    that no one can read; then it answers."""
+    state = tmp_path / "s.db"
+    with Hook(f"429 retry {asked}") as hook:
+        limited = run_cli("sweep", outputs, "--state", state, "--webhook", hook.url, "--now",
+                          POST_MORTEM_NOW)
+        assert limited.exit_code == 69, limited.output
+        waits = _webhook_known(state)["retry_at"] - time.time()
+        assert 0 <= waits <= quick_webhook.RETRY_AFTER_MAX
+        if asked != "86400":  # no wait anyone means: a short one
+            assert waits <= quick_webhook.RETRY_AFTER_UNREADABLE
+        again = run_cli("sweep", outputs, "--state", state, "--webhook", hook.url)
+        assert again.exit_code == 69 and "internal error" not in again.stderr, again.output
+
+
+def test_a_wait_is_owed_to_its_destination_and_forgotten_when_it_changes(run_cli, outputs, tmp_path,
+                                                                          quick_webhook):
+    state = tmp_path / "s.db"
+    with Hook("429 retry 86400") as old, Hook("200") as new:
+        assert run_cli("sweep", outputs, "--state", state, "--webhook", old.url).exit_code == 69
+        moved = run_cli("sweep", outputs, "--state", state, "--webhook", new.url)
+        assert moved.exit_code == 0, moved.output
+    assert sorted(new.received[0]["job_ids"]) == failing(outputs)
+
+
+def test_a_wait_stored_past_any_bound_by_an_older_logscan_is_no_crash(run_cli, outputs, tmp_path,
+                                                                      quick_webhook):
+    state = tmp_path / "s.db"
+    with Hook("500") as down:
+        sweep_json(run_cli, outputs, state, "--webhook", down.url, code=69)
+    db = sqlite3.connect(state)  # synthetic: what a 400-digit Retry-After left in a schema 5 state
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('webhook_retry_at', 'inf')")
+    db.commit()
+    db.close()
+    with Hook("200") as hook:
+        result = run_cli("sweep", outputs, "--state", state, "--webhook", hook.url)
+    assert result.exit_code in (0, 69) and "internal error" not in result.stderr, result.output

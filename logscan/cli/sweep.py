@@ -299,7 +299,8 @@ def _deliver(run, report, stats, format, all_jobs, summary, shard_label, webhook
         if printed:
             run.printed(printed, posted=not needs_post)
     if not needs_post:
-        run.posted([seq for seq, _ in run.to_post()], answered=False)  # no alert is owed
+        if run.webhook() is None:  # no sweep of this state ever had a webhook: no alert is owed
+            run.posted([seq for seq, _ in run.to_post()])
         return problems
     return problems + _post(run, webhook)
 
@@ -310,10 +311,12 @@ def _post(run, webhook: str) -> list[str]:
     import time
     from datetime import datetime, timezone
 
-    from logscan.sweep.alerts import is_alert, send
+    from logscan.sweep.alerts import destination, is_alert, send
 
+    where = destination(webhook)
+    known = run.owe_to(where)
     alerts = ((seq, change) for seq, change in run.to_post() if is_alert(change))
-    wait = run.webhook_retry_at()
+    wait = run.webhook_retry_at(where)
     if wait is not None and wait > time.time():
         kept = sum(1 for _ in alerts)
         if not kept:
@@ -321,8 +324,9 @@ def _post(run, webhook: str) -> list[str]:
         until = datetime.fromtimestamp(wait, timezone.utc).isoformat(timespec="seconds")
         return [f"webhook: the server asked not to be posted to before {until} (Retry-After): "
                 f"{kept} alert(s) kept in the state and sent by a sweep after that"]
-    outcome = send(webhook, alerts, delivered=run.posted, as_digest=not run.webhook_answered())
-    run.set_webhook_retry_at(outcome.retry_at)
+    outcome = send(webhook, alerts, delivered=lambda seqs: run.posted(seqs, answered_by=where),
+                   as_digest=not known["answered"])
+    run.set_webhook_retry_at(where, outcome.retry_at)
     return outcome.problems
 
 

@@ -7,7 +7,9 @@ reply not finished by the deadline leaves it in the state's outbox for the next 
 delivery of one sweep has a deadline, counted across every request and every read (a server
 that dribbles its reply is cut at it), so an endpoint that hangs cannot hold the sweep, nor its
 lock, for long. A 429 or 503 that says when to come back (Retry-After) is waited for when that
-falls within the deadline; otherwise no sweep posts again before then.
+falls within the deadline; otherwise no sweep posts to that URL again before then. The wait is
+bounded (RETRY_AFTER_MAX): a server, or anyone between, cannot silence the alerts for a day or
+a century; a Retry-After no one can read, or that asks for more than a year, is a short wait.
 
 A webhook that has never answered 2xx for this state (a first sweep, a new state) gets one digest
 of every failure found rather than one message each: the first sweep of a big tree would
@@ -17,8 +19,10 @@ otherwise flood it (Slack drops most of such a burst).
 from __future__ import annotations
 
 import email.utils
+import hashlib
 import http.client
 import json
+import math
 import socket
 import threading
 import time
@@ -38,6 +42,9 @@ BACKOFF = 0.5          # seconds before the second attempt, doubled after
 DEADLINE = 15.0        # seconds for every alert of one sweep together
 SCHEMES = ("http", "https")
 DIGEST_LISTS = 20      # failures named in a digest; the rest are counted
+RETRY_AFTER_MAX = 3600.0         # seconds: the longest wait a server's Retry-After is granted
+RETRY_AFTER_UNREADABLE = 60.0    # seconds: the wait for a Retry-After that asks nothing sensible
+RETRY_AFTER_ABSURD = 366 * 86400.0  # seconds: asking longer than this is a garbled header
 ALERT_LINE_CHARS = 200  # of a log line quoted in an alert
 
 
@@ -248,20 +255,29 @@ def _connection(url: str, parts: urllib.parse.SplitResult, timeout: float
     return http.client.HTTPConnection(via.hostname, via.port or 3128, timeout=timeout), url
 
 
+def destination(url: str) -> str:
+    """What the state keeps of a webhook URL (which holds a secret): a hash that tells one
+    destination from another."""
+    return hashlib.sha256(url.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
 def _retry_after(value: str | None) -> float | None:
-    """Retry-After in seconds: a number of seconds, or an HTTP date."""
+    """Retry-After in seconds (a number of seconds, or an HTTP date), at most RETRY_AFTER_MAX;
+    RETRY_AFTER_UNREADABLE for one that cannot be read or asks for more than a year."""
+    value = (value or "").strip()
     if not value:
         return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - time.time())
+    if value.isascii() and value.isdigit():
+        seconds = float(value) if len(value) < 16 else RETRY_AFTER_ABSURD + 1
+    else:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+            seconds = max(0.0, when.timestamp() - time.time())
+        except (TypeError, ValueError, IndexError, AttributeError, OverflowError, OSError):
+            return RETRY_AFTER_UNREADABLE
+    if not math.isfinite(seconds) or seconds > RETRY_AFTER_ABSURD:
+        return RETRY_AFTER_UNREADABLE
+    return min(seconds, RETRY_AFTER_MAX)
 
 
 def _reason(exc: BaseException) -> str:

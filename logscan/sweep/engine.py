@@ -308,32 +308,59 @@ class Sweep:
         is configured)."""
         self._acknowledge(seqs, "printed = 1, posted = 1" if posted else "printed = 1")
 
-    def posted(self, seqs: list[int], answered: bool = True) -> None:
-        """The webhook answered 2xx for these alerts (or, not `answered`, none is owed to one)."""
-        self._acknowledge(seqs, "posted = 1", answered)
+    def posted(self, seqs: list[int], answered_by: str | None = None) -> None:
+        """The webhook (the destination `answered_by`) answered 2xx for these alerts; or, with no
+        destination, none is owed to one."""
+        self._acknowledge(seqs, "posted = 1", answered_by)
 
-    def webhook_answered(self) -> bool:
-        """A webhook has answered 2xx for this state before."""
-        return st.get_meta(self.db, "webhook_answered") is not None
-
-    def webhook_retry_at(self) -> float | None:
-        """When the webhook asked to be posted to again (a Retry-After past a sweep's deadline)."""
-        value = st.get_meta(self.db, "webhook_retry_at")
+    def webhook(self) -> dict | None:
+        """What the state knows of the webhook its alerts are owed to: {"destination": hash of
+        its URL, "answered": a webhook has answered 2xx for this state, "retry_at": Unix time
+        before which the destination asked not to be posted to, or None}; None when no sweep of
+        this state ever had a webhook."""
+        value = st.get_meta(self.db, "webhook")
         try:
-            return None if value is None else float(value)
+            known = json.loads(value) if value is not None else None
         except ValueError:
+            known = None
+        return known if isinstance(known, dict) else None
+
+    def owe_to(self, destination: str) -> dict:
+        """The alerts not yet posted are owed to this destination from now on: what the state
+        knows of it (a wait another destination asked for is forgotten)."""
+        known = self.webhook()
+        if known is None or known.get("destination") != destination:
+            known = {"destination": destination, "answered": bool(known and known.get("answered")),
+                     "retry_at": None}
+            self._set_webhook(known)
+        return known
+
+    def webhook_retry_at(self, destination: str) -> float | None:
+        """When this destination asked to be posted to again, if that is still ahead and within
+        the bound on waits (a time past it, or not a number, is forgotten)."""
+        from logscan.sweep.alerts import RETRY_AFTER_MAX
+
+        known = self.webhook() or {}
+        when = known.get("retry_at")
+        if known.get("destination") != destination or not isinstance(when, (int, float)):
             return None
+        now = time.time()
+        return when if now < when <= now + RETRY_AFTER_MAX else None
 
-    def set_webhook_retry_at(self, when: float | None) -> None:
-        if when is None:
-            self.db.execute("DELETE FROM meta WHERE key = 'webhook_retry_at'")
-        else:
-            st.set_meta(self.db, "webhook_retry_at", repr(when))
+    def set_webhook_retry_at(self, destination: str, when: float | None) -> None:
+        self._set_webhook({**self.owe_to(destination), "retry_at": when})
 
-    def _acknowledge(self, seqs: list[int], done: str, answered: bool = False) -> None:
+    def _set_webhook(self, known: dict) -> None:
         self.db.execute("BEGIN IMMEDIATE")
-        if answered:
-            st.set_meta(self.db, "webhook_answered", repr(time.time()))
+        st.set_meta(self.db, "webhook", json.dumps(known, sort_keys=True))
+        self.db.execute("COMMIT")
+
+    def _acknowledge(self, seqs: list[int], done: str, answered_by: str | None = None) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+        if answered_by is not None:
+            known = self.webhook() or {"destination": answered_by, "retry_at": None}
+            if not known.get("answered"):
+                st.set_meta(self.db, "webhook", json.dumps({**known, "answered": True}, sort_keys=True))
         self.db.executemany(f"UPDATE outbox SET {done} WHERE seq = ?", [(s,) for s in seqs])
         self.db.executemany("DELETE FROM outbox WHERE seq = ? AND printed = 1 AND posted = 1",
                             [(s,) for s in seqs])

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from logscan.errors import InputError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # schema version → the statements that bring a state of that version to the next one. Version 2
 # moved the reading code into packages: surveys pickled under version 1 name classes that no longer
 # exist there, so their files are read again; jobs, alerts already sent and the outbox are kept.
@@ -34,6 +34,9 @@ SCHEMA_VERSION = 5
 # Version 5 adds the job series' healthy history (its table is created with the schema); every
 # job is diagnosed once more, from its stored surveys, so the healthy runs already swept teach
 # their series. Files, alerts already sent and the outbox are kept.
+# Version 6 keeps what it knows of the webhook per destination (one JSON `webhook` in meta): a
+# wait kept for the whole state (and, from a 400-digit Retry-After, for ever) is forgotten; that
+# a webhook answered is kept, as is that alerts are owed to one.
 MIGRATIONS = {
     1: "DELETE FROM files; DELETE FROM meta WHERE key = 'facts_code';",
     2: "ALTER TABLE files RENAME COLUMN facts TO surveys; "
@@ -42,6 +45,13 @@ MIGRATIONS = {
        "ALTER TABLE outbox ADD COLUMN printed INTEGER NOT NULL DEFAULT 0; "
        "ALTER TABLE outbox ADD COLUMN posted INTEGER NOT NULL DEFAULT 0;",
     4: "UPDATE jobs SET code = '';",
+    5: "INSERT OR IGNORE INTO meta (key, value) SELECT 'webhook', "
+       "'{\"answered\": true, \"destination\": \"\", \"retry_at\": null}' "
+       "WHERE EXISTS (SELECT 1 FROM meta WHERE key = 'webhook_answered'); "
+       "INSERT OR IGNORE INTO meta (key, value) SELECT 'webhook', "
+       "'{\"answered\": false, \"destination\": \"\", \"retry_at\": null}' "
+       "WHERE EXISTS (SELECT 1 FROM meta WHERE key = 'webhook_retry_at'); "
+       "DELETE FROM meta WHERE key IN ('webhook_answered', 'webhook_retry_at');",
 }
 SQLITE_MAGIC = b"SQLite format 3\0"
 
