@@ -607,3 +607,52 @@ def test_a_wait_stored_past_any_bound_by_an_older_logscan_is_no_crash(run_cli, o
     with Hook("200") as hook:
         result = run_cli("sweep", outputs, "--state", state, "--webhook", hook.url)
     assert result.exit_code in (0, 69) and "internal error" not in result.stderr, result.output
+
+
+# -- who tells an alert ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ad_hoc", [[], ["--summary"], ["--all"], ["--export", "jobs.csv"],
+                                    ["--format", "jsonl"]])
+def test_alerts_kept_for_the_webhook_stay_owed_through_a_sweep_without_it(run_cli, outputs, tmp_path,
+                                                                          quick_webhook, ad_hoc):
+    state = tmp_path / "s.db"
+    with Hook("500") as down:
+        sweep_json(run_cli, outputs, state, "--webhook", down.url, code=69)
+    ad_hoc = [str(tmp_path / a) if a.endswith(".csv") else a for a in ad_hoc]
+    operator = run_cli("sweep", outputs, "--state", state, "--now", POST_MORTEM_NOW, *ad_hoc)
+    assert operator.exit_code == 0, operator.output
+    with Hook("200") as hook:
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+    assert [sorted(m["job_ids"]) for m in hook.received] == [failing(outputs)]
+
+
+def test_a_summary_prints_no_change_so_the_next_listing_still_does(run_cli, outputs, tmp_path):
+    state = tmp_path / "s.db"
+    summary = run_cli("sweep", outputs, "--state", state, "--summary", "--now", POST_MORTEM_NOW)
+    assert summary.exit_code == 0, summary.output
+    assert told(sweep_json(run_cli, outputs, state)) == sorted(f"{outputs}/{w}" for w in LAYOUT
+                                                               if w != "bob/job-2")
+
+
+def test_options_that_change_what_is_diagnosed_make_no_changes_of_their_own(run_cli, outputs,
+                                                                            tmp_path):
+    state = tmp_path / "s.db"
+    assert told(sweep_json(run_cli, outputs, state)) == failing(outputs)
+    ad_hoc = sweep_json(run_cli, outputs, state, "--ignore", "crash-during-training,crash-before-first-batch")
+    assert ad_hoc["jobs"] == [], ad_hoc["jobs"]
+    assert sweep_json(run_cli, outputs, state)["jobs"] == []
+    # What the logs do meanwhile is still told, under whichever options see it.
+    shutil.copytree(SAMPLES / "crash-mid-training", outputs / "carol" / "job-3",
+                    ignore=shutil.ignore_patterns("expected.json"))
+    assert told(sweep_json(run_cli, outputs, state, "--ignore", "crash-during-training")) == \
+        [f"{outputs}/carol/job-3"]
+    assert sweep_json(run_cli, outputs, state)["jobs"] == []
+
+
+def test_changes_no_listing_prints_are_kept_to_a_bound(run_cli, outputs, tmp_path, monkeypatch):
+    import logscan.sweep.engine as engine
+
+    monkeypatch.setattr(engine, "OUTBOX_UNPRINTED_KEPT", 1)
+    state = tmp_path / "s.db"
+    assert run_cli("sweep", outputs, "--state", state, "--summary", "--now", POST_MORTEM_NOW).exit_code == 0
+    assert len(sweep_json(run_cli, outputs, state)["jobs"]) == 1  # the latest

@@ -259,8 +259,7 @@ def _deliver(run, report, stats, format, all_jobs, summary, shard_label, webhook
                 text = json.dumps({"schema_version": listing.SCHEMA_VERSION, "sweep": stats,
                                    "summary": view},
                                   indent=2, sort_keys=True) + "\n"
-            printed = [seq for seq, _ in run.to_print()]
-            _write_out(text)
+            _write_out(text)  # counts, not the changes: a listing prints them
         elif format == SweepFormat.JSON or all_jobs or _terminal():
             # One listing: its changes are delivered once it is written whole.
             if all_jobs:

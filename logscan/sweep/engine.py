@@ -36,6 +36,9 @@ FAN_OUT_MIN_JOBS = 8
 FAN_OUT_AHEAD_PER_WORKER = 4
 # Outbox rows read at a time while delivering.
 OUTBOX_BATCH = 256
+# Changes owed to no webhook that no listing has printed (a state swept only for its --summary,
+# --prometheus or --export) are kept up to this many, the latest: the state does not grow for ever.
+OUTBOX_UNPRINTED_KEPT = 10_000
 PAYLOAD_SCHEMA_VERSION = 1
 
 
@@ -133,16 +136,19 @@ class Sweep:
         unseen = self._unseen(walk, known_jobs, report)
         self._forget_vanished(jobs, known_jobs, known_files, unseen, report)
 
-        stale = []
+        stale, by_options = [], set()
         for key, job in sorted(jobs.items()):
             row = known_jobs.get(key)
             if row is not None and key in unseen:
                 continue  # part of it could not be seen: its record stands until it can be
             current = {f.path: f.identity for f in job.files}
-            if (row is None or known_files.get(key, {}) != current or row[8] != diagnosis_code
-                    or status_signature(job) != row[5]
+            if (row is None or known_files.get(key, {}) != current or status_signature(job) != row[5]
                     or (row[7] is not None and row[7] <= now.timestamp())):
                 stale.append(job)
+            elif row[8] != diagnosis_code:
+                stale.append(job)
+                if _code_of(row[8]) == _code_of(diagnosis_code):
+                    by_options.add(key)
         del known_files
         # A series' runs in its order (run-9 before run-10), so that each failing run is committed
         # after the healthy runs before it, in a first sweep as in later ones.
@@ -151,10 +157,14 @@ class Sweep:
         if on_start is not None:
             on_start(len(stale))
         for result in self._refresh(stale, known_jobs, now):
-            self._commit(result, known_jobs.get(result.job.job), diagnosis_code, now)
+            self._commit(result, known_jobs.get(result.job.job), diagnosis_code, now,
+                         result.job.job in by_options)
             report.counters.add(result.counters)
             if on_job is not None:
                 on_job()
+        db.execute("DELETE FROM outbox WHERE posted = 1 AND printed = 0 AND seq <= (SELECT seq FROM "
+                   "outbox WHERE posted = 1 AND printed = 0 ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+                   (OUTBOX_UNPRINTED_KEPT,))
         report.changes = db.execute("SELECT count(*) FROM outbox WHERE printed = 0").fetchone()[0]
         report.duration = time.time() - report.started
         db.execute("UPDATE sweeps SET finished = ?, jobs = ?, refreshed = ?, changes = ?, "
@@ -219,8 +229,12 @@ class Sweep:
         yield from _fan_out(tasks, min(workers, len(stale)), self.catalogue, self.settings, now,
                             self.pool.scanner if self.pool else None)
 
-    def _commit(self, result: JobResult, previous, diagnosis_code: str, now: datetime) -> None:
-        """One job's files, diagnosis, fingerprints and change: one transaction."""
+    def _commit(self, result: JobResult, previous, diagnosis_code: str, now: datetime,
+                by_options: bool = False) -> None:
+        """One job's files, diagnosis, fingerprints and change: one transaction. A job diagnosed
+        again only because the options that choose what is diagnosed (--select, --ignore, ...)
+        differ from the last sweep's makes no change of its own: its logs said nothing new. A
+        failure told before is then told under the new options' fingerprint too."""
         db, job = self.db, result.job
         db.execute("BEGIN IMMEDIATE")
         key = st.stored_path(job.job)
@@ -245,7 +259,11 @@ class Sweep:
             "SELECT 1 FROM alerted WHERE job = ? AND fingerprint = ?", (key, fingerprint)
         ).fetchone() is not None
         before = previous[3] if previous else None
-        change = change_of(before, previous[4] if previous else None, diagnosis, alerted)
+        if by_options and not alerted and fingerprint is not None:
+            alerted = db.execute("SELECT 1 FROM alerted WHERE job = ? AND fingerprint = ?",
+                                 (key, previous[4])).fetchone() is not None
+        change = None if by_options else change_of(before, previous[4] if previous else None,
+                                                   diagnosis, alerted)
         stamp = time.time()
         rules: dict[str, int] = {}
         for finding in diagnosis.findings:
@@ -270,7 +288,7 @@ class Sweep:
              fingerprint, diagnosis.summary(), len(diagnosis.workers), activity, result.status_sig,
              result.status, result.wake_at, stamp, stamp, stamp, diagnosis_code,
              json.dumps(rules, sort_keys=True), json.dumps(record, sort_keys=True)))
-        if fingerprint is not None:
+        if fingerprint is not None and (alerted or not by_options):
             db.execute("INSERT OR IGNORE INTO alerted (job, fingerprint, at) VALUES (?, ?, ?)",
                        (key, fingerprint, stamp))
         if change is not None:
@@ -404,6 +422,11 @@ class Sweep:
         else:
             history.forget(self.db, job.job)
         return diagnosis
+
+
+def _code_of(diagnosis_code: str) -> str:
+    """The part of a job's diagnosis code that is logscan and its rules, not the options."""
+    return diagnosis_code.partition(":")[0]
 
 
 def _settings_key(settings) -> str:
