@@ -347,11 +347,15 @@ class Hook:
                 if answer == "slow":  # answers 200, but only after the deadline
                     time.sleep(1)
                     status = 200
+                elif answer.startswith("late"):  # takes the alert, answers 200 after a while
+                    hook.received.append(json.loads(body))
+                    time.sleep(float(answer.split()[1]))
+                    status = 0
                 else:
                     status = int(answer.partition(" ")[0])
                     if 200 <= status < 300:
                         hook.received.append(json.loads(body))
-                self.send_response(status)
+                self.send_response(status or 200)
                 if "retry" in answer:
                     self.send_header("Retry-After", answer.rpartition(" ")[2])
                 if status in (301, 302, 307, 308):
@@ -656,3 +660,55 @@ def test_changes_no_listing_prints_are_kept_to_a_bound(run_cli, outputs, tmp_pat
     state = tmp_path / "s.db"
     assert run_cli("sweep", outputs, "--state", state, "--summary", "--now", POST_MORTEM_NOW).exit_code == 0
     assert len(sweep_json(run_cli, outputs, state)["jobs"]) == 1  # the latest
+
+
+def _new_failures(outputs: Path, names: list[str]) -> list[str]:
+    for name in names:
+        shutil.copytree(SAMPLES / "crash-mid-training", outputs / name,
+                        ignore=shutil.ignore_patterns("expected.json"))
+    return [f"{outputs}/{name}" for name in names]
+
+
+def _answered_once(run_cli, outputs: Path, state: Path, tmp_path: Path) -> None:
+    """A state whose webhook has answered: one failure swept and posted alone; the other
+    failing job comes back after."""
+    aside = tmp_path / "aside"
+    (outputs / "run-top").rename(aside)
+    with Hook("200") as hook:
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+    assert [m["job_id"] for m in hook.received] == [f"{outputs}/alice/job-1"]
+    aside.rename(outputs / "run-top")
+
+
+def test_no_post_is_started_without_time_to_finish_it(run_cli, outputs, tmp_path, monkeypatch):
+    """Synthetic server: takes each alert and answers 0.7 s later; the delivery deadline leaves
+    time for one such request and part of another."""
+    import logscan.sweep.alerts as alerts
+
+    state = tmp_path / "s.db"
+    _answered_once(run_cli, outputs, state, tmp_path)
+    new = [f"{outputs}/run-top", *_new_failures(outputs, ["carol/job-3"])]
+    monkeypatch.setattr(alerts, "TIMEOUT", 1.0)
+    monkeypatch.setattr(alerts, "DEADLINE", 1.2)
+    with Hook("late 0.7") as hook:
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url, code=69)
+        hook.answers = ["200"]
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+    assert sorted(m["job_id"] for m in hook.received) == sorted(new)  # each once
+
+
+def test_a_burst_of_new_failures_is_one_digest(run_cli, outputs, tmp_path, monkeypatch):
+    import logscan.sweep.alerts as alerts
+
+    monkeypatch.setattr(alerts, "DIGEST_BURST", 2)
+    state = tmp_path / "s.db"
+    _answered_once(run_cli, outputs, state, tmp_path)
+    new = [f"{outputs}/run-top", *_new_failures(outputs, ["carol/job-3", "dave/job-4"])]
+    with Hook("200") as hook:
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+        [burst] = hook.received
+        assert burst["digest"] and sorted(burst["job_ids"]) == sorted(new)
+        assert burst["text"].startswith("logscan: 3 new failure(s)\n- ")
+        _new_failures(outputs, ["erin/job-5"])
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+    assert hook.received[1]["job_id"] == f"{outputs}/erin/job-5"  # a few: one message each
