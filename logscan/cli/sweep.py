@@ -194,7 +194,7 @@ def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, w
 
                 _write(export, lambda: write_export(export, export_rows(run.all_jobs(), shard_label)))
     except st.Busy as busy:
-        say(f"logscan: error: another sweep (pid {busy}) holds {state_path}.lock: this one did "
+        say(f"logscan: error: another sweep (pid {busy}) holds the state {state_path}: this one did "
             f"nothing; if that sweep hangs, stop it")
         return EXIT_BUSY
     except sqlite3.Error as exc:

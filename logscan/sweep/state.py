@@ -1,4 +1,4 @@
-"""The sweep's state: one SQLite file on local disk, and the lock beside it.
+"""The sweep's state: one SQLite file on local disk, locked while a sweep uses it.
 
 SQLite's locking and WAL need a local filesystem, so the default state lives in the user's state
 directory (platformdirs), keyed by the directories swept and the shard; never inside them. Each
@@ -201,49 +201,62 @@ def state_error(state: Path, exc: sqlite3.Error) -> InputError:
 
 
 class Lock:
-    """An exclusive POSIX lock on <state>.lock (the real file's), held for the whole sweep.
-    The kernel releases it when this process ends, however it ends; processes forked from it
-    never hold it (an flock would be shared with them, and a killed sweep's workers would keep
-    every later sweep out)."""
+    """An exclusive POSIX lock on the first byte of the state file itself, held for the whole
+    sweep: one lock per file (device and inode), whatever name or hard link it is reached by.
+    SQLite never locks that byte (its locks lie at 1 GiB and in the -shm file), and keeps its
+    descriptor of the file open until the sweep closes it (closing any descriptor of a file drops
+    a process's POSIX locks on it). The kernel releases the lock when this process ends, however
+    it ends; processes forked from it never hold it (an flock would be shared with them, and a
+    killed sweep's workers would keep every later sweep out)."""
 
     def __init__(self, state: Path):
-        self.path = Path(str(state) + ".lock")
+        self.path = state
         self.fd: int | None = None
 
     def acquire(self) -> None:
         import fcntl
 
-        try:
+        try:  # an empty file is a new state to SQLite
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
         except OSError as exc:
-            raise InputError(f"cannot open the lock {self.path}: {exc.strerror or exc}: make its "
-                             f"directory writable by this user or pass another --state") from None
+            raise InputError(f"cannot open the state {self.path}: {exc.strerror or exc}: make it and "
+                             f"its directory writable by this user or pass another --state") from None
         try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise InputError(f"the lock {self.path} is not a regular file: remove it or pass "
-                                 f"another --state")
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise InputError(f"the state {self.path} is not a regular file: pass another --state")
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
         except OSError as exc:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            holder = _lock_holder(fd)
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise Busy(holder or "?") from None
-            raise InputError(f"cannot lock {self.path}: {exc.strerror or exc}") from None
+                raise Busy(holder) from None
+            raise InputError(f"cannot lock the state {self.path}: {exc.strerror or exc}") from None
         except BaseException:
             os.close(fd)
             raise
-        try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        except OSError:
-            pass  # the pid is only a hint for the message of a sweep kept out
         self.fd = fd
 
     def release(self) -> None:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+# struct flock as Linux lays it out: type, whence, start, len, pid (and padding).
+_FLOCK = "hhqqi4x"
+
+
+def _lock_holder(fd: int) -> str:
+    """The pid of the process that holds the lock on the first byte, or '?'."""
+    import fcntl
+    import struct
+
+    try:
+        answer = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 1, 0))
+        kind, _, _, _, pid = struct.unpack(_FLOCK, answer)
+    except (OSError, struct.error):
+        return "?"
+    return str(pid) if kind != fcntl.F_UNLCK and pid > 0 else "?"
 
 
 def connect(state: Path) -> sqlite3.Connection:
