@@ -256,7 +256,8 @@ def _as_schema(state: Path, version: int, surveys: bytes) -> None:
     """Synthetic: a state made by this logscan, turned back into an older schema's layout, its
     surveys replaced by `surveys` (what that schema stored: pickles)."""
     db = sqlite3.connect(state)
-    db.executescript("ALTER TABLE outbox DROP COLUMN printed; ALTER TABLE outbox DROP COLUMN posted;")
+    db.executescript("ALTER TABLE outbox DROP COLUMN printed; ALTER TABLE outbox DROP COLUMN posted; "
+                     "ALTER TABLE alerted DROP COLUMN version;")
     if version == 2:
         db.executescript("ALTER TABLE files RENAME COLUMN surveys TO facts; "
                          "UPDATE meta SET key = 'facts_code' WHERE key = 'reading_code';")
@@ -743,3 +744,30 @@ def test_a_burst_of_new_failures_is_one_digest(run_cli, outputs, tmp_path, monke
         _new_failures(outputs, ["erin/job-5"])
         sweep_json(run_cli, outputs, state, "--webhook", hook.url)
     assert hook.received[1]["job_id"] == f"{outputs}/erin/job-5"  # a few: one message each
+
+
+# -- an upgrade ------------------------------------------------------------------------------------
+
+def _as_told_by_an_older_logscan(state: Path) -> None:
+    """Synthetic: the state as a logscan of schema 5 left it, whose fingerprint function differed
+    (each failure told under another fingerprint) and whose code differs (every job diagnosed
+    again)."""
+    db = sqlite3.connect(state)
+    if any(column[1] == "version" for column in db.execute("PRAGMA table_info(alerted)")):
+        db.execute("ALTER TABLE alerted DROP COLUMN version")
+    db.executescript("UPDATE alerted SET fingerprint = 'older:' || fingerprint; "
+                     "UPDATE jobs SET root_fingerprint = 'older:' || root_fingerprint, code = ''; "
+                     "UPDATE meta SET value = '5' WHERE key = 'schema_version';")
+    db.commit()
+    db.close()
+
+
+def test_an_upgrade_tells_no_failure_again(run_cli, outputs, tmp_path):
+    state = tmp_path / "s.db"
+    assert told(sweep_json(run_cli, outputs, state)) == failing(outputs)
+    _as_told_by_an_older_logscan(state)
+    upgraded = sweep_json(run_cli, outputs, state)
+    assert upgraded["sweep"]["refreshed"] == len(LAYOUT) and upgraded["jobs"] == []
+    # What it told is now known by the new fingerprints: a log growing is still nothing new.
+    (outputs / "alice" / "job-1" / "worker-0" / "launch_ddp.log").open("a").write("more\n")
+    assert sweep_json(run_cli, outputs, state)["jobs"] == []

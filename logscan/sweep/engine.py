@@ -23,7 +23,8 @@ from pathlib import Path
 from logscan.files.discovery import printable
 from logscan.sweep import history
 from logscan.sweep import state as st
-from logscan.sweep.changes import FAILED_CHANGES, change_of, root_fingerprint
+from logscan.sweep.changes import (FAILED_CHANGES, FINGERPRINT_VERSION, change_of, root_fingerprint,
+                                   told_before)
 from logscan.sweep.reading import Counters, FileReader, FileRecord, JobResult, refresh, status_signature
 from logscan.sweep.series import DEFAULT_SERIES_MODE, SeriesMode, place_of, run_order
 from logscan.sweep.tree import JobDir, Walk, find_jobs, shard_of
@@ -130,7 +131,7 @@ class Sweep:
             known_files.setdefault(st.loaded_path(job), {})[st.loaded_path(path)] = tuple(identity)
         known_jobs = {}
         for row in db.execute("SELECT job, root, rel, verdict, root_fingerprint, status_sig, status, "
-                              "wake_at, code FROM jobs"):
+                              "wake_at, code, root_rule FROM jobs"):
             row = (st.loaded_path(row[0]), st.loaded_path(row[1]), st.loaded_path(row[2]), *row[3:])
             known_jobs[row[0]] = row
         unseen = self._unseen(walk, known_jobs, report)
@@ -255,13 +256,13 @@ class Sweep:
 
         record = diagnosis_record(diagnosis)
         fingerprint = root_fingerprint(diagnosis)
-        alerted = fingerprint is not None and db.execute(
-            "SELECT 1 FROM alerted WHERE job = ? AND fingerprint = ?", (key, fingerprint)
-        ).fetchone() is not None
+        alerted = fingerprint is not None and self._told_as(key, fingerprint) is not None
         before = previous[3] if previous else None
-        if by_options and not alerted and fingerprint is not None:
-            alerted = db.execute("SELECT 1 FROM alerted WHERE job = ? AND fingerprint = ?",
-                                 (key, previous[4])).fetchone() is not None
+        if fingerprint is not None and not alerted and previous and previous[4] is not None:
+            # The failure the job was told as, known under other options or an older fingerprint.
+            version = self._told_as(key, previous[4])
+            alerted = version is not None and (by_options or told_before(version, previous[9],
+                                                                         diagnosis))
         change = None if by_options else change_of(before, previous[4] if previous else None,
                                                    diagnosis, alerted)
         stamp = time.time()
@@ -289,8 +290,8 @@ class Sweep:
              result.status, result.wake_at, stamp, stamp, stamp, diagnosis_code,
              json.dumps(rules, sort_keys=True), json.dumps(record, sort_keys=True)))
         if fingerprint is not None and (alerted or not by_options):
-            db.execute("INSERT OR IGNORE INTO alerted (job, fingerprint, at) VALUES (?, ?, ?)",
-                       (key, fingerprint, stamp))
+            db.execute("INSERT OR IGNORE INTO alerted (job, fingerprint, at, version) VALUES (?, ?, ?, ?)",
+                       (key, fingerprint, stamp, FINGERPRINT_VERSION))
         if change is not None:
             payload = {"schema_version": PAYLOAD_SCHEMA_VERSION, "job_id": job.shown,
                        "job_path": printable(job.job), "change": change, "previous_verdict": before,
@@ -299,6 +300,12 @@ class Sweep:
                        (key, change, json.dumps(payload, sort_keys=True),
                         int(change not in FAILED_CHANGES)))
         db.execute("COMMIT")
+
+    def _told_as(self, key, fingerprint: str) -> int | None:
+        """The fingerprint version a failure of this job was told under, if it was told."""
+        row = self.db.execute("SELECT version FROM alerted WHERE job = ? AND fingerprint = ?",
+                              (key, fingerprint)).fetchone()
+        return None if row is None else row[0]
 
     # -- delivery ------------------------------------------------------------------------------
 

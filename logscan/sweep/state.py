@@ -36,7 +36,9 @@ SCHEMA_VERSION = 6
 # their series. Files, alerts already sent and the outbox are kept.
 # Version 6 keeps what it knows of the webhook per destination (one JSON `webhook` in meta): a
 # wait kept for the whole state (and, from a 400-digit Retry-After, for ever) is forgotten; that
-# a webhook answered is kept, as is that alerts are owed to one.
+# a webhook answered is kept, as is that alerts are owed to one. Each fingerprint told carries
+# the version of the function that made it (logscan.sweep.changes.FINGERPRINT_VERSION): those
+# kept until now are version 0, and are mapped to the new ones as their jobs are diagnosed again.
 MIGRATIONS = {
     1: "DELETE FROM files; DELETE FROM meta WHERE key = 'facts_code';",
     2: "ALTER TABLE files RENAME COLUMN facts TO surveys; "
@@ -51,7 +53,8 @@ MIGRATIONS = {
        "INSERT OR IGNORE INTO meta (key, value) SELECT 'webhook', "
        "'{\"answered\": false, \"destination\": \"\", \"retry_at\": null}' "
        "WHERE EXISTS (SELECT 1 FROM meta WHERE key = 'webhook_retry_at'); "
-       "DELETE FROM meta WHERE key IN ('webhook_answered', 'webhook_retry_at');",
+       "DELETE FROM meta WHERE key IN ('webhook_answered', 'webhook_retry_at'); "
+       "ALTER TABLE alerted ADD COLUMN version INTEGER NOT NULL DEFAULT 0;",
 }
 SQLITE_MAGIC = b"SQLite format 3\0"
 
@@ -93,6 +96,7 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 CREATE TABLE IF NOT EXISTS alerted (
     job TEXT NOT NULL, fingerprint TEXT NOT NULL, at REAL NOT NULL,
+    version INTEGER NOT NULL DEFAULT 0,   -- of the fingerprint's function (sweep.changes)
     PRIMARY KEY (job, fingerprint)
 );
 CREATE TABLE IF NOT EXISTS outbox (
