@@ -255,3 +255,37 @@ def test_the_readmes_kubernetes_manifest_sweeps_one_shard_per_index_with_its_sta
                          "--now", POST_MORTEM_NOW)
         assert result.exit_code == 0, result.output
     assert len(list((tmp_path / "volume" / "logscan" / "sweeps").glob("*.sqlite3"))) == job["completions"]
+
+
+# Names anyone with write access to the shared directory can give (synthetic: real jobs, renamed).
+
+def _named_groups(outputs: Path, names: list[str]) -> None:
+    for name in names:
+        shutil.copytree(SAMPLES / "crash-mid-training", outputs / name / "job",
+                        ignore=shutil.ignore_patterns("expected.json"))
+
+
+@pytest.mark.parametrize("name", ['=HYPERLINK("https:example.com","open")', "+1+2", "-2+3",
+                                  "@SUM(A1)", "\tTAB", "\rCR"])
+def test_an_export_cell_a_spreadsheet_would_run_is_neutralised(run_cli, outputs, tmp_path, name):
+    import csv
+
+    _named_groups(outputs, [name])
+    export = tmp_path / "jobs.csv"
+    sweep(run_cli, outputs, tmp_path / "s.db", "--export", export)
+    with export.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    cells = [cell for row in rows for cell in row.values() if cell]
+    assert not [cell for cell in cells if cell[0] in "=+-@\t\r"], cells
+    assert f"'{name}" in {row["group"] for row in rows}  # still there, as text
+
+
+def test_the_summary_escapes_control_characters_as_the_table_does(run_cli, outputs, tmp_path):
+    _named_groups(outputs, ["esc\x1b]52;c;SGVsbG8=\x07", "bell\x07", "new\nline", "::error::x"])
+    result = run_cli("sweep", outputs, "--state", tmp_path / "s.db", "--summary", "--now",
+                     POST_MORTEM_NOW)
+    assert result.exit_code == 0, result.output
+    assert not any(c in result.stdout for c in "\x1b\x07\r"), repr(result.stdout)
+    assert "esc\\x1b]52;c;SGVsbG8=\\x07" in result.stdout and "new\\x0aline" in result.stdout
+    assert not [line for line in result.stdout.splitlines() if line.lstrip().startswith("::")]
+    assert not [line for line in result.stdout.splitlines() if line.startswith("line")]

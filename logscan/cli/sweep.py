@@ -206,11 +206,13 @@ def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, w
 
 def _say_unseen(report) -> None:
     """What the walk could not see: its jobs are kept as they were, never re-alerted."""
+    from logscan.render.inert import inert
+
     for directory, why in report.unwalkable:
-        say(f"logscan: cannot walk {directory} ({why}): the jobs at, above or inside it keep their "
-            f"last diagnosis")
+        say(f"logscan: cannot walk {inert(directory)} ({why}): the jobs at, above or inside it keep "
+            f"their last diagnosis")
     for root, jobs in report.empty:
-        say(f"logscan: {root} is empty but held {jobs} job(s) at the last sweep (a filesystem not "
+        say(f"logscan: {inert(root)} is empty but held {jobs} job(s) at the last sweep (a filesystem not "
             f"mounted?): they are kept as they were")
 
 def _write(path: Path, write) -> None:
