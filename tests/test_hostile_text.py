@@ -248,3 +248,29 @@ def test_a_runaway_progress_pattern_times_out_and_the_scan_completes(tmp_path):
     assert len(notes) == 1, notes
     assert "--progress-pattern '(a+)+$' timed out" in notes[0], notes
     assert elapsed < 30, elapsed  # three lines' timeouts, then the pattern is given up
+
+
+def test_scan_output_to_a_fifo_no_one_reads_is_one_line_not_a_wait(tmp_path):
+    """Synthetic: `-o` names a FIFO with no reader (opening it to write would wait for ever)."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO, SAMPLES
+
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    result = subprocess.run([sys.executable, "-m", "logscan", "scan", str(SAMPLES / "healthy-2x2"),
+                             "-o", str(fifo)], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "FIFO" in result.stderr and fifo.is_fifo()
+
+
+def test_scan_output_through_a_symbolic_link_writes_its_target(run_cli, tmp_path):
+    from conftest import SAMPLES
+
+    target, link = tmp_path / "report.json", tmp_path / "link.json"
+    target.write_text("old\n")
+    link.symlink_to(target)
+    result = run_cli("scan", SAMPLES / "healthy-2x2", "-f", "json", "-o", link)
+    assert link.is_symlink() and '"verdict": "HEALTHY"' in target.read_text(), result.output

@@ -159,6 +159,11 @@ def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, w
             if find_spec("pyarrow") is None:  # said before the sweep, not after its report
                 raise InputError("--export FILE.parquet needs pyarrow: pip install "
                                  "'ddp-logscan[parquet]' (or export .csv / .jsonl)")
+    from logscan.output_files import check_replaceable
+
+    for path in (prometheus, export):  # said before the sweep, not after its report
+        if path is not None:
+            check_replaceable(path)
     catalogue = checked_catalogue(settings)
     state_path = state or st.default_state_path(dirs, shard)
     st.check_state_path(state_path, dirs)

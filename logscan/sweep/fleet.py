@@ -39,6 +39,7 @@ from pathlib import Path
 
 from logscan.errors import InputError
 from logscan.files.discovery import printable
+from logscan.output_files import replace_file, replace_text
 from logscan.render.inert import inert, no_workflow_commands
 from logscan.sweep.listing import iso_time
 from logscan.vocabulary import Verdict
@@ -118,8 +119,6 @@ def typed(table):
 
 def write_export(path: Path, rows: list[dict]) -> None:
     """CSV, JSON Lines or Parquet by the file's suffix, written beside it and renamed."""
-    from logscan.sweep.metrics import write_atomically
-
     suffix = path.suffix.lower()
     if suffix == ".csv":
         out = io.StringIO()
@@ -129,9 +128,9 @@ def write_export(path: Path, rows: list[dict]) -> None:
         writer.writeheader()
         writer.writerows({column: spreadsheet_inert(value) for column, value in row.items()}
                          for row in rows)
-        write_atomically(path, out.getvalue())
+        replace_text(path, out.getvalue())
     elif suffix == ".jsonl":
-        write_atomically(path, "".join(json.dumps({c: r[c] for c in COLUMNS}, ensure_ascii=True)
+        replace_text(path, "".join(json.dumps({c: r[c] for c in COLUMNS}, ensure_ascii=True)
                                        + "\n" for r in rows))
     elif suffix == ".parquet":
         try:
@@ -139,9 +138,8 @@ def write_export(path: Path, rows: list[dict]) -> None:
         except ImportError:
             raise InputError("--export FILE.parquet needs pyarrow: pip install "
                              "'ddp-logscan[parquet]' (or export .csv / .jsonl)") from None
-        temporary = path.with_name(f".{path.name}.tmp")
-        typed(frame(rows)).to_parquet(temporary, index=False)
-        os.replace(temporary, path)
+        table = typed(frame(rows))
+        replace_file(path, lambda handle: table.to_parquet(handle, index=False))
     else:
         raise InputError(f"--export {path}: the name must end in {', '.join(EXPORT_SUFFIXES)}")
 
