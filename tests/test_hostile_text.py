@@ -216,6 +216,31 @@ def test_a_runaway_rule_spends_its_budget_once_per_scan_not_per_file(tmp_path, k
     assert 1 <= len(notes) <= 3, notes
 
 
+@pytest.mark.parametrize("keywords", [True, False], ids=["with-keywords", "without-keywords"])
+def test_runaway_rules_share_one_budget_per_scan(tmp_path, keywords):
+    """Synthetic: twenty user rules that each run away on the same lines. Each is given up, but
+    together they cost the scan about RUNAWAY_BUDGET, not three timeouts each (the seconds
+    counted are those of the timeouts that fired: what the runaway patterns cost)."""
+    from logscan.catalogue import load_catalogue
+    from logscan.limits import RUNAWAY_BUDGET, RUNAWAY_TIMEOUT_PAST_BUDGET
+    from logscan.scan.scanner import Scanner
+
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    ids = [f"catastrophic-backtracking-{n}" for n in range(20)]
+    for rule_id in ids:
+        (rules / f"{rule_id}.toml").write_text(RULE.format(
+            id=rule_id, keywords='keywords = ["aaaa"]' if keywords else ""))
+    log = tmp_path / "launch_ddp.log"
+    log.write_text(WORKER0 + ("a" * 1900 + "!\n") * 10)
+    scanner = Scanner(load_catalogue([rules]), matcher="python")
+    scan = scanner.scan_file(str(log), "launch_ddp.log")
+    assert set(scan.rule_timeouts) == set(ids)  # each noted, each given up
+    fired = scanner.rule_timeouts
+    assert fired.spent <= RUNAWAY_BUDGET + 1.0 + 2 * len(ids) * RUNAWAY_TIMEOUT_PAST_BUDGET, fired.spent
+    assert all(count <= 3 for count in fired.counts.values())
+
+
 def test_a_progress_pattern_that_backtracks_on_a_one_line_log_returns(tmp_path):
     # SYNTHETIC: the one-line log of issue 17, on which `re` never returned.
     job = tmp_path / "job"
