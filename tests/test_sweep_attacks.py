@@ -771,3 +771,141 @@ def test_an_upgrade_tells_no_failure_again(run_cli, outputs, tmp_path):
     # What it told is now known by the new fingerprints: a log growing is still nothing new.
     (outputs / "alice" / "job-1" / "worker-0" / "launch_ddp.log").open("a").write("more\n")
     assert sweep_json(run_cli, outputs, state)["jobs"] == []
+
+
+# -- HTTPS and proxies -----------------------------------------------------------------------------
+
+@pytest.fixture
+def tls_hook(tmp_path, monkeypatch):
+    """A webhook on loopback behind TLS, with a certificate made for this test (for 127.0.0.1)
+    that the process trusts through SSL_CERT_FILE, as it would a company's CA."""
+    import ssl
+
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("no openssl to make a certificate with")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    made = subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                           "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                           "-keyout", str(key), "-out", str(cert)], capture_output=True)
+    assert made.returncode == 0, made.stderr
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    for variable in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(variable, raising=False)
+    hook = Hook("200")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    hook.server.socket = context.wrap_socket(hook.server.socket, server_side=True)
+    hook.url = hook.url.replace("http://", "https://")
+    with hook:
+        yield hook
+
+
+class Proxy:
+    """A forward proxy on loopback (synthetic): a plain-HTTP request is passed on to the URL it
+    names; CONNECT opens a tunnel. What it was asked is kept in `asked`."""
+
+    def __init__(self):
+        import socket as sockets
+
+        self.asked: list[str] = []
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                import urllib.request
+
+                proxy.asked.append(f"POST {self.path}")
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                request = urllib.request.Request(self.path, data=body, method="POST",
+                                                 headers={"Content-Type": "application/json"})
+                with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request) as answer:
+                    status = answer.status
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_CONNECT(self):
+                proxy.asked.append(f"CONNECT {self.path}")
+                host, _, port = self.path.rpartition(":")
+                upstream = sockets.create_connection((host, int(port)))
+                self.send_response(200)
+                self.end_headers()
+                ends = [self.connection, upstream]
+
+                def pump(source, sink):
+                    try:
+                        while data := source.recv(65536):
+                            sink.sendall(data)
+                    except OSError:
+                        pass
+                    for end in ends:
+                        try:
+                            end.shutdown(sockets.SHUT_RDWR)
+                        except OSError:
+                            pass
+
+                back = threading.Thread(target=pump, args=(upstream, self.connection), daemon=True)
+                back.start()
+                pump(self.connection, upstream)
+                back.join(5)
+                upstream.close()
+                self.close_connection = True
+
+            def log_message(self, *_):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+
+    def __enter__(self) -> "Proxy":
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_alerts_are_posted_over_https(run_cli, outputs, tmp_path, tls_hook):
+    sweep_json(run_cli, outputs, tmp_path / "s.db", "--webhook", tls_hook.url)
+    assert [sorted(m["job_ids"]) for m in tls_hook.received] == [failing(outputs)]
+
+
+def test_an_https_server_whose_certificate_is_not_trusted_keeps_the_alerts(run_cli, outputs, tmp_path,
+                                                                            tls_hook, monkeypatch):
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "no-such-ca.pem"))
+    state = tmp_path / "s.db"
+    refused = run_cli("sweep", outputs, "--state", state, "--webhook", tls_hook.url)
+    assert refused.exit_code == 69 and refused.stderr.count("\n") == 1, refused.output
+    assert "2 alert(s) kept" in refused.stderr and tls_hook.received == []
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "cert.pem"))
+    sweep_json(run_cli, outputs, state, "--webhook", tls_hook.url)
+    assert [sorted(m["job_ids"]) for m in tls_hook.received] == [failing(outputs)]
+
+
+def test_alerts_go_through_the_proxy_the_environment_names(run_cli, outputs, tmp_path, monkeypatch):
+    for variable in ("HTTP_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(variable, raising=False)
+    with Proxy() as proxy, Hook("200") as hook:
+        monkeypatch.setenv("http_proxy", proxy.url)
+        sweep_json(run_cli, outputs, tmp_path / "s.db", "--webhook", hook.url)
+    assert proxy.asked == [f"POST {hook.url}"]
+    assert [sorted(m["job_ids"]) for m in hook.received] == [failing(outputs)]
+
+
+def test_https_alerts_are_tunnelled_through_the_proxy(run_cli, outputs, tmp_path, tls_hook, monkeypatch):
+    with Proxy() as proxy:
+        monkeypatch.setenv("https_proxy", proxy.url)
+        sweep_json(run_cli, outputs, tmp_path / "s.db", "--webhook", tls_hook.url)
+    assert proxy.asked == [f"CONNECT 127.0.0.1:{tls_hook.server.server_port}"]
+    assert [sorted(m["job_ids"]) for m in tls_hook.received] == [failing(outputs)]
+
+
+def test_no_proxy_is_honoured(run_cli, outputs, tmp_path, monkeypatch):
+    with Proxy() as proxy, Hook("200") as hook:
+        monkeypatch.setenv("http_proxy", proxy.url)
+        monkeypatch.setenv("no_proxy", "127.0.0.1")
+        sweep_json(run_cli, outputs, tmp_path / "s.db", "--webhook", hook.url)
+    assert proxy.asked == [] and len(hook.received) == 1
