@@ -909,3 +909,46 @@ def test_no_proxy_is_honoured(run_cli, outputs, tmp_path, monkeypatch):
         monkeypatch.setenv("no_proxy", "127.0.0.1")
         sweep_json(run_cli, outputs, tmp_path / "s.db", "--webhook", hook.url)
     assert proxy.asked == [] and len(hook.received) == 1
+
+
+# -- what cannot be read ---------------------------------------------------------------------------
+
+def _denied(monkeypatch, *paths: Path) -> None:
+    """Synthetic permission denied (the tests may run as root, whom chmod does not stop): opening
+    these files fails with EACCES, as it does for a user the file's mode leaves out."""
+    import errno
+
+    real, refused = os.open, {str(p) for p in paths}
+
+    def open_or_refuse(path, flags, *args, **kwargs):
+        if os.fspath(path) in refused:
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_or_refuse)
+
+
+def test_a_log_that_cannot_be_read_is_said_and_its_job_waits_for_it(run_cli, outputs, tmp_path,
+                                                                     monkeypatch):
+    state = tmp_path / "s.db"
+    log = outputs / "alice" / "job-1" / "worker-1" / "launch_ddp.log"
+    with monkeypatch.context() as patch:
+        _denied(patch, log)
+        denied = run_cli("sweep", outputs, "--state", state, "--format", "json", "--now", POST_MORTEM_NOW)
+    assert denied.exit_code == 0 and denied.stderr.count("\n") == 1, denied.output
+    assert "cannot read" in denied.stderr and str(log) in denied.stderr
+    assert told(json.loads(denied.stdout)) == [f"{outputs}/run-top"]  # no alert from half a job
+    readable = sweep_json(run_cli, outputs, state)  # the mode fixed: the file unchanged, read now
+    [job] = readable["jobs"]
+    assert job["job_id"] == f"{outputs}/alice/job-1" and len(job["workers"]) == 2
+    assert job["root_cause"]["rule"] == "crash-during-training"
+    with monkeypatch.context() as patch:  # a known job: kept as it was while a log cannot be read
+        _denied(patch, log)
+        log.open("a").write("more\n")
+        kept = run_cli("sweep", outputs, "--state", state, "--all", "--format", "json", "--now",
+                       POST_MORTEM_NOW)
+    assert kept.exit_code == 0 and "cannot read" in kept.stderr, kept.output
+    jobs = {j["job_id"]: j for j in json.loads(kept.stdout)["jobs"]}
+    assert jobs[f"{outputs}/alice/job-1"]["change"] is None
+    assert len(jobs[f"{outputs}/alice/job-1"]["workers"]) == 2
+    assert sweep_json(run_cli, outputs, state)["jobs"] == []

@@ -216,6 +216,9 @@ def _say_unseen(report) -> None:
     for directory, why in report.unwalkable:
         say(f"logscan: cannot walk {inert(directory)} ({why}): the jobs at, above or inside it keep "
             f"their last diagnosis")
+    for path, why in report.unreadable:
+        say(f"logscan: cannot read {inert(path)} ({why}): its job keeps its last diagnosis (a new "
+            f"one waits) until the file can be read")
     for root, jobs in report.empty:
         say(f"logscan: {inert(root)} is empty but held {jobs} job(s) at the last sweep (a filesystem not "
             f"mounted?): they are kept as they were")

@@ -53,6 +53,7 @@ class SweepReport:
     counters: Counters = field(default_factory=Counters)
     changes: int = 0          # changes to print: this sweep's and any a killed sweep left
     unwalkable: list[tuple[str, str]] = field(default_factory=list)   # (directory, why)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)   # (file, why): job kept
     empty: list[tuple[str, int]] = field(default_factory=list)        # (swept DIR, jobs kept)
 
 
@@ -158,8 +159,11 @@ class Sweep:
         if on_start is not None:
             on_start(len(stale))
         for result in self._refresh(stale, known_jobs, now):
-            self._commit(result, known_jobs.get(result.job.job), diagnosis_code, now,
-                         result.job.job in by_options)
+            if result.unreadable:  # kept as it was, and read again by the next sweep
+                report.unreadable += [(printable(path), why) for path, why in result.unreadable]
+            else:
+                self._commit(result, known_jobs.get(result.job.job), diagnosis_code, now,
+                             result.job.job in by_options)
             report.counters.add(result.counters)
             if on_job is not None:
                 on_job()
