@@ -545,8 +545,9 @@ def _beyond_path_max(parent: Path) -> Path:
     return parent / ("d" * 250)
 
 
-@pytest.mark.parametrize("how", ["beyond PATH_MAX", "chmod 000"])
-def test_a_directory_that_cannot_be_walked_is_said_and_its_job_kept(run_cli, outputs, tmp_path, how):
+@pytest.mark.parametrize("how", ["beyond PATH_MAX", "chmod 000", "listing denied"])
+def test_a_directory_that_cannot_be_walked_is_said_and_its_job_kept(run_cli, outputs, tmp_path, how,
+                                                                    monkeypatch):
     state = tmp_path / "s.db"
     job = outputs / "alice" / "job-1"
     assert told(sweep_json(run_cli, outputs, state)) == failing(outputs)
@@ -555,6 +556,17 @@ def test_a_directory_that_cannot_be_walked_is_said_and_its_job_kept(run_cli, out
             pytest.skip("root lists any directory")
         hidden = job / "worker-1"
         hidden.chmod(0)
+    elif how == "listing denied":  # synthetic, for root too: what chmod 000 does to another user
+        import errno
+
+        hidden, scandir = job / "worker-1", os.scandir
+
+        def scandir_or_refuse(path="."):
+            if os.fspath(path) == str(hidden):
+                raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+            return scandir(path)
+
+        monkeypatch.setattr(os, "scandir", scandir_or_refuse)
     else:
         hidden = _beyond_path_max(job)
     try:
@@ -568,8 +580,9 @@ def test_a_directory_that_cannot_be_walked_is_said_and_its_job_kept(run_cli, out
     report = json.loads(result.stdout)
     kept = {j["job_id"]: j for j in report["jobs"]}[str(job)]
     assert kept["verdict"] == "FAILED" and kept["change"] is None and report["sweep"]["refreshed"] == 0
-    if how != "chmod 000":
+    if how == "beyond PATH_MAX":
         shutil.rmtree(hidden)
+    monkeypatch.undo()
     assert sweep_json(run_cli, outputs, state)["jobs"] == []  # seen whole again: nothing new
 
 
