@@ -86,7 +86,7 @@ def main() -> None:
             for rule_id, spent in per_rule.most_common(3):
                 print(f"  rule {rule_id}: tried on {tried[rule_id]:,} lines, {spent:.2f} s, "
                       f"{1e6 * spent / tried[rule_id]:.0f} µs a line")
-            interpreter = FileInterpreter(scanner.matchers, log, log, {}, None)
+            interpreter = FileInterpreter(scanner.matchers, log, log, None, None)
             start = time.perf_counter()
             for index, raw in found.candidates:
                 interpreter.line(raw, index + 1)

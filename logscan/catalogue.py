@@ -122,17 +122,17 @@ class Rule:
 
         return tuple(regex.compile(p) for p in self.exclude)
 
-    def match(self, text: str) -> dict[str, str] | None:
+    def match(self, text: str, timeout: float = PATTERN_TIMEOUT) -> dict[str, str] | None:
         """Named groups of the first pattern that matches `text` and no exclusion; else None.
 
-        Raises TimeoutError when a pattern runs away on this text.
+        Raises TimeoutError when a pattern runs away on this text (takes `timeout` seconds).
         """
         for pattern in self.compiled:
-            found = pattern.search(text, timeout=PATTERN_TIMEOUT)
+            found = pattern.search(text, timeout=timeout)
             if found is None:
                 continue
             for excluded in self.compiled_exclude:
-                if excluded.search(text, timeout=PATTERN_TIMEOUT):
+                if excluded.search(text, timeout=timeout):
                     return None
             return {k: v for k, v in found.groupdict().items() if v is not None}
         return None

@@ -37,6 +37,11 @@ PATTERN_TIMEOUT = 0.25
 BLOCK_PATTERN_TIMEOUT = 4 * PATTERN_TIMEOUT
 # A rule that ran away this often in one scan is not tried again in it.
 MAX_RULE_TIMEOUTS = 3
+# Seconds that runaway patterns may cost one scan (one scanning process) together: past it, every
+# pattern has RUNAWAY_TIMEOUT_PAST_BUDGET on a line and a rule is given up at its first timeout,
+# so fifty runaway rules cost about this, not fifty times MAX_RULE_TIMEOUTS timeouts.
+RUNAWAY_BUDGET = 2.0
+RUNAWAY_TIMEOUT_PAST_BUDGET = 0.05
 
 # `logscan lint`: a launch script or training script is a page or two; one larger than this is
 # not one, and one nested deeper than this (`$( $( ...`, `1+1+...`) is refused, not recursed into.

@@ -216,6 +216,35 @@ def test_a_runaway_rule_spends_its_budget_once_per_scan_not_per_file(tmp_path, k
     assert 1 <= len(notes) <= 3, notes
 
 
+@pytest.mark.parametrize("keywords", [True, False], ids=["with-keywords", "without-keywords"])
+def test_runaway_rules_share_one_budget_per_scan(tmp_path, keywords, monkeypatch):
+    """Synthetic: twenty user rules that each run away on the same lines. Each is given up, but
+    together they cost the scan about the budget, not three timeouts each (the seconds counted
+    are those of the timeouts that fired: what the runaway patterns cost). The budget is made
+    smaller than RUNAWAY_BUDGET here: the behaviour is the same, the test shorter."""
+    import logscan.scan.interpret as interpret
+    from logscan.catalogue import load_catalogue
+    from logscan.limits import RUNAWAY_TIMEOUT_PAST_BUDGET
+    from logscan.scan.scanner import Scanner
+
+    monkeypatch.setattr(interpret, "RUNAWAY_BUDGET", 0.5)
+
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    ids = [f"catastrophic-backtracking-{n}" for n in range(20)]
+    for rule_id in ids:
+        (rules / f"{rule_id}.toml").write_text(RULE.format(
+            id=rule_id, keywords='keywords = ["aaaa"]' if keywords else ""))
+    log = tmp_path / "launch_ddp.log"
+    log.write_text(WORKER0 + ("a" * 1900 + "!\n") * 10)
+    scanner = Scanner(load_catalogue([rules]), matcher="python")
+    scan = scanner.scan_file(str(log), "launch_ddp.log")
+    assert set(scan.rule_timeouts) == set(ids)  # each noted, each given up
+    fired = scanner.rule_timeouts
+    assert fired.spent <= 0.5 + 1.0 + 2 * len(ids) * RUNAWAY_TIMEOUT_PAST_BUDGET, fired.spent
+    assert all(count <= 3 for count in fired.counts.values())
+
+
 def test_a_progress_pattern_that_backtracks_on_a_one_line_log_returns(tmp_path):
     # SYNTHETIC: the one-line log of issue 17, on which `re` never returned.
     job = tmp_path / "job"
@@ -248,3 +277,29 @@ def test_a_runaway_progress_pattern_times_out_and_the_scan_completes(tmp_path):
     assert len(notes) == 1, notes
     assert "--progress-pattern '(a+)+$' timed out" in notes[0], notes
     assert elapsed < 30, elapsed  # three lines' timeouts, then the pattern is given up
+
+
+def test_scan_output_to_a_fifo_no_one_reads_is_one_line_not_a_wait(tmp_path):
+    """Synthetic: `-o` names a FIFO with no reader (opening it to write would wait for ever)."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO, SAMPLES
+
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    result = subprocess.run([sys.executable, "-m", "logscan", "scan", str(SAMPLES / "healthy-2x2"),
+                             "-o", str(fifo)], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "FIFO" in result.stderr and fifo.is_fifo()
+
+
+def test_scan_output_through_a_symbolic_link_writes_its_target(run_cli, tmp_path):
+    from conftest import SAMPLES
+
+    target, link = tmp_path / "report.json", tmp_path / "link.json"
+    target.write_text("old\n")
+    link.symlink_to(target)
+    result = run_cli("scan", SAMPLES / "healthy-2x2", "-f", "json", "-o", link)
+    assert link.is_symlink() and '"verdict": "HEALTHY"' in target.read_text(), result.output

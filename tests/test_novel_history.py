@@ -21,6 +21,7 @@ from logscan.diagnosis import NovelLine
 from logscan.limits import MAX_HISTORY_RUNS
 from logscan.sweep.alerts import alert_text
 from logscan.sweep.series import SeriesMode, place_of, run_order
+from logscan.sweep.state import SCHEMA_VERSION
 
 # The decisive line of each failed sample (tests/test_novel_lines.py), by its text.
 DECISIVE = {"script-exit-1": "error: rank 1: label file ", "file-lock-wait": "rank 3: waiting for lock "}
@@ -138,7 +139,8 @@ def test_a_schema_4_state_is_migrated_and_its_healthy_runs_teach_their_series(ru
     first = _sweep(run_cli, root, state)
     # Synthetic: the state turned back into schema 4's layout (no history table).
     db = sqlite3.connect(state)
-    db.executescript("DROP TABLE history; UPDATE meta SET value = '4' WHERE key = 'schema_version';")
+    db.executescript("DROP TABLE history; ALTER TABLE alerted DROP COLUMN version; "
+                     "UPDATE meta SET value = '4' WHERE key = 'schema_version';")
     db.close()
     result = run_cli("sweep", root, "--state", state, "--format", "json", "--now", POST_MORTEM_NOW)
     assert result.exit_code == 0, result.output
@@ -147,7 +149,8 @@ def test_a_schema_4_state_is_migrated_and_its_healthy_runs_teach_their_series(ru
     assert again["sweep"]["refreshed"] == len(SERIES) and again["sweep"]["files_opened"] == 0
     assert [run for run, _ in _history(state)] == ["40"]
     db = sqlite3.connect(state)
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == \
+        (str(SCHEMA_VERSION),)
     db.close()
     now = _sweep(run_cli, root, state)
     assert now.keys() == first.keys()

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import POST_MORTEM_NOW, REPO, SAMPLES
+from logscan.sweep.state import SCHEMA_VERSION
 
 # Two failures and a healthy job: small, so every attack below costs little.
 LAYOUT = {"alice/job-1": "crash-mid-training", "bob/job-2": "healthy-2x2",
@@ -139,11 +140,43 @@ def test_the_fan_out_works_when_the_sweep_is_process_1(outputs, tmp_path):
 HOLD_LOCK = """
 import fcntl, os, sys, time
 fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
-fcntl.lockf(fd, fcntl.LOCK_EX)
-os.write(fd, str(os.getpid()).encode())
+fcntl.lockf(fd, fcntl.LOCK_EX, 1, 0)
 print("held", flush=True)
 sys.stdin.read()
 """
+
+
+HOLD_STATE = """
+import sys
+from pathlib import Path
+from logscan.sweep import state as st
+lock = st.Lock(Path(sys.argv[1]))
+lock.acquire()
+db = st.connect(Path(sys.argv[1]))
+db.execute("SELECT count(*) FROM jobs").fetchone()
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_state_reached_by_a_hard_link_is_locked_as_one_file(run_cli, outputs, tmp_path):
+    state = tmp_path / "state" / "s.db"
+    state.parent.mkdir()
+    assert told(sweep_json(run_cli, outputs, state)) == failing(outputs)
+    link = tmp_path / "elsewhere" / "other-name.db"
+    link.parent.mkdir()
+    os.link(state, link)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_STATE, str(state)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        (outputs / "alice" / "job-1" / "worker-0" / "launch_ddp.log").open("a").write("more\n")
+        busy = run_cli("sweep", outputs, "--state", link, "--now", POST_MORTEM_NOW)
+    finally:
+        holder.communicate("")
+    assert busy.exit_code == 75 and f"pid {holder.pid}" in busy.stderr, busy.output
+    assert not list(link.parent.glob("*-wal")) and not list(link.parent.glob("*-shm"))
+    assert sweep_json(run_cli, outputs, link)["sweep"]["refreshed"] == 1  # free again, one state
 
 
 def test_a_lock_really_held_is_a_failure_whatever_name_the_state_is_reached_by(run_cli, outputs,
@@ -152,7 +185,7 @@ def test_a_lock_really_held_is_a_failure_whatever_name_the_state_is_reached_by(r
     real.parent.mkdir()
     alias = tmp_path / "alias.db"
     alias.symlink_to(real)
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, f"{real}.lock"], stdin=subprocess.PIPE,
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(real)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline() == "held\n"
@@ -162,7 +195,7 @@ def test_a_lock_really_held_is_a_failure_whatever_name_the_state_is_reached_by(r
     assert busy.exit_code == 75 and busy.stdout == ""
     assert busy.stderr.count("\n") == 1 and "another sweep" in busy.stderr
     assert f"pid {holder.pid}" in busy.stderr
-    assert not Path(f"{alias}.lock").exists() and not real.exists()  # the real file's lock
+    assert real.stat().st_size == 0 and not list(tmp_path.glob("alias.db*-*"))  # the real file's lock
     assert told(sweep_json(run_cli, outputs, alias)) == failing(outputs)  # free again
 
 
@@ -223,7 +256,8 @@ def _as_schema(state: Path, version: int, surveys: bytes) -> None:
     """Synthetic: a state made by this logscan, turned back into an older schema's layout, its
     surveys replaced by `surveys` (what that schema stored: pickles)."""
     db = sqlite3.connect(state)
-    db.executescript("ALTER TABLE outbox DROP COLUMN printed; ALTER TABLE outbox DROP COLUMN posted;")
+    db.executescript("ALTER TABLE outbox DROP COLUMN printed; ALTER TABLE outbox DROP COLUMN posted; "
+                     "ALTER TABLE alerted DROP COLUMN version;")
     if version == 2:
         db.executescript("ALTER TABLE files RENAME COLUMN surveys TO facts; "
                          "UPDATE meta SET key = 'facts_code' WHERE key = 'reading_code';")
@@ -254,7 +288,8 @@ def test_an_older_state_is_migrated_without_loading_its_pickles(run_cli, outputs
     surveys = [zlib.decompress(blob) for blob, in db.execute("SELECT surveys FROM files "
                                                              "WHERE surveys IS NOT NULL")]
     assert surveys and all(json.loads(s) for s in surveys)
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == \
+        (str(SCHEMA_VERSION),)
 
 
 def _damaged(state: Path, kind: str) -> Path:
@@ -294,7 +329,6 @@ def test_a_state_that_cannot_be_used_is_one_line_exit_2_and_left_as_it_is(
     assert result.stdout == "" and result.stderr.count("\n") == 1, result.output
     assert str(given) in result.stderr and "internal error" not in result.stderr
     assert _listing(state.parent) == before  # nothing overwritten, nothing created beside it
-    assert not Path(f"{given}.lock").exists() or kind in ("truncated",)
 
 
 def test_a_full_disk_while_sweeping_is_one_line_exit_2(outputs, tmp_path):
@@ -345,11 +379,15 @@ class Hook:
                 if answer == "slow":  # answers 200, but only after the deadline
                     time.sleep(1)
                     status = 200
+                elif answer.startswith("late"):  # takes the alert, answers 200 after a while
+                    hook.received.append(json.loads(body))
+                    time.sleep(float(answer.split()[1]))
+                    status = 0
                 else:
                     status = int(answer.partition(" ")[0])
                     if 200 <= status < 300:
                         hook.received.append(json.loads(body))
-                self.send_response(status)
+                self.send_response(status or 200)
                 if "retry" in answer:
                     self.send_header("Retry-After", answer.rpartition(" ")[2])
                 if status in (301, 302, 307, 308):
@@ -507,8 +545,9 @@ def _beyond_path_max(parent: Path) -> Path:
     return parent / ("d" * 250)
 
 
-@pytest.mark.parametrize("how", ["beyond PATH_MAX", "chmod 000"])
-def test_a_directory_that_cannot_be_walked_is_said_and_its_job_kept(run_cli, outputs, tmp_path, how):
+@pytest.mark.parametrize("how", ["beyond PATH_MAX", "chmod 000", "listing denied"])
+def test_a_directory_that_cannot_be_walked_is_said_and_its_job_kept(run_cli, outputs, tmp_path, how,
+                                                                    monkeypatch):
     state = tmp_path / "s.db"
     job = outputs / "alice" / "job-1"
     assert told(sweep_json(run_cli, outputs, state)) == failing(outputs)
@@ -517,6 +556,17 @@ def test_a_directory_that_cannot_be_walked_is_said_and_its_job_kept(run_cli, out
             pytest.skip("root lists any directory")
         hidden = job / "worker-1"
         hidden.chmod(0)
+    elif how == "listing denied":  # synthetic, for root too: what chmod 000 does to another user
+        import errno
+
+        hidden, scandir = job / "worker-1", os.scandir
+
+        def scandir_or_refuse(path="."):
+            if os.fspath(path) == str(hidden):
+                raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+            return scandir(path)
+
+        monkeypatch.setattr(os, "scandir", scandir_or_refuse)
     else:
         hidden = _beyond_path_max(job)
     try:
@@ -530,8 +580,9 @@ def test_a_directory_that_cannot_be_walked_is_said_and_its_job_kept(run_cli, out
     report = json.loads(result.stdout)
     kept = {j["job_id"]: j for j in report["jobs"]}[str(job)]
     assert kept["verdict"] == "FAILED" and kept["change"] is None and report["sweep"]["refreshed"] == 0
-    if how != "chmod 000":
+    if how == "beyond PATH_MAX":
         shutil.rmtree(hidden)
+    monkeypatch.undo()
     assert sweep_json(run_cli, outputs, state)["jobs"] == []  # seen whole again: nothing new
 
 
@@ -551,3 +602,366 @@ def test_a_grown_log_is_read_on_from_where_the_last_sweep_stopped(run_cli, outpu
     grown = sweep_json(run_cli, outputs, state)
     assert grown["sweep"]["refreshed"] == 1
     assert grown["sweep"]["bytes_read"] < 4096 + 512 + len(steps[-1]) < log.stat().st_size // 50
+
+
+# -- what a webhook can ask ------------------------------------------------------------------------
+
+def _webhook_known(state: Path) -> dict:
+    db = sqlite3.connect(state)
+    try:
+        [(value,)] = db.execute("SELECT value FROM meta WHERE key = 'webhook'").fetchall()
+    finally:
+        db.close()
+    return json.loads(value)
+
+
+@pytest.mark.parametrize("asked", ["86400", "99999999999", "9" * 400, "soon", "-5",
+                                   "Fri, 31 Dec 9999 23:59:59 GMT"])
+def test_a_wait_the_server_asks_for_is_bounded_and_never_a_crash(run_cli, outputs, tmp_path,
+                                                                 quick_webhook, asked):
+    """Synthetic server: one 429 with a Retry-After of a day, of centuries, of 400 digits, or
+    that no one can read; then it answers."""
+    state = tmp_path / "s.db"
+    with Hook(f"429 retry {asked}") as hook:
+        limited = run_cli("sweep", outputs, "--state", state, "--webhook", hook.url, "--now",
+                          POST_MORTEM_NOW)
+        assert limited.exit_code == 69, limited.output
+        waits = _webhook_known(state)["retry_at"] - time.time()
+        assert 0 <= waits <= quick_webhook.RETRY_AFTER_MAX
+        if asked != "86400":  # no wait anyone means: a short one
+            assert waits <= quick_webhook.RETRY_AFTER_UNREADABLE
+        again = run_cli("sweep", outputs, "--state", state, "--webhook", hook.url)
+        assert again.exit_code == 69 and "internal error" not in again.stderr, again.output
+
+
+def test_a_wait_is_owed_to_its_destination_and_forgotten_when_it_changes(run_cli, outputs, tmp_path,
+                                                                          quick_webhook):
+    state = tmp_path / "s.db"
+    with Hook("429 retry 86400") as old, Hook("200") as new:
+        assert run_cli("sweep", outputs, "--state", state, "--webhook", old.url).exit_code == 69
+        moved = run_cli("sweep", outputs, "--state", state, "--webhook", new.url)
+        assert moved.exit_code == 0, moved.output
+    assert sorted(new.received[0]["job_ids"]) == failing(outputs)
+
+
+def test_a_wait_stored_past_any_bound_by_an_older_logscan_is_no_crash(run_cli, outputs, tmp_path,
+                                                                      quick_webhook):
+    state = tmp_path / "s.db"
+    with Hook("500") as down:
+        sweep_json(run_cli, outputs, state, "--webhook", down.url, code=69)
+    db = sqlite3.connect(state)  # synthetic: what a 400-digit Retry-After left in a schema 5 state
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('webhook_retry_at', 'inf')")
+    db.commit()
+    db.close()
+    with Hook("200") as hook:
+        result = run_cli("sweep", outputs, "--state", state, "--webhook", hook.url)
+    assert result.exit_code in (0, 69) and "internal error" not in result.stderr, result.output
+
+
+# -- who tells an alert ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ad_hoc", [[], ["--summary"], ["--all"], ["--export", "jobs.csv"],
+                                    ["--format", "jsonl"]])
+def test_alerts_kept_for_the_webhook_stay_owed_through_a_sweep_without_it(run_cli, outputs, tmp_path,
+                                                                          quick_webhook, ad_hoc):
+    state = tmp_path / "s.db"
+    with Hook("500") as down:
+        sweep_json(run_cli, outputs, state, "--webhook", down.url, code=69)
+    ad_hoc = [str(tmp_path / a) if a.endswith(".csv") else a for a in ad_hoc]
+    operator = run_cli("sweep", outputs, "--state", state, "--now", POST_MORTEM_NOW, *ad_hoc)
+    assert operator.exit_code == 0, operator.output
+    with Hook("200") as hook:
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+    assert [sorted(m["job_ids"]) for m in hook.received] == [failing(outputs)]
+
+
+def test_a_summary_prints_no_change_so_the_next_listing_still_does(run_cli, outputs, tmp_path):
+    state = tmp_path / "s.db"
+    summary = run_cli("sweep", outputs, "--state", state, "--summary", "--now", POST_MORTEM_NOW)
+    assert summary.exit_code == 0, summary.output
+    assert told(sweep_json(run_cli, outputs, state)) == sorted(f"{outputs}/{w}" for w in LAYOUT
+                                                               if w != "bob/job-2")
+
+
+def test_options_that_change_what_is_diagnosed_make_no_changes_of_their_own(run_cli, outputs,
+                                                                            tmp_path):
+    state = tmp_path / "s.db"
+    assert told(sweep_json(run_cli, outputs, state)) == failing(outputs)
+    ad_hoc = sweep_json(run_cli, outputs, state, "--ignore", "crash-during-training,crash-before-first-batch")
+    assert ad_hoc["jobs"] == [], ad_hoc["jobs"]
+    assert sweep_json(run_cli, outputs, state)["jobs"] == []
+    # What the logs do meanwhile is still told, under whichever options see it.
+    shutil.copytree(SAMPLES / "crash-mid-training", outputs / "carol" / "job-3",
+                    ignore=shutil.ignore_patterns("expected.json"))
+    assert told(sweep_json(run_cli, outputs, state, "--ignore", "crash-during-training")) == \
+        [f"{outputs}/carol/job-3"]
+    assert sweep_json(run_cli, outputs, state)["jobs"] == []
+
+
+def test_changes_no_listing_prints_are_kept_to_a_bound(run_cli, outputs, tmp_path, monkeypatch):
+    import logscan.sweep.engine as engine
+
+    monkeypatch.setattr(engine, "OUTBOX_UNPRINTED_KEPT", 1)
+    state = tmp_path / "s.db"
+    assert run_cli("sweep", outputs, "--state", state, "--summary", "--now", POST_MORTEM_NOW).exit_code == 0
+    assert len(sweep_json(run_cli, outputs, state)["jobs"]) == 1  # the latest
+
+
+def _new_failures(outputs: Path, names: list[str]) -> list[str]:
+    for name in names:
+        shutil.copytree(SAMPLES / "crash-mid-training", outputs / name,
+                        ignore=shutil.ignore_patterns("expected.json"))
+    return [f"{outputs}/{name}" for name in names]
+
+
+def _answered_once(run_cli, outputs: Path, state: Path, tmp_path: Path) -> None:
+    """A state whose webhook has answered: one failure swept and posted alone; the other
+    failing job comes back after."""
+    aside = tmp_path / "aside"
+    (outputs / "run-top").rename(aside)
+    with Hook("200") as hook:
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+    assert [m["job_id"] for m in hook.received] == [f"{outputs}/alice/job-1"]
+    aside.rename(outputs / "run-top")
+
+
+def test_no_post_is_started_without_time_to_finish_it(run_cli, outputs, tmp_path, monkeypatch):
+    """Synthetic server: takes each alert and answers 0.7 s later; the delivery deadline leaves
+    time for one such request and part of another."""
+    import logscan.sweep.alerts as alerts
+
+    state = tmp_path / "s.db"
+    _answered_once(run_cli, outputs, state, tmp_path)
+    new = [f"{outputs}/run-top", *_new_failures(outputs, ["carol/job-3"])]
+    monkeypatch.setattr(alerts, "TIMEOUT", 1.0)
+    monkeypatch.setattr(alerts, "DEADLINE", 1.2)
+    with Hook("late 0.7") as hook:
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url, code=69)
+        hook.answers = ["200"]
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+    assert sorted(m["job_id"] for m in hook.received) == sorted(new)  # each once
+
+
+def test_a_burst_of_new_failures_is_one_digest(run_cli, outputs, tmp_path, monkeypatch):
+    import logscan.sweep.alerts as alerts
+
+    monkeypatch.setattr(alerts, "DIGEST_BURST", 2)
+    state = tmp_path / "s.db"
+    _answered_once(run_cli, outputs, state, tmp_path)
+    new = [f"{outputs}/run-top", *_new_failures(outputs, ["carol/job-3", "dave/job-4"])]
+    with Hook("200") as hook:
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+        [burst] = hook.received
+        assert burst["digest"] and sorted(burst["job_ids"]) == sorted(new)
+        assert burst["text"].startswith("logscan: 3 new failure(s)\n- ")
+        _new_failures(outputs, ["erin/job-5"])
+        sweep_json(run_cli, outputs, state, "--webhook", hook.url)
+    assert hook.received[1]["job_id"] == f"{outputs}/erin/job-5"  # a few: one message each
+
+
+# -- an upgrade ------------------------------------------------------------------------------------
+
+def _as_told_by_an_older_logscan(state: Path) -> None:
+    """Synthetic: the state as a logscan of schema 5 left it, whose fingerprint function differed
+    (each failure told under another fingerprint) and whose code differs (every job diagnosed
+    again)."""
+    db = sqlite3.connect(state)
+    if any(column[1] == "version" for column in db.execute("PRAGMA table_info(alerted)")):
+        db.execute("ALTER TABLE alerted DROP COLUMN version")
+    db.executescript("UPDATE alerted SET fingerprint = 'older:' || fingerprint; "
+                     "UPDATE jobs SET root_fingerprint = 'older:' || root_fingerprint, code = ''; "
+                     "UPDATE meta SET value = '5' WHERE key = 'schema_version';")
+    db.commit()
+    db.close()
+
+
+def test_an_upgrade_tells_no_failure_again(run_cli, outputs, tmp_path):
+    state = tmp_path / "s.db"
+    assert told(sweep_json(run_cli, outputs, state)) == failing(outputs)
+    _as_told_by_an_older_logscan(state)
+    upgraded = sweep_json(run_cli, outputs, state)
+    assert upgraded["sweep"]["refreshed"] == len(LAYOUT) and upgraded["jobs"] == []
+    # What it told is now known by the new fingerprints: a log growing is still nothing new.
+    (outputs / "alice" / "job-1" / "worker-0" / "launch_ddp.log").open("a").write("more\n")
+    assert sweep_json(run_cli, outputs, state)["jobs"] == []
+
+
+# -- HTTPS and proxies -----------------------------------------------------------------------------
+
+@pytest.fixture
+def tls_hook(tmp_path, monkeypatch):
+    """A webhook on loopback behind TLS, with a certificate made for this test (for 127.0.0.1)
+    that the process trusts through SSL_CERT_FILE, as it would a company's CA."""
+    import ssl
+
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("no openssl to make a certificate with")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    made = subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                           "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                           "-keyout", str(key), "-out", str(cert)], capture_output=True)
+    assert made.returncode == 0, made.stderr
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    for variable in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(variable, raising=False)
+    hook = Hook("200")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    hook.server.socket = context.wrap_socket(hook.server.socket, server_side=True)
+    hook.url = hook.url.replace("http://", "https://")
+    with hook:
+        yield hook
+
+
+class Proxy:
+    """A forward proxy on loopback (synthetic): a plain-HTTP request is passed on to the URL it
+    names; CONNECT opens a tunnel. What it was asked is kept in `asked`."""
+
+    def __init__(self):
+        import socket as sockets
+
+        self.asked: list[str] = []
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                import urllib.request
+
+                proxy.asked.append(f"POST {self.path}")
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                request = urllib.request.Request(self.path, data=body, method="POST",
+                                                 headers={"Content-Type": "application/json"})
+                with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request) as answer:
+                    status = answer.status
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_CONNECT(self):
+                proxy.asked.append(f"CONNECT {self.path}")
+                host, _, port = self.path.rpartition(":")
+                upstream = sockets.create_connection((host, int(port)))
+                self.send_response(200)
+                self.end_headers()
+                ends = [self.connection, upstream]
+
+                def pump(source, sink):
+                    try:
+                        while data := source.recv(65536):
+                            sink.sendall(data)
+                    except OSError:
+                        pass
+                    for end in ends:
+                        try:
+                            end.shutdown(sockets.SHUT_RDWR)
+                        except OSError:
+                            pass
+
+                back = threading.Thread(target=pump, args=(upstream, self.connection), daemon=True)
+                back.start()
+                pump(self.connection, upstream)
+                back.join(5)
+                upstream.close()
+                self.close_connection = True
+
+            def log_message(self, *_):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+
+    def __enter__(self) -> "Proxy":
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_alerts_are_posted_over_https(run_cli, outputs, tmp_path, tls_hook):
+    sweep_json(run_cli, outputs, tmp_path / "s.db", "--webhook", tls_hook.url)
+    assert [sorted(m["job_ids"]) for m in tls_hook.received] == [failing(outputs)]
+
+
+def test_an_https_server_whose_certificate_is_not_trusted_keeps_the_alerts(run_cli, outputs, tmp_path,
+                                                                            tls_hook, monkeypatch):
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "no-such-ca.pem"))
+    state = tmp_path / "s.db"
+    refused = run_cli("sweep", outputs, "--state", state, "--webhook", tls_hook.url)
+    assert refused.exit_code == 69 and refused.stderr.count("\n") == 1, refused.output
+    assert "2 alert(s) kept" in refused.stderr and tls_hook.received == []
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "cert.pem"))
+    sweep_json(run_cli, outputs, state, "--webhook", tls_hook.url)
+    assert [sorted(m["job_ids"]) for m in tls_hook.received] == [failing(outputs)]
+
+
+def test_alerts_go_through_the_proxy_the_environment_names(run_cli, outputs, tmp_path, monkeypatch):
+    for variable in ("HTTP_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(variable, raising=False)
+    with Proxy() as proxy, Hook("200") as hook:
+        monkeypatch.setenv("http_proxy", proxy.url)
+        sweep_json(run_cli, outputs, tmp_path / "s.db", "--webhook", hook.url)
+    assert proxy.asked == [f"POST {hook.url}"]
+    assert [sorted(m["job_ids"]) for m in hook.received] == [failing(outputs)]
+
+
+def test_https_alerts_are_tunnelled_through_the_proxy(run_cli, outputs, tmp_path, tls_hook, monkeypatch):
+    with Proxy() as proxy:
+        monkeypatch.setenv("https_proxy", proxy.url)
+        sweep_json(run_cli, outputs, tmp_path / "s.db", "--webhook", tls_hook.url)
+    assert proxy.asked == [f"CONNECT 127.0.0.1:{tls_hook.server.server_port}"]
+    assert [sorted(m["job_ids"]) for m in tls_hook.received] == [failing(outputs)]
+
+
+def test_no_proxy_is_honoured(run_cli, outputs, tmp_path, monkeypatch):
+    with Proxy() as proxy, Hook("200") as hook:
+        monkeypatch.setenv("http_proxy", proxy.url)
+        monkeypatch.setenv("no_proxy", "127.0.0.1")
+        sweep_json(run_cli, outputs, tmp_path / "s.db", "--webhook", hook.url)
+    assert proxy.asked == [] and len(hook.received) == 1
+
+
+# -- what cannot be read ---------------------------------------------------------------------------
+
+def _denied(monkeypatch, *paths: Path) -> None:
+    """Synthetic permission denied (the tests may run as root, whom chmod does not stop): opening
+    these files fails with EACCES, as it does for a user the file's mode leaves out."""
+    import errno
+
+    real, refused = os.open, {str(p) for p in paths}
+
+    def open_or_refuse(path, flags, *args, **kwargs):
+        if os.fspath(path) in refused:
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_or_refuse)
+
+
+def test_a_log_that_cannot_be_read_is_said_and_its_job_waits_for_it(run_cli, outputs, tmp_path,
+                                                                     monkeypatch):
+    state = tmp_path / "s.db"
+    log = outputs / "alice" / "job-1" / "worker-1" / "launch_ddp.log"
+    with monkeypatch.context() as patch:
+        _denied(patch, log)
+        denied = run_cli("sweep", outputs, "--state", state, "--format", "json", "--now", POST_MORTEM_NOW)
+    assert denied.exit_code == 0 and denied.stderr.count("\n") == 1, denied.output
+    assert "cannot read" in denied.stderr and str(log) in denied.stderr
+    assert told(json.loads(denied.stdout)) == [f"{outputs}/run-top"]  # no alert from half a job
+    readable = sweep_json(run_cli, outputs, state)  # the mode fixed: the file unchanged, read now
+    [job] = readable["jobs"]
+    assert job["job_id"] == f"{outputs}/alice/job-1" and len(job["workers"]) == 2
+    assert job["root_cause"]["rule"] == "crash-during-training"
+    with monkeypatch.context() as patch:  # a known job: kept as it was while a log cannot be read
+        _denied(patch, log)
+        log.open("a").write("more\n")
+        kept = run_cli("sweep", outputs, "--state", state, "--all", "--format", "json", "--now",
+                       POST_MORTEM_NOW)
+    assert kept.exit_code == 0 and "cannot read" in kept.stderr, kept.output
+    jobs = {j["job_id"]: j for j in json.loads(kept.stdout)["jobs"]}
+    assert jobs[f"{outputs}/alice/job-1"]["change"] is None
+    assert len(jobs[f"{outputs}/alice/job-1"]["workers"]) == 2
+    assert sweep_json(run_cli, outputs, state)["jobs"] == []

@@ -255,3 +255,85 @@ def test_the_deployment_pages_kubernetes_manifest_sweeps_one_shard_per_index_wit
                          "--now", POST_MORTEM_NOW)
         assert result.exit_code == 0, result.output
     assert len(list((tmp_path / "volume" / "logscan" / "sweeps").glob("*.sqlite3"))) == job["completions"]
+
+
+# Names anyone with write access to the shared directory can give (synthetic: real jobs, renamed).
+
+def _named_groups(outputs: Path, names: list[str]) -> None:
+    for name in names:
+        shutil.copytree(SAMPLES / "crash-mid-training", outputs / name / "job",
+                        ignore=shutil.ignore_patterns("expected.json"))
+
+
+@pytest.mark.parametrize("name", ['=HYPERLINK("https:example.com","open")', "+1+2", "-2+3",
+                                  "@SUM(A1)", "\tTAB", "\rCR"])
+def test_an_export_cell_a_spreadsheet_would_run_is_neutralised(run_cli, outputs, tmp_path, name):
+    import csv
+
+    _named_groups(outputs, [name])
+    export = tmp_path / "jobs.csv"
+    sweep(run_cli, outputs, tmp_path / "s.db", "--export", export)
+    with export.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    cells = [cell for row in rows for cell in row.values() if cell]
+    assert not [cell for cell in cells if cell[0] in "=+-@\t\r"], cells
+    assert f"'{name}" in {row["group"] for row in rows}  # still there, as text
+
+
+def test_the_summary_escapes_control_characters_as_the_table_does(run_cli, outputs, tmp_path):
+    _named_groups(outputs, ["esc\x1b]52;c;SGVsbG8=\x07", "bell\x07", "new\nline", "::error::x"])
+    result = run_cli("sweep", outputs, "--state", tmp_path / "s.db", "--summary", "--now",
+                     POST_MORTEM_NOW)
+    assert result.exit_code == 0, result.output
+    assert not any(c in result.stdout for c in "\x1b\x07\r"), repr(result.stdout)
+    assert "esc\\x1b]52;c;SGVsbG8=\\x07" in result.stdout and "new\\x0aline" in result.stdout
+    assert not [line for line in result.stdout.splitlines() if line.lstrip().startswith("::")]
+    assert not [line for line in result.stdout.splitlines() if line.startswith("line")]
+
+
+def _not_a_regular_file(tmp_path: Path, kind: str, name: str) -> Path:
+    """Synthetic: what an output path may name instead of a file."""
+    import os
+    import socket
+
+    path = tmp_path / name
+    if kind == "symlink":
+        target = tmp_path / "kept.txt"
+        target.write_text("kept\n")
+        path.symlink_to(target)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        server.close()
+    elif kind == "device":
+        import stat
+
+        try:  # a null device of its own, made in the test's directory (root only)
+            os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        except PermissionError:
+            pytest.skip("making a device node takes root")
+    return path
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "socket", "device"])
+@pytest.mark.parametrize("option,name", [("--prometheus", "m.prom"), ("--export", "jobs.csv")])
+def test_a_metrics_or_export_path_that_is_no_regular_file_is_refused_never_replaced(
+        outputs, tmp_path, kind, option, name):
+    import os
+    import subprocess
+    import sys
+
+    path = _not_a_regular_file(tmp_path, kind, name)
+    before = os.lstat(path)
+    result = subprocess.run([sys.executable, "-m", "logscan", "sweep", str(outputs), "--state",
+                             str(tmp_path / "s.db"), "--now", POST_MORTEM_NOW, option, str(path)],
+                            cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and str(path) in result.stderr, result.stderr
+    after = os.lstat(path)
+    assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
+    if kind == "symlink":
+        assert (tmp_path / "kept.txt").read_text() == "kept\n"
+    assert not list(tmp_path.glob(f".{name}.*"))

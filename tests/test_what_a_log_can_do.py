@@ -148,3 +148,18 @@ def test_a_data_report_printed_in_a_ci_log_holds_no_legacy_command_yet_parses_th
         assert any(LEGACY in t for t in texts)
     else:
         assert LEGACY in json.dumps(json.loads(result.stdout), ensure_ascii=False)
+
+
+@pytest.mark.parametrize("worker", ["worker-0", "worker-1"])
+def test_a_log_whose_tail_is_nuls_is_read_as_the_log_it_is(run_cli, tmp_path, worker):
+    """Synthetic: a node's hard reset (or a preallocated file) leaves NULs after the last line
+    written; here 1 KiB of them after a real log of under 8 KiB."""
+    job = sample_copy(tmp_path, CRASH)
+    log = job / worker / "launch_ddp.log"
+    with log.open("ab") as handle:
+        handle.write(b"\0" * 1024)
+    result = scan(run_cli, job, "--format", "json")
+    report = json.loads(result.stdout)
+    assert report["root_cause"]["rule"] == "crash-during-training", result.output
+    assert not [f for f in report["findings"] if f["rule"] == "missing-worker"]
+    assert len(report["workers"]) == 2

@@ -183,8 +183,13 @@ def write_report(report: str, output: Path | None) -> None:
     if output is None:
         emit(report)
         return
+    from logscan.errors import LogscanError
+    from logscan.output_files import write_through
+
     try:
-        output.write_text(report, encoding="utf-8")
+        write_through(output, report)
+    except LogscanError as exc:
+        fail(str(exc))
     except (OSError, ValueError) as exc:
         fail(f"cannot write {output}: {_reason(exc)}")
 

@@ -159,6 +159,11 @@ def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, w
             if find_spec("pyarrow") is None:  # said before the sweep, not after its report
                 raise InputError("--export FILE.parquet needs pyarrow: pip install "
                                  "'ddp-logscan[parquet]' (or export .csv / .jsonl)")
+    from logscan.output_files import check_replaceable
+
+    for path in (prometheus, export):  # said before the sweep, not after its report
+        if path is not None:
+            check_replaceable(path)
     catalogue = checked_catalogue(settings)
     state_path = state or st.default_state_path(dirs, shard)
     st.check_state_path(state_path, dirs)
@@ -194,7 +199,7 @@ def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, w
 
                 _write(export, lambda: write_export(export, export_rows(run.all_jobs(), shard_label)))
     except st.Busy as busy:
-        say(f"logscan: error: another sweep (pid {busy}) holds {state_path}.lock: this one did "
+        say(f"logscan: error: another sweep (pid {busy}) holds the state {state_path}: this one did "
             f"nothing; if that sweep hangs, stop it")
         return EXIT_BUSY
     except sqlite3.Error as exc:
@@ -206,11 +211,16 @@ def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, w
 
 def _say_unseen(report) -> None:
     """What the walk could not see: its jobs are kept as they were, never re-alerted."""
+    from logscan.render.inert import inert
+
     for directory, why in report.unwalkable:
-        say(f"logscan: cannot walk {directory} ({why}): the jobs at, above or inside it keep their "
-            f"last diagnosis")
+        say(f"logscan: cannot walk {inert(directory)} ({why}): the jobs at, above or inside it keep "
+            f"their last diagnosis")
+    for path, why in report.unreadable:
+        say(f"logscan: cannot read {inert(path)} ({why}): its job keeps its last diagnosis (a new "
+            f"one waits) until the file can be read")
     for root, jobs in report.empty:
-        say(f"logscan: {root} is empty but held {jobs} job(s) at the last sweep (a filesystem not "
+        say(f"logscan: {inert(root)} is empty but held {jobs} job(s) at the last sweep (a filesystem not "
             f"mounted?): they are kept as they were")
 
 def _write(path: Path, write) -> None:
@@ -259,8 +269,7 @@ def _deliver(run, report, stats, format, all_jobs, summary, shard_label, webhook
                 text = json.dumps({"schema_version": listing.SCHEMA_VERSION, "sweep": stats,
                                    "summary": view},
                                   indent=2, sort_keys=True) + "\n"
-            printed = [seq for seq, _ in run.to_print()]
-            _write_out(text)
+            _write_out(text)  # counts, not the changes: a listing prints them
         elif format == SweepFormat.JSON or all_jobs or _terminal():
             # One listing: its changes are delivered once it is written whole.
             if all_jobs:
@@ -299,7 +308,8 @@ def _deliver(run, report, stats, format, all_jobs, summary, shard_label, webhook
         if printed:
             run.printed(printed, posted=not needs_post)
     if not needs_post:
-        run.posted([seq for seq, _ in run.to_post()], answered=False)  # no alert is owed
+        if run.webhook() is None:  # no sweep of this state ever had a webhook: no alert is owed
+            run.posted([seq for seq, _ in run.to_post()])
         return problems
     return problems + _post(run, webhook)
 
@@ -310,10 +320,12 @@ def _post(run, webhook: str) -> list[str]:
     import time
     from datetime import datetime, timezone
 
-    from logscan.sweep.alerts import is_alert, send
+    from logscan.sweep.alerts import destination, is_alert, send
 
+    where = destination(webhook)
+    known = run.owe_to(where)
     alerts = ((seq, change) for seq, change in run.to_post() if is_alert(change))
-    wait = run.webhook_retry_at()
+    wait = run.webhook_retry_at(where)
     if wait is not None and wait > time.time():
         kept = sum(1 for _ in alerts)
         if not kept:
@@ -321,8 +333,9 @@ def _post(run, webhook: str) -> list[str]:
         until = datetime.fromtimestamp(wait, timezone.utc).isoformat(timespec="seconds")
         return [f"webhook: the server asked not to be posted to before {until} (Retry-After): "
                 f"{kept} alert(s) kept in the state and sent by a sweep after that"]
-    outcome = send(webhook, alerts, delivered=run.posted, as_digest=not run.webhook_answered())
-    run.set_webhook_retry_at(outcome.retry_at)
+    outcome = send(webhook, alerts, delivered=lambda seqs: run.posted(seqs, answered_by=where),
+                   as_digest=not known["answered"])
+    run.set_webhook_retry_at(where, outcome.retry_at)
     return outcome.problems
 
 

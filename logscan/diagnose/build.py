@@ -10,7 +10,7 @@ from logscan.scan.events import format_master
 from logscan.findings.signatures import signature_findings
 from logscan.findings.expectations import expectation_findings
 from logscan.diagnosis import Diagnosis, InputNote, ProcessSummary, WorkerSummary
-from logscan.limits import MAX_RULE_TIMEOUTS
+from logscan.limits import MAX_RULE_TIMEOUTS, RUNAWAY_BUDGET
 from logscan.scan.finders import USER_PROGRESS_FLAG
 from logscan.model.job import Job
 from logscan.diagnose.clock import clock_note, last_known_time
@@ -118,7 +118,8 @@ def _input_notes(job: Job, found) -> tuple[InputNote, ...]:
         for rule_id in dict.fromkeys(scan.rule_timeouts):
             what = rule_id if rule_id.startswith(USER_PROGRESS_FLAG) else f"rule {rule_id}"
             notes.append(InputNote(scan.display, f"{what} timed out on this file's lines (a runaway pattern); after "
-                                                    f"{MAX_RULE_TIMEOUTS} such lines it is not tried again in this scan"))
+                                                    f"{MAX_RULE_TIMEOUTS} such lines (one, once runaway patterns have cost the scan "
+                                                    f"{RUNAWAY_BUDGET:g} s) it is not tried again in this scan"))
     return tuple(notes)
 
 

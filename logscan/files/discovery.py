@@ -130,7 +130,9 @@ OWN_REPORT_NOTE = "a logscan report, not a log: skipped"
 def why_not_a_log(name: str, text: bytes, named: bool) -> str | None:
     """None when a file whose text begins so is a Worker log; else why not: BINARY_NOTE,
     OWN_REPORT_NOTE, or '' for a text file found in a directory (not `named` by the user)
-    whose name and first lines do not say log."""
+    whose name and first lines do not say log. NULs that end the text read are no evidence of
+    a binary: a node's hard reset leaves a log's tail so, and so does a preallocated file."""
+    text = text.rstrip(b"\0")
     if looks_binary(text):
         return BINARY_NOTE
     if OWN_REPORT.match(text):

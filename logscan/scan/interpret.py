@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 from logscan.scan import lineparse
 from logscan.catalogue import Rule
 from logscan.vocabulary import RuleKind
-from logscan.limits import MAX_RULE_TIMEOUTS
+from logscan.limits import (MAX_RULE_TIMEOUTS, PATTERN_TIMEOUT, RUNAWAY_BUDGET,
+                            RUNAWAY_TIMEOUT_PAST_BUDGET)
 from logscan.scan.events import (TORCHRUN_ENV, AgentShape, EnvPrint, FileScan, LaunchLine, Progress,
                                  ProcessExit, PythonException, SignalHit, Where)
 from logscan.scan.prefixes import strip_prefixes
@@ -80,16 +81,37 @@ class _FileContext:
     spawn_process: int | None = None
 
 
+class RuleTimeouts:
+    """The rules whose patterns ran away in one scan, and what runaway patterns cost it together:
+    shared by every file and every reader of lines in a scanning process, so a catastrophic
+    pattern costs its budget once, not once per file, and many cost RUNAWAY_BUDGET, not many
+    times MAX_RULE_TIMEOUTS timeouts."""
+
+    def __init__(self):
+        self.counts: dict[str, int] = {}   # rule id → times it ran away
+        self.spent = 0.0                   # seconds lost to patterns that ran away
+
+    def given_up(self, rule_id: str) -> bool:
+        allowed = MAX_RULE_TIMEOUTS if self.spent < RUNAWAY_BUDGET else 1
+        return self.counts.get(rule_id, 0) >= allowed
+
+    def timeout(self, allowed: float = PATTERN_TIMEOUT) -> float:
+        """Seconds a pattern may take now, when it may take `allowed` within the budget."""
+        return allowed if self.spent < RUNAWAY_BUDGET else min(allowed, RUNAWAY_TIMEOUT_PAST_BUDGET)
+
+    def ran_away(self, rule_id: str, seconds: float) -> None:
+        self.counts[rule_id] = self.counts.get(rule_id, 0) + 1
+        self.spent += seconds
+
+
 class FileInterpreter:
     """The events of one file, from its candidate lines fed in order (`line`)."""
 
-    def __init__(self, matchers: list[Rule], path: str, display: str, timeouts: dict | None = None,
-                 local_rank: int | None = None):
+    def __init__(self, matchers: list[Rule], path: str, display: str,
+                 timeouts: RuleTimeouts | None = None, local_rank: int | None = None):
         self.matchers = matchers  # the catalogue rules that have keywords
         self.harmless_ids = frozenset(r.id for r in matchers if r.kind == RuleKind.HARMLESS)
-        # rule id → times it ran away: shared by every file of a scan, so a catastrophic pattern
-        # costs its budget once, not once per file
-        self.timeouts = timeouts if timeouts is not None else {}
+        self.timeouts = timeouts if timeouts is not None else RuleTimeouts()
         self.scan = FileScan(path=path, display=display, local_rank=local_rank)
         self.context = _FileContext()
         self._late_hits: list[SignalHit] = []
@@ -246,13 +268,14 @@ class FileInterpreter:
         for rule in self.matchers:
             if not any(kw in body for kw in rule.keywords):
                 continue
-            if self.timeouts.get(rule.id, 0) >= MAX_RULE_TIMEOUTS:
+            if self.timeouts.given_up(rule.id):
                 continue
+            allowed = self.timeouts.timeout()
             try:
-                groups = rule.match(body)
+                groups = rule.match(body, allowed)
             except TimeoutError:
                 self.scan.rule_timeouts.append(rule.id)
-                self.timeouts[rule.id] = self.timeouts.get(rule.id, 0) + 1
+                self.timeouts.ran_away(rule.id, allowed)
                 ran_away = True
                 continue
             if groups is not None:
@@ -421,13 +444,20 @@ class LineJudge:
     A body is judged once (bounded, as meanings are); a rule that runs away keeps the line, and
     the interpreter decides and notes it."""
 
-    def __init__(self, matchers: list[Rule]):
-        self._probe = FileInterpreter(matchers, "", "", {}, None)
+    def __init__(self, matchers: list[Rule], timeouts: RuleTimeouts | None = None):
+        self._probe = FileInterpreter(matchers, "", "", timeouts, None)
         self._known: dict[tuple[str, bool], bool] = {}
         self._by_raw: dict[tuple[bytes, bool], tuple[bool, tuple | None]] = {}
 
     def tells(self, raw: bytes, native: bool) -> bool:
         return self.judge(raw, native)[0]
+
+    def ran_away(self) -> list[str]:
+        """The rules that ran away on the lines judged since the last call: the scan notes them,
+        as it notes those that run away in the interpreter (they share one budget)."""
+        ids = self._probe.scan.rule_timeouts[:]
+        self._probe.scan.rule_timeouts.clear()
+        return ids
 
     def judge(self, raw: bytes, native: bool) -> tuple[bool, tuple | None]:
         """(whether the line tells anything, what makes a line the same as it when it does

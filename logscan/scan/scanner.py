@@ -22,8 +22,8 @@ from logscan.catalogue import Catalogue
 from logscan.scan.events import FileScan
 from logscan.scan.finders import USER_PROGRESS_FLAG, ProgressFinder, make_line_finder
 from logscan.scan.glued import record_spans
-from logscan.limits import BLOCK_PATTERN_TIMEOUT, MAX_RULE_TIMEOUTS
-from logscan.scan.interpret import MAX_RAW, FileInterpreter, LineJudge
+from logscan.limits import BLOCK_PATTERN_TIMEOUT
+from logscan.scan.interpret import MAX_RAW, FileInterpreter, LineJudge, RuleTimeouts
 from logscan.scan.lineparse import Candidates
 from logscan.scan.prefixes import strip_prefixes
 from logscan.files.records import join_partial_records
@@ -196,11 +196,11 @@ class Scanner:
         self.native = re.compile(b"|".join(c.pattern for c in native), re.MULTILINE)
         rules = [(r.patterns, _keyword_literals(r.keywords)) for r in self.matchers]
         self.finder = make_line_finder(native, matcher, rules)
-        self.judge = LineJudge(self.matchers)
+        # The rules whose patterns ran away, over every file this scanner reads: one budget
+        # for the judge of lines and the interpreter (limits.MAX_RULE_TIMEOUTS, RUNAWAY_BUDGET)
+        self.rule_timeouts = RuleTimeouts()
+        self.judge = LineJudge(self.matchers, self.rule_timeouts)
         self.progress = ProgressFinder(tuple(progress_patterns))
-        # rule id → times its pattern ran away, over every file this scanner reads (see
-        # limits.MAX_RULE_TIMEOUTS)
-        self.rule_timeouts: dict[str, int] = {}
 
     def scan_file(self, path: str, display: str, chunk_size: int = CHUNK_SIZE,
                   content: tuple[bytes, float] | None = None,
@@ -248,7 +248,7 @@ class Scanner:
             found.tail = tail[tail.rfind(b"\n") + 1:][:MAX_RAW]
         return found
 
-    def _survey_block(self, block: bytes, found: Survey, timeouts: dict,
+    def _survey_block(self, block: bytes, found: Survey, timeouts: RuleTimeouts,
                       repeats: _RepeatRuns) -> int:
         """Note the block's candidate and progress lines; return its number of newlines."""
         if self.finder.marks_native:
@@ -284,6 +284,7 @@ class Scanner:
             if last is not None:
                 found.last_progress = (found.first_progress if last == first
                                        else self._line_at(block, last, newlines, found.newlines))
+        found.rule_timeouts += self.judge.ran_away()
         if self.progress.timeouts:
             found.rule_timeouts += (f"{USER_PROGRESS_FLAG} {pattern!r}"
                                     for pattern in self.progress.timeouts)
@@ -309,28 +310,29 @@ class Scanner:
         end = len(block) if end < 0 else end
         return _LineNumbers(block, newlines, before).of(start) - 1, _raw_line(block, start, end)
 
-    def _survey_keywordless(self, block: bytes, found: Survey, timeouts: dict) -> None:
+    def _survey_keywordless(self, block: bytes, found: Survey, timeouts: RuleTimeouts) -> None:
         text = block.decode("utf-8", "replace")
         for rule in self.keywordless:
-            if timeouts.get(rule.id, 0) >= MAX_RULE_TIMEOUTS:
+            if timeouts.given_up(rule.id):
                 continue
+            allowed = timeouts.timeout(BLOCK_PATTERN_TIMEOUT)
             try:
                 for pattern in rule.compiled:
                     counted = lines = 0  # newlines before `counted`: matches come in order
-                    for match in pattern.finditer(text, timeout=BLOCK_PATTERN_TIMEOUT):
+                    for match in pattern.finditer(text, timeout=allowed):
                         lines += text.count("\n", counted, match.start())
                         counted = match.start()
                         index = found.newlines + lines
                         start = text.rfind("\n", 0, match.start()) + 1
                         end = text.find("\n", match.end())
                         raw = text[start:] if end < 0 else text[start:end]
-                        groups = rule.match(strip_prefixes(raw).body)
+                        groups = rule.match(strip_prefixes(raw).body, timeouts.timeout())
                         if groups is not None:
                             found.keywordless.append((rule.id, index, raw.encode("utf-8", "replace"),
                                                       tuple(groups.items())))
             except TimeoutError:
                 found.rule_timeouts.append(rule.id)
-                timeouts[rule.id] = timeouts.get(rule.id, 0) + 1
+                timeouts.ran_away(rule.id, allowed)
 
     def merge(self, path: str, display: str, surveys: list[Survey],
               local_rank: int | None = None) -> FileScan:

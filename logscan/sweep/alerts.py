@@ -5,20 +5,26 @@ An alert is delivered when the server answers 2xx, and only then: any other stat
 included: following a 302 would turn the POST into a body-less GET), a closed connection or a
 reply not finished by the deadline leaves it in the state's outbox for the next sweep. The whole
 delivery of one sweep has a deadline, counted across every request and every read (a server
-that dribbles its reply is cut at it), so an endpoint that hangs cannot hold the sweep, nor its
+that dribbles its reply is cut at it; a request is only started with time to finish it), so an endpoint that hangs cannot hold the sweep, nor its
 lock, for long. A 429 or 503 that says when to come back (Retry-After) is waited for when that
-falls within the deadline; otherwise no sweep posts again before then.
+falls within the deadline; otherwise no sweep posts to that URL again before then. The wait is
+bounded (RETRY_AFTER_MAX): a server, or anyone between, cannot silence the alerts for a day or
+a century; a Retry-After no one can read, or that asks for more than a year, is a short wait.
 
 A webhook that has never answered 2xx for this state (a first sweep, a new state) gets one digest
 of every failure found rather than one message each: the first sweep of a big tree would
-otherwise flood it (Slack drops most of such a burst).
+otherwise flood it (Slack drops most of such a burst). So does a later sweep with more than
+DIGEST_BURST alerts to post (a storage outage failing every job at once).
 """
 
 from __future__ import annotations
 
 import email.utils
+import hashlib
 import http.client
+import itertools
 import json
+import math
 import socket
 import threading
 import time
@@ -38,6 +44,10 @@ BACKOFF = 0.5          # seconds before the second attempt, doubled after
 DEADLINE = 15.0        # seconds for every alert of one sweep together
 SCHEMES = ("http", "https")
 DIGEST_LISTS = 20      # failures named in a digest; the rest are counted
+DIGEST_BURST = 10      # more alerts than this in one sweep are posted as one digest
+RETRY_AFTER_MAX = 3600.0         # seconds: the longest wait a server's Retry-After is granted
+RETRY_AFTER_UNREADABLE = 60.0    # seconds: the wait for a Retry-After that asks nothing sensible
+RETRY_AFTER_ABSURD = 366 * 86400.0  # seconds: asking longer than this is a garbled header
 ALERT_LINE_CHARS = 200  # of a log line quoted in an alert
 
 
@@ -99,9 +109,11 @@ class Answer:
     final: bool = False                 # retrying within this sweep will not help
 
 
-def digest(changes: list[dict], count: int) -> dict:
-    """One message for `count` failures, the first DIGEST_LISTS of them (`changes`) named."""
-    lines = [f"logscan: first sweep: {count} failure(s) found"]
+def digest(changes: list[dict], count: int, first: bool = True) -> dict:
+    """One message for `count` failures, the first DIGEST_LISTS of them (`changes`) named: those a
+    `first` sweep found, or a burst of new ones."""
+    lines = [f"logscan: first sweep: {count} failure(s) found" if first
+             else f"logscan: {count} new failure(s)"]
     lines += [f"- {alert_text(change).removeprefix('logscan: ')}" for change in changes]
     if count > len(changes):
         lines.append(f"... and {count - len(changes)} more (logscan sweep --all lists every job)")
@@ -118,19 +130,24 @@ class Outcome:
 
 
 def send(url: str, alerts: Iterable[tuple[int, dict]], delivered: Callable[[list[int]], None],
-         as_digest: bool = False, deadline: float = DEADLINE) -> Outcome:
-    """POST each alert in order (or, `as_digest`, one digest of them all), calling
-    `delivered(seqs)` as each is acknowledged with a 2xx; the first that cannot be delivered
-    ends this sweep's delivery (it and the rest are kept)."""
-    ends = time.monotonic() + deadline
-    if as_digest:
+         as_digest: bool = False, deadline: float | None = None) -> Outcome:
+    """POST each alert in order (or, `as_digest` or past DIGEST_BURST of them, one digest of them
+    all), calling `delivered(seqs)` as each is acknowledged with a 2xx; the first that cannot be
+    delivered ends this sweep's delivery (it and the rest are kept)."""
+    ends = time.monotonic() + (DEADLINE if deadline is None else deadline)
+    alerts = iter(alerts)
+    ahead = list(itertools.islice(alerts, DIGEST_BURST + 1))
+    first = as_digest
+    alerts = itertools.chain(ahead, alerts)
+    if as_digest or len(ahead) > DIGEST_BURST:
         seqs, named = [], []
         for seq, change in alerts:
             seqs.append(seq)
             if len(named) < DIGEST_LISTS:
                 named.append(change)
         if len(seqs) > 1:
-            answer = _deliver(url, json.dumps(digest(named, len(seqs)), ensure_ascii=True).encode(), ends)
+            answer = _deliver(url, json.dumps(digest(named, len(seqs), first),
+                                              ensure_ascii=True).encode(), ends)
             if answer.delivered:
                 delivered(seqs)
                 return Outcome([])
@@ -162,13 +179,11 @@ def _deliver(url: str, body: bytes, ends: float) -> Answer:
     delay = BACKOFF
     answer = Answer(False, "the delivery deadline passed")
     for attempt in range(ATTEMPTS):
-        if ends - time.monotonic() <= 0:
-            return Answer(False, "the delivery deadline passed")
         answer = post(url, body, ends)
         if answer.delivered or answer.final or attempt + 1 == ATTEMPTS:
             return answer
         wait = delay if answer.retry_after is None else answer.retry_after
-        if time.monotonic() + wait >= ends:
+        if time.monotonic() + wait + TIMEOUT > ends:
             if answer.retry_after is not None:
                 answer.problem += f" (retry after {answer.retry_after:.0f} s, past this sweep's deadline)"
             return answer
@@ -179,11 +194,13 @@ def _deliver(url: str, body: bytes, ends: float) -> Answer:
 
 def post(url: str, body: bytes, ends: float) -> Answer:
     """POST `body` as JSON; what came back. Redirects are not followed; the request, reads
-    included, ends at min(now + TIMEOUT, ends)."""
+    included, ends within TIMEOUT. None is started with less than TIMEOUT left before `ends`:
+    a request cut short may have been taken by the server, and would be sent again by the next
+    sweep."""
     parts = urllib.parse.urlsplit(url)
-    budget = min(TIMEOUT, ends - time.monotonic())
-    if budget <= 0:
-        return Answer(False, "the delivery deadline passed")
+    budget = TIMEOUT
+    if ends - time.monotonic() < budget:
+        return Answer(False, "no time left before the delivery deadline to finish a request")
     connection, target = _connection(url, parts, budget)
     cut = threading.Event()
 
@@ -248,20 +265,29 @@ def _connection(url: str, parts: urllib.parse.SplitResult, timeout: float
     return http.client.HTTPConnection(via.hostname, via.port or 3128, timeout=timeout), url
 
 
+def destination(url: str) -> str:
+    """What the state keeps of a webhook URL (which holds a secret): a hash that tells one
+    destination from another."""
+    return hashlib.sha256(url.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
 def _retry_after(value: str | None) -> float | None:
-    """Retry-After in seconds: a number of seconds, or an HTTP date."""
+    """Retry-After in seconds (a number of seconds, or an HTTP date), at most RETRY_AFTER_MAX;
+    RETRY_AFTER_UNREADABLE for one that cannot be read or asks for more than a year."""
+    value = (value or "").strip()
     if not value:
         return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - time.time())
+    if value.isascii() and value.isdigit():
+        seconds = float(value) if len(value) < 16 else RETRY_AFTER_ABSURD + 1
+    else:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+            seconds = max(0.0, when.timestamp() - time.time())
+        except (TypeError, ValueError, IndexError, AttributeError, OverflowError, OSError):
+            return RETRY_AFTER_UNREADABLE
+    if not math.isfinite(seconds) or seconds > RETRY_AFTER_ABSURD:
+        return RETRY_AFTER_UNREADABLE
+    return min(seconds, RETRY_AFTER_MAX)
 
 
 def _reason(exc: BaseException) -> str:

@@ -1,9 +1,15 @@
 """What changed in a job since the last sweep. A failure is told once: by its fingerprint
 (logscan.diagnose.fingerprint), which survives a rotation, a log growing around the failure and line
-numbers moving; Finding.key (rule@place@file:line) does not."""
+numbers moving; Finding.key (rule@place@file:line) does not.
+
+The state keeps each fingerprint told with the version of the function that made it. When that
+function changes, FINGERPRINT_VERSION goes up by one and FINGERPRINT_MIGRATIONS gains the rule by
+which a failure told under the old version is known in a diagnosis made under the new one: an
+upgrade of logscan then tells nothing again that its last sweep had told."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 
 from logscan.diagnose.fingerprint import fingerprint
@@ -23,6 +29,31 @@ class Change(StrEnum):
 
 # The changes an alert is sent for.
 FAILED_CHANGES = (Change.FAILED, Change.HUNG, Change.ROOT_CAUSE_CHANGED)
+
+# The version of root_fingerprint's function that the state's fingerprints are stored with.
+# Version 0: every fingerprint a state of schema 5 or older holds, made by whichever function that
+# logscan had (they changed with schemas 1, 3 and 4 without being told apart).
+FINGERPRINT_VERSION = 1
+
+
+def _same_root_rule(told_rule: str | None, diagnosis) -> bool:
+    root = diagnosis.root_cause
+    return diagnosis.verdict == Verdict.FAILED and root is not None and root.rule == told_rule
+
+
+# version → whether the failure a job's root cause was told as, under that version (`told_rule`
+# its rule), is the one its diagnosis under the next version finds. Version 0 fingerprints
+# differ from version 1 in how the place and message are normalised, never in the rule.
+FINGERPRINT_MIGRATIONS: dict[int, Callable[[str | None, object], bool]] = {
+    0: _same_root_rule,
+}
+
+
+def told_before(version: int, told_rule: str | None, diagnosis) -> bool:
+    """The failure told under fingerprint `version` (the job's root cause then, of rule
+    `told_rule`) is the one `diagnosis` finds, by every migration from that version to this."""
+    return version < FINGERPRINT_VERSION and all(
+        FINGERPRINT_MIGRATIONS[v](told_rule, diagnosis) for v in range(version, FINGERPRINT_VERSION))
 
 
 def root_fingerprint(diagnosis) -> str | None:

@@ -23,7 +23,8 @@ from pathlib import Path
 from logscan.files.discovery import printable
 from logscan.sweep import history
 from logscan.sweep import state as st
-from logscan.sweep.changes import FAILED_CHANGES, change_of, root_fingerprint
+from logscan.sweep.changes import (FAILED_CHANGES, FINGERPRINT_VERSION, change_of, root_fingerprint,
+                                   told_before)
 from logscan.sweep.reading import Counters, FileReader, FileRecord, JobResult, refresh, status_signature
 from logscan.sweep.series import DEFAULT_SERIES_MODE, SeriesMode, place_of, run_order
 from logscan.sweep.tree import JobDir, Walk, find_jobs, shard_of
@@ -36,6 +37,9 @@ FAN_OUT_MIN_JOBS = 8
 FAN_OUT_AHEAD_PER_WORKER = 4
 # Outbox rows read at a time while delivering.
 OUTBOX_BATCH = 256
+# Changes owed to no webhook that no listing has printed (a state swept only for its --summary,
+# --prometheus or --export) are kept up to this many, the latest: the state does not grow for ever.
+OUTBOX_UNPRINTED_KEPT = 10_000
 PAYLOAD_SCHEMA_VERSION = 1
 
 
@@ -49,6 +53,7 @@ class SweepReport:
     counters: Counters = field(default_factory=Counters)
     changes: int = 0          # changes to print: this sweep's and any a killed sweep left
     unwalkable: list[tuple[str, str]] = field(default_factory=list)   # (directory, why)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)   # (file, why): job kept
     empty: list[tuple[str, int]] = field(default_factory=list)        # (swept DIR, jobs kept)
 
 
@@ -127,22 +132,25 @@ class Sweep:
             known_files.setdefault(st.loaded_path(job), {})[st.loaded_path(path)] = tuple(identity)
         known_jobs = {}
         for row in db.execute("SELECT job, root, rel, verdict, root_fingerprint, status_sig, status, "
-                              "wake_at, code FROM jobs"):
+                              "wake_at, code, root_rule FROM jobs"):
             row = (st.loaded_path(row[0]), st.loaded_path(row[1]), st.loaded_path(row[2]), *row[3:])
             known_jobs[row[0]] = row
         unseen = self._unseen(walk, known_jobs, report)
         self._forget_vanished(jobs, known_jobs, known_files, unseen, report)
 
-        stale = []
+        stale, by_options = [], set()
         for key, job in sorted(jobs.items()):
             row = known_jobs.get(key)
             if row is not None and key in unseen:
                 continue  # part of it could not be seen: its record stands until it can be
             current = {f.path: f.identity for f in job.files}
-            if (row is None or known_files.get(key, {}) != current or row[8] != diagnosis_code
-                    or status_signature(job) != row[5]
+            if (row is None or known_files.get(key, {}) != current or status_signature(job) != row[5]
                     or (row[7] is not None and row[7] <= now.timestamp())):
                 stale.append(job)
+            elif row[8] != diagnosis_code:
+                stale.append(job)
+                if _code_of(row[8]) == _code_of(diagnosis_code):
+                    by_options.add(key)
         del known_files
         # A series' runs in its order (run-9 before run-10), so that each failing run is committed
         # after the healthy runs before it, in a first sweep as in later ones.
@@ -151,10 +159,17 @@ class Sweep:
         if on_start is not None:
             on_start(len(stale))
         for result in self._refresh(stale, known_jobs, now):
-            self._commit(result, known_jobs.get(result.job.job), diagnosis_code, now)
+            if result.unreadable:  # kept as it was, and read again by the next sweep
+                report.unreadable += [(printable(path), why) for path, why in result.unreadable]
+            else:
+                self._commit(result, known_jobs.get(result.job.job), diagnosis_code, now,
+                             result.job.job in by_options)
             report.counters.add(result.counters)
             if on_job is not None:
                 on_job()
+        db.execute("DELETE FROM outbox WHERE posted = 1 AND printed = 0 AND seq <= (SELECT seq FROM "
+                   "outbox WHERE posted = 1 AND printed = 0 ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+                   (OUTBOX_UNPRINTED_KEPT,))
         report.changes = db.execute("SELECT count(*) FROM outbox WHERE printed = 0").fetchone()[0]
         report.duration = time.time() - report.started
         db.execute("UPDATE sweeps SET finished = ?, jobs = ?, refreshed = ?, changes = ?, "
@@ -219,8 +234,12 @@ class Sweep:
         yield from _fan_out(tasks, min(workers, len(stale)), self.catalogue, self.settings, now,
                             self.pool.scanner if self.pool else None)
 
-    def _commit(self, result: JobResult, previous, diagnosis_code: str, now: datetime) -> None:
-        """One job's files, diagnosis, fingerprints and change: one transaction."""
+    def _commit(self, result: JobResult, previous, diagnosis_code: str, now: datetime,
+                by_options: bool = False) -> None:
+        """One job's files, diagnosis, fingerprints and change: one transaction. A job diagnosed
+        again only because the options that choose what is diagnosed (--select, --ignore, ...)
+        differ from the last sweep's makes no change of its own: its logs said nothing new. A
+        failure told before is then told under the new options' fingerprint too."""
         db, job = self.db, result.job
         db.execute("BEGIN IMMEDIATE")
         key = st.stored_path(job.job)
@@ -241,11 +260,15 @@ class Sweep:
 
         record = diagnosis_record(diagnosis)
         fingerprint = root_fingerprint(diagnosis)
-        alerted = fingerprint is not None and db.execute(
-            "SELECT 1 FROM alerted WHERE job = ? AND fingerprint = ?", (key, fingerprint)
-        ).fetchone() is not None
+        alerted = fingerprint is not None and self._told_as(key, fingerprint) is not None
         before = previous[3] if previous else None
-        change = change_of(before, previous[4] if previous else None, diagnosis, alerted)
+        if fingerprint is not None and not alerted and previous and previous[4] is not None:
+            # The failure the job was told as, known under other options or an older fingerprint.
+            version = self._told_as(key, previous[4])
+            alerted = version is not None and (by_options or told_before(version, previous[9],
+                                                                         diagnosis))
+        change = None if by_options else change_of(before, previous[4] if previous else None,
+                                                   diagnosis, alerted)
         stamp = time.time()
         rules: dict[str, int] = {}
         for finding in diagnosis.findings:
@@ -270,9 +293,9 @@ class Sweep:
              fingerprint, diagnosis.summary(), len(diagnosis.workers), activity, result.status_sig,
              result.status, result.wake_at, stamp, stamp, stamp, diagnosis_code,
              json.dumps(rules, sort_keys=True), json.dumps(record, sort_keys=True)))
-        if fingerprint is not None:
-            db.execute("INSERT OR IGNORE INTO alerted (job, fingerprint, at) VALUES (?, ?, ?)",
-                       (key, fingerprint, stamp))
+        if fingerprint is not None and (alerted or not by_options):
+            db.execute("INSERT OR IGNORE INTO alerted (job, fingerprint, at, version) VALUES (?, ?, ?, ?)",
+                       (key, fingerprint, stamp, FINGERPRINT_VERSION))
         if change is not None:
             payload = {"schema_version": PAYLOAD_SCHEMA_VERSION, "job_id": job.shown,
                        "job_path": printable(job.job), "change": change, "previous_verdict": before,
@@ -281,6 +304,12 @@ class Sweep:
                        (key, change, json.dumps(payload, sort_keys=True),
                         int(change not in FAILED_CHANGES)))
         db.execute("COMMIT")
+
+    def _told_as(self, key, fingerprint: str) -> int | None:
+        """The fingerprint version a failure of this job was told under, if it was told."""
+        row = self.db.execute("SELECT version FROM alerted WHERE job = ? AND fingerprint = ?",
+                              (key, fingerprint)).fetchone()
+        return None if row is None else row[0]
 
     # -- delivery ------------------------------------------------------------------------------
 
@@ -308,32 +337,59 @@ class Sweep:
         is configured)."""
         self._acknowledge(seqs, "printed = 1, posted = 1" if posted else "printed = 1")
 
-    def posted(self, seqs: list[int], answered: bool = True) -> None:
-        """The webhook answered 2xx for these alerts (or, not `answered`, none is owed to one)."""
-        self._acknowledge(seqs, "posted = 1", answered)
+    def posted(self, seqs: list[int], answered_by: str | None = None) -> None:
+        """The webhook (the destination `answered_by`) answered 2xx for these alerts; or, with no
+        destination, none is owed to one."""
+        self._acknowledge(seqs, "posted = 1", answered_by)
 
-    def webhook_answered(self) -> bool:
-        """A webhook has answered 2xx for this state before."""
-        return st.get_meta(self.db, "webhook_answered") is not None
-
-    def webhook_retry_at(self) -> float | None:
-        """When the webhook asked to be posted to again (a Retry-After past a sweep's deadline)."""
-        value = st.get_meta(self.db, "webhook_retry_at")
+    def webhook(self) -> dict | None:
+        """What the state knows of the webhook its alerts are owed to: {"destination": hash of
+        its URL, "answered": a webhook has answered 2xx for this state, "retry_at": Unix time
+        before which the destination asked not to be posted to, or None}; None when no sweep of
+        this state ever had a webhook."""
+        value = st.get_meta(self.db, "webhook")
         try:
-            return None if value is None else float(value)
+            known = json.loads(value) if value is not None else None
         except ValueError:
+            known = None
+        return known if isinstance(known, dict) else None
+
+    def owe_to(self, destination: str) -> dict:
+        """The alerts not yet posted are owed to this destination from now on: what the state
+        knows of it (a wait another destination asked for is forgotten)."""
+        known = self.webhook()
+        if known is None or known.get("destination") != destination:
+            known = {"destination": destination, "answered": bool(known and known.get("answered")),
+                     "retry_at": None}
+            self._set_webhook(known)
+        return known
+
+    def webhook_retry_at(self, destination: str) -> float | None:
+        """When this destination asked to be posted to again, if that is still ahead and within
+        the bound on waits (a time past it, or not a number, is forgotten)."""
+        from logscan.sweep.alerts import RETRY_AFTER_MAX
+
+        known = self.webhook() or {}
+        when = known.get("retry_at")
+        if known.get("destination") != destination or not isinstance(when, (int, float)):
             return None
+        now = time.time()
+        return when if now < when <= now + RETRY_AFTER_MAX else None
 
-    def set_webhook_retry_at(self, when: float | None) -> None:
-        if when is None:
-            self.db.execute("DELETE FROM meta WHERE key = 'webhook_retry_at'")
-        else:
-            st.set_meta(self.db, "webhook_retry_at", repr(when))
+    def set_webhook_retry_at(self, destination: str, when: float | None) -> None:
+        self._set_webhook({**self.owe_to(destination), "retry_at": when})
 
-    def _acknowledge(self, seqs: list[int], done: str, answered: bool = False) -> None:
+    def _set_webhook(self, known: dict) -> None:
         self.db.execute("BEGIN IMMEDIATE")
-        if answered:
-            st.set_meta(self.db, "webhook_answered", repr(time.time()))
+        st.set_meta(self.db, "webhook", json.dumps(known, sort_keys=True))
+        self.db.execute("COMMIT")
+
+    def _acknowledge(self, seqs: list[int], done: str, answered_by: str | None = None) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+        if answered_by is not None:
+            known = self.webhook() or {"destination": answered_by, "retry_at": None}
+            if not known.get("answered"):
+                st.set_meta(self.db, "webhook", json.dumps({**known, "answered": True}, sort_keys=True))
         self.db.executemany(f"UPDATE outbox SET {done} WHERE seq = ?", [(s,) for s in seqs])
         self.db.executemany("DELETE FROM outbox WHERE seq = ? AND printed = 1 AND posted = 1",
                             [(s,) for s in seqs])
@@ -377,6 +433,11 @@ class Sweep:
         else:
             history.forget(self.db, job.job)
         return diagnosis
+
+
+def _code_of(diagnosis_code: str) -> str:
+    """The part of a job's diagnosis code that is logscan and its rules, not the options."""
+    return diagnosis_code.partition(":")[0]
 
 
 def _settings_key(settings) -> str:

@@ -39,6 +39,8 @@ from pathlib import Path
 
 from logscan.errors import InputError
 from logscan.files.discovery import printable
+from logscan.output_files import replace_file, replace_text
+from logscan.render.inert import inert, no_workflow_commands
 from logscan.sweep.listing import iso_time
 from logscan.vocabulary import Verdict
 
@@ -81,6 +83,18 @@ def export_rows(jobs: Iterable[dict], shard: str | None) -> list[dict]:
     return rows
 
 
+# What makes a spreadsheet read a cell as a formula (or, a tab or CR first, may turn it into one).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_inert(value):
+    """A CSV cell that Excel, LibreOffice or Sheets shows as the text it is: one that would start
+    a formula (a directory named `=HYPERLINK(...)`) is written after a `'`."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def frame(rows: list[dict]):
     import pandas as pd
 
@@ -105,17 +119,18 @@ def typed(table):
 
 def write_export(path: Path, rows: list[dict]) -> None:
     """CSV, JSON Lines or Parquet by the file's suffix, written beside it and renamed."""
-    from logscan.sweep.metrics import write_atomically
-
     suffix = path.suffix.lower()
     if suffix == ".csv":
         out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+        # RFC 4180's CRLF: Python's csv quotes a field holding a character of the line
+        # terminator, so a name with a CR in it stays one field of one row.
+        writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\r\n")
         writer.writeheader()
-        writer.writerows(rows)
-        write_atomically(path, out.getvalue())
+        writer.writerows({column: spreadsheet_inert(value) for column, value in row.items()}
+                         for row in rows)
+        replace_text(path, out.getvalue())
     elif suffix == ".jsonl":
-        write_atomically(path, "".join(json.dumps({c: r[c] for c in COLUMNS}, ensure_ascii=True)
+        replace_text(path, "".join(json.dumps({c: r[c] for c in COLUMNS}, ensure_ascii=True)
                                        + "\n" for r in rows))
     elif suffix == ".parquet":
         try:
@@ -123,9 +138,8 @@ def write_export(path: Path, rows: list[dict]) -> None:
         except ImportError:
             raise InputError("--export FILE.parquet needs pyarrow: pip install "
                              "'ddp-logscan[parquet]' (or export .csv / .jsonl)") from None
-        temporary = path.with_name(f".{path.name}.tmp")
-        typed(frame(rows)).to_parquet(temporary, index=False)
-        os.replace(temporary, path)
+        table = typed(frame(rows))
+        replace_file(path, lambda handle: table.to_parquet(handle, index=False))
     else:
         raise InputError(f"--export {path}: the name must end in {', '.join(EXPORT_SUFFIXES)}")
 
@@ -160,6 +174,8 @@ def summarize(rows: list[dict]) -> dict:
 
 
 def render_summary(view: dict) -> str:
+    """The fleet view for a reader: every label (a directory's name among them) inert, as the
+    listing's table shows it."""
     lines = [f"{view['jobs']} job(s)"]
 
     def section(title: str, counts: dict) -> None:
@@ -167,15 +183,16 @@ def render_summary(view: dict) -> str:
         lines.append(title)
         if not counts:
             lines.append("  (none)")
-        width = max((len(str(k)) for k in counts), default=0)
+        labels = {key: inert(str(key)) for key in counts}
+        width = max(map(len, labels.values()), default=0)
         for key, value in counts.items():
             if isinstance(value, dict):
-                value = ", ".join(f"{v} {k}" for k, v in value.items() if v)
-            lines.append(f"  {str(key):<{width}}  {value}")
+                value = ", ".join(f"{v} {inert(str(k))}" for k, v in value.items() if v)
+            lines.append(f"  {labels[key]:<{width}}  {value}")
 
     section("by verdict", view["by_verdict"])
     section("failed jobs by root cause", view["by_root_cause"])
     section("jobs by rule (a job counted once per rule it has findings of)", view["jobs_by_rule"])
     section("by day (last activity)", view["by_day"])
     section("by user/project directory", view["by_group"])
-    return "\n".join(lines) + "\n"
+    return no_workflow_commands("\n".join(lines) + "\n")

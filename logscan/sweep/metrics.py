@@ -1,7 +1,7 @@
 """Prometheus metrics for node_exporter's textfile collector, in the text format as
 prometheus_client writes it, to a temporary file beside FILE renamed over it, so the collector
-never reads half a file. (prometheus_client's own write_to_textfile opens a predictable
-temporary name, following whatever link is planted there: the file is made with mkstemp.)
+never reads half a file (logscan.output_files; prometheus_client's own write_to_textfile opens
+a predictable temporary name, following whatever link is planted there).
 No job ids as labels: a label per job would grow without bound.
 
 `findings` counts findings (a job with two of a rule counts 2); `root_causes` and `jobs` count
@@ -9,11 +9,10 @@ jobs, as does the fleet view (`--summary`)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from logscan.output_files import replace_text
 from logscan.vocabulary import Verdict
 
 PREFIX = "logscan_sweep"
@@ -81,21 +80,4 @@ def render(jobs: Iterable[dict], report, finished: float, shard: str | None = No
 
 def write_metrics(path: Path, jobs: Iterable[dict], report, finished: float,
                   shard: str | None = None) -> None:
-    write_atomically(path, render(jobs, report, finished, shard))
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write beside the target, then rename over it."""
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    replace_text(path, render(jobs, report, finished, shard))

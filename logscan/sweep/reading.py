@@ -16,6 +16,7 @@ truncated, rewritten or compressed-and-changed file is read again from the start
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import zlib
@@ -76,6 +77,23 @@ class JobResult:
     counters: Counters = field(default_factory=Counters)
     # A healthy run of a job series: the templates its series' failing runs are compared with.
     templates: tuple[str, ...] | None = None
+    # (path, why) of each file that could not be read (permission denied, an I/O error): the job
+    # is then not diagnosed from the rest, which would tell of a Worker missing that is not.
+    unreadable: tuple[tuple[str, str], ...] = ()
+
+
+class UnreadableFile(Exception):
+    """A file of a job that exists but cannot be read now; `why` says why."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
+
+
+def _unreadable(exc: OSError) -> UnreadableFile | None:
+    if isinstance(exc, PermissionError) or exc.errno == errno.EIO:
+        return UnreadableFile(exc.strerror or str(exc))
+    return None
 
 
 # A stored blob inflates to at most this: the surveys of one file are a few KiB to a few MiB.
@@ -276,7 +294,9 @@ class FileReader:
         else:
             try:
                 record.kind, record.compressed, content = self.classify(now.path, now.size)
-            except OSError:
+            except OSError as exc:
+                if (unreadable := _unreadable(exc)) is not None:
+                    raise unreadable from None
                 return record, ()
             if record.kind != LOG:
                 return record, ()
@@ -300,7 +320,9 @@ class FileReader:
                     cut = start + piece.state.size   # what was really there to read
                 tail = self.survey(now.path, cut, now.size) if now.size > cut else None
                 edge = self.edge(now.path, cut)
-        except OSError:
+        except OSError as exc:
+            if (unreadable := _unreadable(exc)) is not None:
+                raise unreadable from None
             return record, ()
         if piece is not None:
             committed = piece if committed is None else concat(committed, piece)
@@ -348,13 +370,15 @@ class SurveyedJob:
     found: Discovery          # its logs in settled order, notes and skipped files
     scans: list               # a FileScan per log of `found.logs`, in its order
     newest: float             # the newest file's mtime
+    # files that could not be read (permission, I/O): (path, why); the job is not judged without them
+    unreadable: tuple[tuple[str, str], ...] = ()
 
 
 def survey_job(job: JobDir, old: dict[str, FileRecord], reader: FileReader) -> SurveyedJob:
     """Each of the job's files read only as far as it is new (rotated ones found by inode)."""
     by_inode = {(r.dev, r.ino): r for r in old.values()}
     present = {f.path: f for f in job.files}
-    records, logs, scans = [], [], []
+    records, logs, scans, unreadable = [], [], [], []
     found = Discovery(notes=list(job.notes), skipped=list(job.skipped))
     for stat_now in job.files:
         previous = old.get(stat_now.path)
@@ -365,7 +389,11 @@ def survey_job(job: JobDir, old: dict[str, FileRecord], reader: FileReader) -> S
                                       (present[moved.path].dev, present[moved.path].ino)
                                       != (moved.dev, moved.ino)):
                 previous = moved
-        record, surveys = reader.update(stat_now, previous, job.job)
+        try:
+            record, surveys = reader.update(stat_now, previous, job.job)
+        except UnreadableFile as exc:
+            unreadable.append((stat_now.path, exc.why))
+            continue
         records.append(record)
         if record.kind == EMPTY:
             found.notes.append((stat_now.display, "empty file"))
@@ -385,7 +413,7 @@ def survey_job(job: JobDir, old: dict[str, FileRecord], reader: FileReader) -> S
     if logs:
         settle(found)
     return SurveyedJob(records, found, [scan_of[log.path] for log in found.logs],
-                       max((f.mtime for f in job.files), default=0.0))
+                       max((f.mtime for f in job.files), default=0.0), tuple(unreadable))
 
 
 def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalogue, settings,
@@ -395,6 +423,9 @@ def refresh(job: JobDir, old: dict[str, FileRecord], reader: FileReader, catalog
     that is healthy also leaves its templates (logscan.diagnose.novel_lines.run_templates)."""
     surveyed = survey_job(job, old, reader)
     records, found, scans, newest = surveyed.records, surveyed.found, surveyed.scans, surveyed.newest
+    if surveyed.unreadable:
+        return JobResult(job, records, None, None, None, None, reader.counters,
+                         unreadable=surveyed.unreadable)
     platform, sig = read_status(reader, job, old_status_sig, old_status)
     if not scans:
         return JobResult(job, records, None, platform, sig, None, reader.counters)

@@ -1,4 +1,4 @@
-"""The sweep's state: one SQLite file on local disk, and the lock beside it.
+"""The sweep's state: one SQLite file on local disk, locked while a sweep uses it.
 
 SQLite's locking and WAL need a local filesystem, so the default state lives in the user's state
 directory (platformdirs), keyed by the directories swept and the shard; never inside them. Each
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from logscan.errors import InputError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # schema version → the statements that bring a state of that version to the next one. Version 2
 # moved the reading code into packages: surveys pickled under version 1 name classes that no longer
 # exist there, so their files are read again; jobs, alerts already sent and the outbox are kept.
@@ -34,6 +34,11 @@ SCHEMA_VERSION = 5
 # Version 5 adds the job series' healthy history (its table is created with the schema); every
 # job is diagnosed once more, from its stored surveys, so the healthy runs already swept teach
 # their series. Files, alerts already sent and the outbox are kept.
+# Version 6 keeps what it knows of the webhook per destination (one JSON `webhook` in meta): a
+# wait kept for the whole state (and, from a 400-digit Retry-After, for ever) is forgotten; that
+# a webhook answered is kept, as is that alerts are owed to one. Each fingerprint told carries
+# the version of the function that made it (logscan.sweep.changes.FINGERPRINT_VERSION): those
+# kept until now are version 0, and are mapped to the new ones as their jobs are diagnosed again.
 MIGRATIONS = {
     1: "DELETE FROM files; DELETE FROM meta WHERE key = 'facts_code';",
     2: "ALTER TABLE files RENAME COLUMN facts TO surveys; "
@@ -42,6 +47,14 @@ MIGRATIONS = {
        "ALTER TABLE outbox ADD COLUMN printed INTEGER NOT NULL DEFAULT 0; "
        "ALTER TABLE outbox ADD COLUMN posted INTEGER NOT NULL DEFAULT 0;",
     4: "UPDATE jobs SET code = '';",
+    5: "INSERT OR IGNORE INTO meta (key, value) SELECT 'webhook', "
+       "'{\"answered\": true, \"destination\": \"\", \"retry_at\": null}' "
+       "WHERE EXISTS (SELECT 1 FROM meta WHERE key = 'webhook_answered'); "
+       "INSERT OR IGNORE INTO meta (key, value) SELECT 'webhook', "
+       "'{\"answered\": false, \"destination\": \"\", \"retry_at\": null}' "
+       "WHERE EXISTS (SELECT 1 FROM meta WHERE key = 'webhook_retry_at'); "
+       "DELETE FROM meta WHERE key IN ('webhook_answered', 'webhook_retry_at'); "
+       "ALTER TABLE alerted ADD COLUMN version INTEGER NOT NULL DEFAULT 0;",
 }
 SQLITE_MAGIC = b"SQLite format 3\0"
 
@@ -83,6 +96,7 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 CREATE TABLE IF NOT EXISTS alerted (
     job TEXT NOT NULL, fingerprint TEXT NOT NULL, at REAL NOT NULL,
+    version INTEGER NOT NULL DEFAULT 0,   -- of the fingerprint's function (sweep.changes)
     PRIMARY KEY (job, fingerprint)
 );
 CREATE TABLE IF NOT EXISTS outbox (
@@ -191,49 +205,62 @@ def state_error(state: Path, exc: sqlite3.Error) -> InputError:
 
 
 class Lock:
-    """An exclusive POSIX lock on <state>.lock (the real file's), held for the whole sweep.
-    The kernel releases it when this process ends, however it ends; processes forked from it
-    never hold it (an flock would be shared with them, and a killed sweep's workers would keep
-    every later sweep out)."""
+    """An exclusive POSIX lock on the first byte of the state file itself, held for the whole
+    sweep: one lock per file (device and inode), whatever name or hard link it is reached by.
+    SQLite never locks that byte (its locks lie at 1 GiB and in the -shm file), and keeps its
+    descriptor of the file open until the sweep closes it (closing any descriptor of a file drops
+    a process's POSIX locks on it). The kernel releases the lock when this process ends, however
+    it ends; processes forked from it never hold it (an flock would be shared with them, and a
+    killed sweep's workers would keep every later sweep out)."""
 
     def __init__(self, state: Path):
-        self.path = Path(str(state) + ".lock")
+        self.path = state
         self.fd: int | None = None
 
     def acquire(self) -> None:
         import fcntl
 
-        try:
+        try:  # an empty file is a new state to SQLite
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
         except OSError as exc:
-            raise InputError(f"cannot open the lock {self.path}: {exc.strerror or exc}: make its "
-                             f"directory writable by this user or pass another --state") from None
+            raise InputError(f"cannot open the state {self.path}: {exc.strerror or exc}: make it and "
+                             f"its directory writable by this user or pass another --state") from None
         try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise InputError(f"the lock {self.path} is not a regular file: remove it or pass "
-                                 f"another --state")
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise InputError(f"the state {self.path} is not a regular file: pass another --state")
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
         except OSError as exc:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            holder = _lock_holder(fd)
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise Busy(holder or "?") from None
-            raise InputError(f"cannot lock {self.path}: {exc.strerror or exc}") from None
+                raise Busy(holder) from None
+            raise InputError(f"cannot lock the state {self.path}: {exc.strerror or exc}") from None
         except BaseException:
             os.close(fd)
             raise
-        try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        except OSError:
-            pass  # the pid is only a hint for the message of a sweep kept out
         self.fd = fd
 
     def release(self) -> None:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+# struct flock as Linux lays it out: type, whence, start, len, pid (and padding).
+_FLOCK = "hhqqi4x"
+
+
+def _lock_holder(fd: int) -> str:
+    """The pid of the process that holds the lock on the first byte, or '?'."""
+    import fcntl
+    import struct
+
+    try:
+        answer = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 1, 0))
+        kind, _, _, _, pid = struct.unpack(_FLOCK, answer)
+    except (OSError, struct.error):
+        return "?"
+    return str(pid) if kind != fcntl.F_UNLCK and pid > 0 else "?"
 
 
 def connect(state: Path) -> sqlite3.Connection:
