@@ -27,6 +27,7 @@ import argparse
 import os
 import platform
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -39,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from make_log import cached_log, parse_size  # noqa: E402
-from styles import ALL as STYLES, cached_log as cached_style_log  # noqa: E402
+from styles import ALL as STYLES, GZIPPED, cached_log as cached_style_log  # noqa: E402
 
 NOW = "2030-01-01T00:00:00Z"
 
@@ -176,17 +177,23 @@ def single_file(style: str, size: int, out: Path, repeat: int, patterns: list[st
                 matcher: str) -> dict:
     log = cached_style_log(style, size, out)
     warm(log)
+    gzipped = style in GZIPPED
+    grep = ["grep", "-n", "-E", *(a for p in patterns for a in ("-e", as_grep_argument(p)))]
     commands = {"logscan": [*logscan_command(), "scan", str(log), "--now", NOW],
-                "grep": ["grep", "-n", "-E", *(a for p in patterns for a in ("-e", as_grep_argument(p))),
-                         str(log)]}
+                # a compressed log is decompressed into grep, as zgrep does
+                "grep": (["sh", "-c", f"gzip -dc {shlex.quote(str(log))} | {shlex.join(grep)}"]
+                         if gzipped else [*grep, str(log)]),
+                # the read itself: what any tool pays before it looks at a byte
+                "cat": ["sh", "-c", f"{'gzip -dc' if gzipped else 'cat'} {shlex.quote(str(log))} "
+                                    f">/dev/null"]}
     if shutil.which("rg"):
         # (?-u): bytes, as grep and logscan match them; Unicode \b sends rg to its slow engine
-        commands["rg"] = ["rg", "-n", "--no-config", *(a for p in patterns for a in ("-e", "(?-u)" + p)),
-                          str(log)]
+        commands["rg"] = ["rg", "-n", "--no-config", *(["-z"] if gzipped else []),
+                          *(a for p in patterns for a in ("-e", "(?-u)" + p)), str(log)]
     results = alternate(commands, repeat, matcher)
     ls = results["logscan"]
     return {"style": style, "size": size, "matcher": matcher, "logscan": median(ls, "wall"),
-            "grep": median(results["grep"], "wall"),
+            "grep": median(results["grep"], "wall"), "cat": median(results["cat"], "wall"),
             "rg": median(results["rg"], "wall") if "rg" in results else None,
             "rss": max(r["rss"] for r in ls), "tree_rss": max(r["tree_rss"] for r in ls),
             "runs": results}
@@ -263,7 +270,8 @@ def main() -> None:
           f"median of {args.repeat} alternating runs, warm page cache; peak RSS: largest "
           f"process; tree PSS: all of the command's processes\n", flush=True)
     print(f"{'style':>12}  {'log':>8}  {'matcher':>9}  {'logscan':>8}  {'grep -n -E':>10}  "
-          f"{'ratio':>6}  {'rg -n':>7}  {'ratio':>6}  {'peak RSS':>9}  {'tree PSS':>9}", flush=True)
+          f"{'ratio':>6}  {'rg -n':>7}  {'ratio':>6}  {'cat':>6}  {'ratio':>6}  {'peak RSS':>9}  "
+          f"{'tree PSS':>9}", flush=True)
     for style in styles:
         for size in sizes:
             for matcher in chosen:
@@ -273,6 +281,7 @@ def main() -> None:
                 print(f"{style:>12}  {row['size'] >> 20:>5} MiB  {matcher:>9}  "
                       f"{row['logscan']:>7.2f}s  {row['grep']:>9.2f}s  "
                       f"{row['logscan'] / row['grep']:>5.2f}x  {rg_cells}  "
+                      f"{row['cat']:>5.2f}s  {row['logscan'] / max(row['cat'], 1e-3):>5.1f}x  "
                       f"{mib(row['rss']):>9}  {mib(row['tree_rss']):>9}", flush=True)
     if args.no_workers:
         return

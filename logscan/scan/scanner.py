@@ -22,6 +22,7 @@ from logscan.catalogue import Catalogue
 from logscan.scan.events import FileScan
 from logscan.scan.finders import USER_PROGRESS_FLAG, ProgressFinder, make_line_finder
 from logscan.scan.glued import record_spans
+from logscan.scan.hyperscan_matcher import unlike_its_body
 from logscan.limits import BLOCK_PATTERN_TIMEOUT, MAX_RULE_TIMEOUTS
 from logscan.scan.interpret import MAX_RAW, FileInterpreter, LineJudge
 from logscan.scan.lineparse import Candidates
@@ -81,7 +82,7 @@ class Survey:
     rule_timeouts: list = field(default_factory=list)
     state: ReadState = field(default_factory=ReadState)
     read_error: str | None = None
-    # (index, copies): a kept line that stands for this many identical lines (_RepeatRuns)
+    # (index, copies): a kept line that stands for this many lines that tell the same (_RepeatRuns)
     repeats: list = field(default_factory=list)
 # Lines told apart when collapsing repeats (_RepeatRuns): past this many, those known are
 # forgotten, and a copy is kept again.
@@ -90,8 +91,9 @@ REPEATS_KEPT = 4096
 class _RepeatRuns:
     """A line that tells something only through rules, repeated with nothing a native pattern
     found between (a warning printed every step), keeps its first and its latest copy; the
-    copies between are dropped. The same body from the same process means the same to the
-    interpreter: a copy between adds nothing but memory and time. Positions in the survey's
+    copies between are dropped. The same rules' hits from the same process mean the same to the
+    interpreter (the same body, or a step line whose number varies outside what the rules
+    capture): a copy between adds nothing but memory and time. Positions in the survey's
     candidates, by what makes lines the same (LineJudge.judge); None marks a dropped copy."""
 
     def __init__(self):
@@ -159,6 +161,30 @@ def _raw_line(block: bytes, start: int, end: int) -> bytes:
         return block[start:start + MAX_RAW]
     half = (MAX_RAW - 1) // 2  # the kept line, \r included, is at most MAX_RAW bytes
     return block[start:start + half] + b"\r" + block[end - half:end]
+
+
+def _with_glued(block: bytes, starts: list[int], natives: list[bool | None], glued: set[int]
+                ) -> tuple[list[int], list[bool | None]]:
+    """The lines found, and those that hold a glued record no pattern found: a rule's cover
+    anchored at a body's start finds a record only at its line's start (raw_patterns), so a
+    record glued after other text is cut out and judged as a line of its own here. A line
+    added is marked None: whether a native pattern matches it is asked. A line whose body is
+    not its bytes (colour codes, `\r`, a Docker record) was found through the keywords already,
+    as every matcher finds it."""
+    missing = [start for start in glued.difference(starts)
+               if record_spans(line := block[start:_line_end(block, start)]) is not None
+               and not unlike_its_body(line)]
+    if not missing:
+        return starts, natives
+    marks = dict(zip(starts, natives))
+    marks.update(dict.fromkeys(missing))  # None: no pattern said whether it is native
+    ordered = sorted(marks)
+    return ordered, [marks[start] for start in ordered]
+
+
+def _line_end(block: bytes, start: int) -> int:
+    end = block.find(b"\n", start)
+    return len(block) if end < 0 else end
 
 
 class _LineNumbers:
@@ -254,6 +280,8 @@ class Scanner:
         if self.finder.marks_native:
             starts, natives, glued, newlines = self.finder.scan_marked(block)
             trust = self.finder.exact  # a native mark is a native pattern's match
+            if glued:
+                starts, natives = _with_glued(block, starts, natives, glued)
         else:
             (starts, newlines), natives, trust = self.finder.scan(block), None, False
             glued = None  # the pure-Python finder marks none: each line found is looked at
@@ -269,7 +297,8 @@ class Scanner:
                 self._survey_records(block, start, records, numbers.of(start) - 1, found, repeats)
                 continue
             # exact marks are the native patterns' own answer; else the pattern is asked
-            is_native = natives[i] if trust else native(block, start, end) is not None
+            is_native = (natives[i] if trust and natives[i] is not None
+                         else native(block, start, end) is not None)
             raw = _raw_line(block, start, end)
             tells, same = judge(raw, is_native)
             if tells:
