@@ -388,8 +388,11 @@ class _KeywordIndex:
     def __init__(self, matchers: list[Rule]):
         self._matchers = list(matchers)
         self._keywords = sorted({kw for rule in matchers for kw in rule.keywords})
-        self._rules = [frozenset(n for n, rule in enumerate(matchers) if kw in rule.keywords)
-                       for kw in self._keywords]
+        rules_of: dict[str, set[int]] = {}
+        for n, rule in enumerate(matchers):
+            for kw in rule.keywords:
+                rules_of.setdefault(kw, set()).add(n)
+        self._rules = [frozenset(rules_of[kw]) for kw in self._keywords]
         self._database = None  # built on first use: most bodies are judged from memory
 
     @classmethod
@@ -444,6 +447,9 @@ def _evidence_text(raw: bytes) -> str:
     return text[:MAX_EVIDENCE]
 
 
+_DIGITS = re.compile(r"\d+")
+
+
 class LineJudge:
     """Whether a line the finder gave can tell the interpreter anything, judged on the line
     alone, as FileInterpreter.line would read it: only then is it kept until the merge.
@@ -469,9 +475,11 @@ class LineJudge:
 
     def judge(self, raw: bytes, native: bool) -> tuple[bool, tuple | None]:
         """(whether the line tells anything, what makes a line the same as it when it does
-        only by rules: the rules' hits on its body and the process its prefixes name; None for
-        a native line). A step line whose number varies, matched by one rule each time, is the
-        same line to the interpreter: the same hits from the same process."""
+        only by rules, or is an exception line and nothing else: its body but for its numbers,
+        the rules' hits on it (and the exception's class) and the process its prefixes name;
+        None for another native line). A line printed every step with the step's number in it,
+        that a rule matches each time, is the same line to the interpreter: the same words,
+        the same hits, from the same process (scanner._RepeatRuns)."""
         judged = self._by_raw.get((raw, native))
         if judged is not None:
             return judged
@@ -484,8 +492,9 @@ class LineJudge:
                 self._known.clear()
             self._known[body, native] = known
         tells, told = known
-        same = None if native else (told, stripped.rank, stripped.local_rank, stripped.pid,
-                                    stripped.header_pid)
+        same = None if native and told is None else (
+            _DIGITS.sub("0", body), told, stripped.rank, stripped.local_rank, stripped.pid,
+            stripped.header_pid)
         if len(self._by_raw) >= MEANINGS_KEPT:
             self._by_raw.clear()
         self._by_raw[raw, native] = judged = (tells, same)
@@ -502,6 +511,10 @@ class LineJudge:
         meaning = probe._meaning(body)
         if len(probe.scan.rule_timeouts) > timeouts:
             return True, None
+        if meaning.exception is not None and not meaning.announced and \
+                meaning == replace(_NOTHING, exception=meaning.exception, hits=meaning.hits):
+            # an exception line that says nothing else: its class and hits make its copies
+            return True, ("exception", meaning.exception[0], meaning.hits)
         return (meaning != _NOTHING or (body.startswith(lineparse.SUMMARY_INDENT)
                 and lineparse.parse_exception(body[len(lineparse.SUMMARY_INDENT):]) is not None)), None
 
