@@ -78,7 +78,7 @@ def main() -> None:
                                                    "<listcomp>", "<dictcomp>", "<genexpr>")),
         "first and last progress line per block":
             lambda f, n: (f.endswith("finders.py") and n in (
-                "first", "last", "_edge", "_by_default", "_by_user", "_is_progress", "_line_of",
+                "first", "last", "_edge", "_by_default", "_by_user", "_is_progress", "_literal_lines",
                 "_lines_forward", "_lines_backward")) or (f.endswith("scanner.py") and n == "_line_at"),
         "confirm and number candidate lines":
             lambda f, n: f.endswith("scanner.py") and n in ("_survey_block", "of", "survey"),

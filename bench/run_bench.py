@@ -27,6 +27,7 @@ import argparse
 import os
 import platform
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -39,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from make_log import cached_log, parse_size  # noqa: E402
-from styles import ALL as STYLES, cached_log as cached_style_log  # noqa: E402
+from styles import ALL as STYLES, GZIPPED, cached_log as cached_style_log  # noqa: E402
 
 NOW = "2030-01-01T00:00:00Z"
 
@@ -92,12 +93,16 @@ def tree_pss_kib(pid: int) -> int:
 
 
 def run(command: list[str], matcher: str | None = None) -> dict:
-    """Wall time, peak RSS of the largest process, peak PSS of the whole tree, output size."""
+    """Wall time, peak RSS of the largest process, peak PSS of the whole tree, output size.
+    A command given as (directory, command) runs in that directory (--against)."""
     env = dict(os.environ)
     if matcher:
         env["LOGSCAN_MATCHER"] = matcher
+    cwd = None
+    if isinstance(command, tuple):
+        cwd, command = command
     start = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
     peak = [0]
     done = threading.Event()
 
@@ -173,20 +178,32 @@ def machine() -> str:
 
 
 def single_file(style: str, size: int, out: Path, repeat: int, patterns: list[str],
-                matcher: str) -> dict:
+                matcher: str, against: Path | None = None) -> dict:
     log = cached_style_log(style, size, out)
     warm(log)
+    gzipped = style in GZIPPED
+    grep = ["grep", "-n", "-E", *(a for p in patterns for a in ("-e", as_grep_argument(p)))]
     commands = {"logscan": [*logscan_command(), "scan", str(log), "--now", NOW],
-                "grep": ["grep", "-n", "-E", *(a for p in patterns for a in ("-e", as_grep_argument(p))),
-                         str(log)]}
+                # a compressed log is decompressed into grep, as zgrep does
+                "grep": (["sh", "-c", f"gzip -dc {shlex.quote(str(log))} | {shlex.join(grep)}"]
+                         if gzipped else [*grep, str(log)]),
+                # the read itself: what any tool pays before it looks at a byte
+                "cat": ["sh", "-c", f"{'gzip -dc' if gzipped else 'cat'} {shlex.quote(str(log))} "
+                                    f">/dev/null"]}
     if shutil.which("rg"):
         # (?-u): bytes, as grep and logscan match them; Unicode \b sends rg to its slow engine
-        commands["rg"] = ["rg", "-n", "--no-config", *(a for p in patterns for a in ("-e", "(?-u)" + p)),
-                          str(log)]
+        commands["rg"] = ["rg", "-n", "--no-config", *(["-z"] if gzipped else []),
+                          *(a for p in patterns for a in ("-e", "(?-u)" + p)), str(log)]
+    if against is not None:
+        # another checkout's package, run in its directory so `-m logscan` finds it first
+        commands["against"] = (str(against), [sys.executable, "-m", "logscan", "scan",
+                                               str(log.resolve()), "--now", NOW])
     results = alternate(commands, repeat, matcher)
     ls = results["logscan"]
-    return {"style": style, "size": size, "matcher": matcher, "logscan": median(ls, "wall"),
-            "grep": median(results["grep"], "wall"),
+    return {"against": median(results["against"], "wall") if against is not None else None,
+            "against_rss": max(r["rss"] for r in results["against"]) if against is not None else None,
+            "style": style, "size": size, "matcher": matcher, "logscan": median(ls, "wall"),
+            "grep": median(results["grep"], "wall"), "cat": median(results["cat"], "wall"),
             "rg": median(results["rg"], "wall") if "rg" in results else None,
             "rss": max(r["rss"] for r in ls), "tree_rss": max(r["tree_rss"] for r in ls),
             "runs": results}
@@ -236,6 +253,10 @@ def main() -> None:
     parser.add_argument("--no-workers", action="store_true", help="skip the 2-Worker job")
     parser.add_argument("--profile", action="store_true", help="say where the time goes instead")
     parser.add_argument("--clean", action="store_true", help="delete generated logs first")
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="also time another checkout's logscan (DIR holds its logscan/ and "
+                             "rules/, e.g. `git archive REV logscan rules | tar -x -C DIR`), "
+                             "alternating with the others")
     parser.add_argument("--matcher", default=",".join(matchers()),
                         help="logscan matcher(s) to time, comma separated (default: every one "
                              "usable: hyperscan, python)")
@@ -263,17 +284,22 @@ def main() -> None:
           f"median of {args.repeat} alternating runs, warm page cache; peak RSS: largest "
           f"process; tree PSS: all of the command's processes\n", flush=True)
     print(f"{'style':>12}  {'log':>8}  {'matcher':>9}  {'logscan':>8}  {'grep -n -E':>10}  "
-          f"{'ratio':>6}  {'rg -n':>7}  {'ratio':>6}  {'peak RSS':>9}  {'tree PSS':>9}", flush=True)
+          f"{'ratio':>6}  {'rg -n':>7}  {'ratio':>6}  {'cat':>6}  {'ratio':>6}  {'peak RSS':>9}  "
+          f"{'tree PSS':>9}", flush=True)
     for style in styles:
         for size in sizes:
             for matcher in chosen:
-                row = single_file(style, size, args.out, args.repeat, patterns, matcher)
+                row = single_file(style, size, args.out, args.repeat, patterns, matcher,
+                                  args.against)
                 rg_cells = (f"{row['rg']:>6.2f}s  {row['logscan'] / row['rg']:>5.2f}x"
                             if row["rg"] else f"{'':>7}  {'':>6}")
                 print(f"{style:>12}  {row['size'] >> 20:>5} MiB  {matcher:>9}  "
                       f"{row['logscan']:>7.2f}s  {row['grep']:>9.2f}s  "
                       f"{row['logscan'] / row['grep']:>5.2f}x  {rg_cells}  "
-                      f"{mib(row['rss']):>9}  {mib(row['tree_rss']):>9}", flush=True)
+                      f"{row['cat']:>5.2f}s  {row['logscan'] / max(row['cat'], 1e-3):>5.1f}x  "
+                      f"{mib(row['rss']):>9}  {mib(row['tree_rss']):>9}"
+                      + (f"  against: {row['against']:.2f}s {mib(row['against_rss'])}"
+                         if row["against"] is not None else ""), flush=True)
     if args.no_workers:
         return
     print()

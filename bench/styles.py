@@ -22,7 +22,12 @@ torchrun's own, its failure summary). The training output is written as those to
   each written from the source that prints it;
 - crlf: the pylogging style with CRLF line ends;
 - adversarial (adversarial.py): ordinary lines holding every keyword of the catalogue, read from
-  it at bench time, that match no pattern.
+  it at bench time, that match no pattern;
+- optimizer-step: a step line quoting `optimizer.step()` with the step number, every step;
+- exception-warning: an exception-shaped `Name: text` line (a handled error printed by the
+  script) before every step line, its numbers varying;
+- short-lines: empty and one-word lines, a step line every hundred steps;
+- gzip-newlines: nothing but newlines, gzip-compressed (SIZE is the decompressed size).
 
 Usage: python bench/styles.py STYLE SIZE OUT
 """
@@ -267,6 +272,62 @@ def keyword_steps(rng: random.Random, node_rank: int):
         yield lines
 
 
+def optimizer_step(rng: random.Random, node_rank: int):
+    """A step line that quotes `optimizer.step()`, the step number varying, every step: a
+    script's own timer (`optimizer.step() #N took 0.012s`). No line matches a rule: the body
+    does not start with the call, as training-frame's pattern (a traceback's source line) asks."""
+    from styles_frameworks import _asctime
+
+    losses = [f"{rng.gauss(2.1, 0.1):.4f}" for _ in range(997)]
+    times = [f"{rng.uniform(0.005, 0.02):.3f}" for _ in range(101)]
+    step = 0
+    while True:
+        lines = []
+        for s in range(step + 1, step + BATCH + 1):
+            lines.append(f"{_asctime(s)} INFO train: step {s}/500000 loss={losses[s % 997]} "
+                         f"optimizer.step() #{s} took {times[s % 101]}s")
+        step += BATCH
+        yield lines
+
+
+def exception_warning(rng: random.Random, node_rank: int):
+    """An exception-shaped `Name: text` line every step, as a data loader prints what it caught
+    and handled (`print(f"{type(e).__name__}: {e}")`), its numbers varying, then the step line."""
+    from styles_frameworks import _asctime
+
+    losses = [f"{rng.gauss(2.1, 0.1):.4f}" for _ in range(997)]
+    step = 0
+    while True:
+        lines = []
+        for s in range(step + 1, step + BATCH + 1):
+            lines.append(f"ShardReadError: shard {s % 512:05d} was short ({480 + s % 32} of 512 "
+                         f"samples), padded and skipped at step {s}")
+            lines.append(f"{_asctime(s)} INFO train: step {s}/500000 loss={losses[s % 997]}")
+        step += BATCH
+        yield lines
+
+
+def short_lines(rng: random.Random, node_rank: int):
+    """Empty and short lines: a script that prints blank lines and single words between rare
+    step lines (a progress dot, `ok`, a separator)."""
+    words = ["", "", "ok", "", ".", "x y", "", "--", "", "done"]
+    step = 0
+    while True:
+        lines = []
+        for s in range(step + 1, step + BATCH + 1):
+            lines += [words[(s + i) % len(words)] for i in range(40)]
+            if s % 100 == 0:
+                lines.append(f"step {s}/500000 loss 2.{s % 1000:03d}")
+        step += BATCH
+        yield lines
+
+
+def newlines(rng: random.Random, node_rank: int):
+    """Empty lines only: a script that printed nothing but newlines."""
+    while True:
+        yield [""] * (BATCH * 50)
+
+
 def adversarial(rng: random.Random, node_rank: int):
     from adversarial import adversarial as lines  # reads the catalogue: only when asked for
 
@@ -281,7 +342,14 @@ STYLES = {"pylogging": (pylogging, None), "nccl-tqdm": (nccl_tqdm, None),
           # python logging (the pylogging style) with CRLF line ends
           "crlf": (pylogging, crlf),
           "keyword-steps": (keyword_steps, None),
-          "adversarial": (adversarial, None)}
+          "adversarial": (adversarial, None),
+          "optimizer-step": (optimizer_step, None),
+          "exception-warning": (exception_warning, None),
+          "short-lines": (short_lines, None),
+          # nothing but newlines between the header and the crash, gzip-compressed (generate):
+          # SIZE is the size once decompressed
+          "gzip-newlines": (newlines, None)}
+GZIPPED = {"gzip-newlines"}
 ALL = ("bench", *STYLES)
 
 
@@ -296,7 +364,7 @@ def generate(style: str, size: int, out: Path, node_rank: int = 0, seed: int = 1
     crash_at = int(size * 0.999)
     output, wrap = STYLES[style]
     state: dict = {}
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+    with _opened(tmp, style in GZIPPED) as fh:
         def put(lines):
             nonlocal written
             text = wrap(lines, state) if wrap else "\n".join(lines) + "\n"
@@ -313,6 +381,14 @@ def generate(style: str, size: int, out: Path, node_rank: int = 0, seed: int = 1
     return out
 
 
+def _opened(path: Path, gzipped: bool):
+    if gzipped:
+        import gzip
+
+        return gzip.open(path, "wt", encoding="utf-8", newline="\n", compresslevel=6)
+    return open(path, "w", encoding="utf-8", newline="\n")
+
+
 def cached_log(style: str, size: int, directory: Path, node_rank: int = 0) -> Path:
     """The generated log of this style and size, built once and kept for later runs."""
     if style == "bench":
@@ -327,7 +403,8 @@ def cached_log(style: str, size: int, directory: Path, node_rank: int = 0) -> Pa
         from adversarial import quiet_lines
 
         tag = "-" + hashlib.sha256("\n".join(quiet_lines()[0]).encode()).hexdigest()[:10]
-    path = directory / f"{style}-worker-{node_rank}-{size >> 20}M-v{GENERATOR_VERSION}{tag}.log"
+    suffix = ".log.gz" if style in GZIPPED else ".log"
+    path = directory / f"{style}-worker-{node_rank}-{size >> 20}M-v{GENERATOR_VERSION}{tag}{suffix}"
     if not path.exists():
         print(f"building {path} ...", file=sys.stderr, flush=True)
         generate(style, size, path, node_rank)

@@ -32,7 +32,7 @@ from logscan.errors import ConfigError
 from logscan.files.reader import is_gzip
 from logscan.scan.hyperscan_matcher import unlike_its_body
 from logscan.scan.prefixes import strip_prefixes
-from logscan.scan.raw_patterns import BODY_START_AFTER, Untranslatable, _unique_group_names, raw_cover
+from logscan.scan.raw_patterns import Untranslatable, _unique_group_names, body_start, raw_cover
 from logscan.scan.scanner import Scanner
 
 hyperscan = pytest.importorskip("hyperscan")
@@ -198,8 +198,9 @@ PREFIXED = [b"2026-11-29T18:00:04.5955909Z stderr F x", b"2026-11-29T18:00:04Z x
 
 
 def test_every_prefix_ends_where_a_body_may_start():
-    """A cover's leading `^` is the line's start or a byte in BODY_START_AFTER: true of every
-    prefix strip_prefixes takes off a line whose body is its bytes as they are."""
+    """A cover's leading `^` is the line's start and any run of prefixes (body_start): it takes
+    every prefix strip_prefixes takes off a line whose body is its bytes as they are."""
+    prefixes = re.compile(body_start()[1:])  # the cover is Python `re` syntax too
     for raw in _sample_lines() + PREFIXED:
         if unlike_its_body(raw):
             continue
@@ -207,4 +208,4 @@ def test_every_prefix_ends_where_a_body_may_start():
         body = strip_prefixes(text).body
         if body and body != text:
             assert text.endswith(body)
-            assert text[-len(body) - 1].encode() in BODY_START_AFTER, (raw, body)
+            assert prefixes.fullmatch(raw[:len(raw) - len(body.encode())]), (raw, body)

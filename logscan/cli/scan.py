@@ -14,6 +14,7 @@ from logscan.cli.common import (Color, ConfigFile, FailOnOption, Ignore, Isolate
                                 StallAfter, diagnose_or_fail, exit_status, load_settings,
                                 to_terminal, use_color, with_options)
 from logscan.cli.outputs import REPORT_OPTIONS, FormatOption, report_files, write_reports
+from logscan.scan.progress import showing
 
 
 def register(app: typer.Typer) -> None:
@@ -48,7 +49,8 @@ def scan(
         job_status=job_status, now=now, stall_after=stall_after, processes=jobs, format=format,
         fail_on=fail_on, output=output,
         reports=report_files(given)), config, isolated)
-    diagnosis, catalogue = diagnose_or_fail(paths, settings)
+    with showing(not quiet):  # bytes read, on a terminal's stderr, once the scan takes a while
+        diagnosis, catalogue = diagnose_or_fail(paths, settings)
     terminal = to_terminal(settings)
     # On a terminal the human report wraps to its width; in a pipe or a file no line is cut.
     human = dict(verbose=verbose, timeline=timeline,

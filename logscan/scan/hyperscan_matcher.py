@@ -62,6 +62,9 @@ def _hex(literal: bytes) -> bytes:
     return b"".join(b"\\x%02x" % b for b in literal)
 
 
+keyword_expression = _hex  # a literal as a Hyperscan expression that matches it byte for byte
+
+
 def _compile(expressions: list[bytes], flags):
     """`flags`: one for every expression, or one list of them, in order."""
     import hyperscan

@@ -120,6 +120,7 @@ class FileInterpreter:
         self._pid_only: list[tuple[str, int, int]] = []
         self._pid_process: dict[int, tuple[int | None, int | None] | None] = {}
         self._meanings: dict[str, _Meaning] = {}
+        self._keywords = _KeywordIndex.of(matchers)
 
     def line(self, raw: bytes, lineno: int) -> None:
         """Interpret one candidate line (its first MAX_RAW bytes), numbered from 1."""
@@ -265,9 +266,7 @@ class FileInterpreter:
         """(rule id, groups) of every catalogue rule whose pattern matches the body, and whether
         one of them ran away on it."""
         hits, ran_away = [], False
-        for rule in self.matchers:
-            if not any(kw in body for kw in rule.keywords):
-                continue
+        for rule in self._keywords.rules_in(body):
             if self.timeouts.given_up(rule.id):
                 continue
             allowed = self.timeouts.timeout()
@@ -421,6 +420,66 @@ def _where_and_body(scan: FileScan, raw: bytes, lineno: int) -> tuple[Where, str
             stripped.body, stripped.pid, stripped.header_pid)
 
 
+class _KeywordIndex:
+    """The rules whose keyword a body holds, in catalogue order: one Hyperscan pass over the body
+    where Hyperscan is installed (5 µs for a step line, where asking each rule took 50), else
+    each distinct keyword looked for once."""
+
+    _built: dict[int, tuple] = {}
+
+    def __init__(self, matchers: list[Rule]):
+        self._matchers = list(matchers)
+        self._keywords = sorted({kw for rule in matchers for kw in rule.keywords})
+        rules_of: dict[str, set[int]] = {}
+        for n, rule in enumerate(matchers):
+            for kw in rule.keywords:
+                rules_of.setdefault(kw, set()).add(n)
+        self._rules = [frozenset(rules_of[kw]) for kw in self._keywords]
+        self._database = None  # built on first use: most bodies are judged from memory
+
+    @classmethod
+    def of(cls, matchers: list[Rule]) -> "_KeywordIndex":
+        """One index per list of rules: every file's interpreter of a scan shares it."""
+        known = cls._built.get(id(matchers))
+        if known is None or known[0] is not matchers:
+            if len(cls._built) > 8:
+                cls._built.clear()
+            known = cls._built[id(matchers)] = (matchers, cls(matchers))
+        return known[1]
+
+    def rules_in(self, body: str) -> list[Rule]:
+        if self._database is None:
+            self._database = _keyword_database(self._keywords) or False
+        found: set[int] = set()
+        if self._database:
+            def on_match(index, _start, _end, _flags, _context):
+                found.update(self._rules[index])
+
+            self._database.scan(body.encode("utf-8", "surrogatepass"), match_event_handler=on_match)
+        else:
+            for index, keyword in enumerate(self._keywords):
+                if keyword in body:
+                    found.update(self._rules[index])
+        return [self._matchers[n] for n in sorted(found)]
+
+
+def _keyword_database(keywords: list[str]):
+    """Keywords as one Hyperscan database, each reported once a scan; None without Hyperscan."""
+    if not keywords:
+        return None
+    try:
+        import hyperscan
+
+        from logscan.scan.hyperscan_matcher import compiled, keyword_expression
+    except ImportError:
+        return None
+    try:
+        return compiled([keyword_expression(kw.encode("utf-8", "surrogatepass")) for kw in keywords],
+                        hyperscan.HS_FLAG_SINGLEMATCH)
+    except hyperscan.error:
+        return None
+
+
 def _evidence_text(raw: bytes) -> str:
     text = _decode(raw[:MAX_RAW]).rstrip("\r\n")
     if len(text) > MAX_EVIDENCE and "\r" in text:
@@ -428,6 +487,9 @@ def _evidence_text(raw: bytes) -> str:
         half = (MAX_EVIDENCE - 1) // 2  # the \r included: the cut below keeps the tail whole
         text = text[:half] + "\r" + text[-half:]
     return text[:MAX_EVIDENCE]
+
+
+_DIGITS = re.compile(r"\d+")
 
 
 class LineJudge:
@@ -446,7 +508,8 @@ class LineJudge:
 
     def __init__(self, matchers: list[Rule], timeouts: RuleTimeouts | None = None):
         self._probe = FileInterpreter(matchers, "", "", timeouts, None)
-        self._known: dict[tuple[str, bool], bool] = {}
+        # (body, native) → (whether it tells, what it tells by rules alone: its hits)
+        self._known: dict[tuple[str, bool], tuple[bool, object]] = {}
         self._by_raw: dict[tuple[bytes, bool], tuple[bool, tuple | None]] = {}
 
     def tells(self, raw: bytes, native: bool) -> bool:
@@ -461,7 +524,11 @@ class LineJudge:
 
     def judge(self, raw: bytes, native: bool) -> tuple[bool, tuple | None]:
         """(whether the line tells anything, what makes a line the same as it when it does
-        only by rules: its body and the process its prefixes name; None for a native line)."""
+        only by rules, or is an exception line and nothing else: its body but for its numbers,
+        the rules' hits on it (and the exception's class) and the process its prefixes name;
+        None for another native line). A line printed every step with the step's number in it,
+        that a rule matches each time, is the same line to the interpreter: the same words,
+        the same hits, from the same process (scanner._RepeatRuns)."""
         judged = self._by_raw.get((raw, native))
         if judged is not None:
             return judged
@@ -473,24 +540,32 @@ class LineJudge:
             if len(self._known) >= MEANINGS_KEPT:
                 self._known.clear()
             self._known[body, native] = known
-        same = None if native else (body, stripped.rank, stripped.local_rank, stripped.pid,
-                                    stripped.header_pid)
+        tells, told = known
+        same = None if native and told is None else (
+            _DIGITS.sub("0", body), told, stripped.rank, stripped.local_rank, stripped.pid,
+            stripped.header_pid)
         if len(self._by_raw) >= MEANINGS_KEPT:
             self._by_raw.clear()
-        self._by_raw[raw, native] = judged = (known, same)
+        self._by_raw[raw, native] = judged = (tells, same)
         return judged
 
-    def _tells(self, body: str, native: bool) -> bool:
+    def _tells(self, body: str, native: bool) -> tuple[bool, object]:
+        """(whether the body tells anything, what a rules-only line tells: its hits, or the
+        body itself when a rule ran away on it and the interpreter must decide again)."""
         probe = self._probe
         timeouts = len(probe.scan.rule_timeouts)
         if not native:
             hits, ran_away = probe._catalogue_hits(body)
-            return bool(hits) or ran_away
+            return bool(hits) or ran_away, (body if ran_away else hits)
         meaning = probe._meaning(body)
         if len(probe.scan.rule_timeouts) > timeouts:
-            return True
+            return True, None
+        if meaning.exception is not None and not meaning.announced and \
+                meaning == replace(_NOTHING, exception=meaning.exception, hits=meaning.hits):
+            # an exception line that says nothing else: its class and hits make its copies
+            return True, ("exception", meaning.exception[0], meaning.hits)
         return (meaning != _NOTHING or (body.startswith(lineparse.SUMMARY_INDENT)
-                and lineparse.parse_exception(body[len(lineparse.SUMMARY_INDENT):]) is not None))
+                and lineparse.parse_exception(body[len(lineparse.SUMMARY_INDENT):]) is not None)), None
 
 
 def _env_print(where: Where, record: dict, source: str = TORCHRUN_ENV) -> EnvPrint:

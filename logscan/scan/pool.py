@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from logscan.catalogue import Catalogue, load_catalogue
+from logscan.scan import progress
 from logscan.scan.events import FileScan
 from logscan.files.reader import NUMPY_AFTER, line_ranges, preload_numpy
 from logscan.scan.scanner import Scanner, Survey
@@ -96,6 +97,7 @@ class PendingScans:
         self.contents = contents or {}
         self.futures: dict[int, list] = {}
         sizes = [_size(log.path, sizes or {}) for log in logs]
+        progress.expect(sum(sizes))
         big = [i for i in range(len(logs)) if sizes[i] >= PARALLEL_MIN_BYTES]
         if pool.workers < 2 or not big:
             return

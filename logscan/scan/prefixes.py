@@ -24,7 +24,7 @@ PID_MAX_LIMIT = 1 << 22
 
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
-_PREFIX = re.compile(
+PREFIX = re.compile(
     r"""
       (?P<rfc3339>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)[ \t]+
         # CRI (containerd, CRI-O) log files: `<time> <stream> <F|P> `; P marks a partial record
@@ -144,15 +144,15 @@ def clean(text: str) -> str:
 # A bracketed number before a prefix logscan knows: a log viewer's line number pasted with the line
 # (`[80746] [rank0]:[E321 ...`), or a logger's `[%(process)d] `. Only skipped when a known prefix
 # follows, so `[12] items done` stays as it is.
-_NUMBER_TAG = re.compile(r"\[\d{1,9}\][ \t]+")
+NUMBER_TAG = re.compile(r"\[\d{1,9}\][ \t]+")
 
 
 def _prefix_matches(body: str):
-    """The prefixes at the start of `body`, in order, as matches of _PREFIX."""
+    """The prefixes at the start of `body`, in order, as matches of PREFIX."""
     pos = 0
-    if (tag := _NUMBER_TAG.match(body)) is not None and _PREFIX.match(body, tag.end()):
+    if (tag := NUMBER_TAG.match(body)) is not None and PREFIX.match(body, tag.end()):
         pos = tag.end()
-    while (match := _PREFIX.match(body, pos)) and match.end() != pos:
+    while (match := PREFIX.match(body, pos)) and match.end() != pos:
         pos = match.end()
         yield match
 

@@ -12,8 +12,11 @@ whose body the pattern matches, so only such lines need reach Python, where the 
   that decoding replaced by U+FFFD), so a class that holds one takes those bytes, and its repeat
   four times as many;
 - under `(?i)` an ASCII letter takes both cases;
-- a pattern's leading `^` (the body's start) is the line's start or a byte a prefix ends in
-  (BODY_START_AFTER: every prefix of logscan.scan.prefixes ends in a space, a tab, `:` or `]`).
+- a pattern's leading `^` (the body's start) is the line's start followed by any run of the
+  prefixes logscan.scan.prefixes strips (their own grammar, as a cover: BODY_START), so a line
+  that only quotes `optimizer.step(` after other words is not found by a cover anchored there;
+  a record glued into a line after other text is found through the glue's mark
+  (logscan.scan.hyperscan_matcher), not through the cover.
 
 This holds for lines whose bytes reach the body as they are. A line with an escape byte (colour
 codes inside a match), a `\r` inside it, a Docker json-file record (the line JSON-escaped) or a
@@ -54,11 +57,26 @@ def _members(module, escape: str) -> frozenset[int]:
 # a class is negated and less is.
 _CATEGORY_MOST = {c: _members(regex, e) | _members(re, e) for c, e in _CATEGORY_ESCAPES.items()}
 _CATEGORY_LEAST = {c: _members(regex, e) & _members(re, e) for c, e in _CATEGORY_ESCAPES.items()}
-# The bytes a line prefix ends in: a body starts at the line's start or after one of them.
-BODY_START_AFTER = b" \t:]"
 _HIGH = b"\\x80-\\xff"
 _WIDEST_CHAR = 4  # bytes of one character, at most
 _BOUNDED = 256  # bytes; a repeat bounded above this is left unbounded
+
+_BODY_START: bytes | None = None
+
+
+def body_start() -> bytes:
+    """A Hyperscan pattern of where a body may start: a line's start, then any run of prefixes
+    (logscan.scan.prefixes: its number tag, then its prefixes, each as a cover of itself)."""
+    global _BODY_START
+    if _BODY_START is None:
+        from logscan.scan.prefixes import NUMBER_TAG, PREFIX
+
+        grammar = sre_parse.parse(f"(?:{NUMBER_TAG.pattern})?(?:{PREFIX.pattern})*",
+                                  PREFIX.flags & re.VERBOSE)
+        cover, _ = _sequence(list(grammar), caseless=False)
+        _BODY_START = b"^" + cover
+    return _BODY_START
+
 
 _GROUP_NAME = re.compile(r"\(\?P<(\w+)>")
 
@@ -74,7 +92,7 @@ def raw_cover(pattern: str) -> bytes:
     start = b""
     if items and items[0][0] is sre.AT and items[0][1] in (sre.AT_BEGINNING, sre.AT_BEGINNING_STRING):
         items = items[1:]
-        start = b"(?:^|[" + b"".join(_escaped(b) for b in BODY_START_AFTER) + b"])"
+        start = body_start()
     items = _trimmed(items, leading=not start)
     cover, empty = _sequence(items, bool(parsed.state.flags & sre.SRE_FLAG_IGNORECASE))
     if empty:

@@ -16,12 +16,14 @@ import os
 import re
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from logscan.scan import lineparse
+from logscan.scan import lineparse, progress
 from logscan.catalogue import Catalogue
 from logscan.scan.events import FileScan
 from logscan.scan.finders import USER_PROGRESS_FLAG, ProgressFinder, make_line_finder
 from logscan.scan.glued import record_spans
+from logscan.scan.hyperscan_matcher import unlike_its_body
 from logscan.limits import BLOCK_PATTERN_TIMEOUT
 from logscan.scan.interpret import MAX_RAW, FileInterpreter, LineJudge, RuleTimeouts
 from logscan.scan.lineparse import Candidates
@@ -81,7 +83,7 @@ class Survey:
     rule_timeouts: list = field(default_factory=list)
     state: ReadState = field(default_factory=ReadState)
     read_error: str | None = None
-    # (index, copies): a kept line that stands for this many identical lines (_RepeatRuns)
+    # (index, copies): a kept line that stands for this many lines that tell the same (_RepeatRuns)
     repeats: list = field(default_factory=list)
 # Lines told apart when collapsing repeats (_RepeatRuns): past this many, those known are
 # forgotten, and a copy is kept again.
@@ -90,21 +92,40 @@ REPEATS_KEPT = 4096
 class _RepeatRuns:
     """A line that tells something only through rules, repeated with nothing a native pattern
     found between (a warning printed every step), keeps its first and its latest copy; the
-    copies between are dropped. The same body from the same process means the same to the
-    interpreter: a copy between adds nothing but memory and time. Positions in the survey's
+    copies between are dropped. So does an exception line that says nothing else (a handled
+    error the script prints every step) repeated with no other kept line between. The same rules' hits from the same process mean the same to the
+    interpreter (the same body, or a step line whose number varies outside what the rules
+    capture): a copy between adds nothing but memory and time. Positions in the survey's
     candidates, by what makes lines the same (LineJudge.judge); None marks a dropped copy."""
 
     def __init__(self):
         self.runs: dict[tuple, tuple[int, int | None]] = {}
+        # (what makes it the same, first, latest) of the native line just kept, when the
+        # judge says copies of it right after it may be dropped (LineJudge.judge)
+        self.native_run: tuple | None = None
         self.dropped = 0
         # candidate position of a run's latest copy → the copies it stands for (itself and the
         # ones dropped before it): a report counts a repeated line's copies without keeping them
         self.copies: dict[int, int] = {}
 
-    def keep(self, candidates: list, index: int, raw: bytes, same: tuple | None) -> None:
-        if same is None:  # a native line: what follows it may mean something else again
+    def keep(self, candidates: list, index: int, raw: bytes, same: tuple | None,
+             native: bool = False) -> None:
+        if native:  # what follows a native line may mean something else again
             if self.runs:
                 self.runs.clear()
+            run, self.native_run = self.native_run, None
+            if same is not None and run is not None and run[0] == same \
+                    and (run[2] if run[2] is not None else run[1]) == len(candidates) - 1:
+                # the same exception line again, right after the last: kept as a run
+                self.runs[same] = run[1:]
+                self._repeat(candidates, same)
+                self.native_run = (same, *self.runs.pop(same))
+            elif same is not None:
+                self.native_run = (same, len(candidates), None)
+            candidates.append((index, raw))
+            return
+        self.native_run = None
+        if same is None:
             candidates.append((index, raw))
             return
         seen = self.runs.get(same)
@@ -113,16 +134,21 @@ class _RepeatRuns:
                 self.runs.clear()
             self.runs[same] = (len(candidates), None)
         else:
-            first, latest = seen
-            copies = 1
-            if latest is not None:
-                candidates[latest] = None
-                self.dropped += 1
-                copies += self.copies.pop(latest, 1)
-            if copies > 1:
-                self.copies[len(candidates)] = copies
-            self.runs[same] = (first, len(candidates))
+            self._repeat(candidates, same)
         candidates.append((index, raw))
+
+    def _repeat(self, candidates: list, same: tuple) -> None:
+        """A copy of the run `same` is about to be appended: the run's latest copy before it is
+        dropped, and counted in it."""
+        first, latest = self.runs[same]
+        copies = 1
+        if latest is not None:
+            candidates[latest] = None
+            self.dropped += 1
+            copies += self.copies.pop(latest, 1)
+        if copies > 1:
+            self.copies[len(candidates)] = copies
+        self.runs[same] = (first, len(candidates))
 
     def settle(self, found: "Survey") -> None:
         """The survey's candidates without the dropped copies, once it is done."""
@@ -161,6 +187,30 @@ def _raw_line(block: bytes, start: int, end: int) -> bytes:
     return block[start:start + half] + b"\r" + block[end - half:end]
 
 
+def _with_glued(block: bytes, starts: list[int], natives: list[bool | None], glued: set[int]
+                ) -> tuple[list[int], list[bool | None]]:
+    """The lines found, and those that hold a glued record no pattern found: a rule's cover
+    anchored at a body's start finds a record only at its line's start (raw_patterns), so a
+    record glued after other text is cut out and judged as a line of its own here. A line
+    added is marked None: whether a native pattern matches it is asked. A line whose body is
+    not its bytes (colour codes, `\r`, a Docker record) was found through the keywords already,
+    as every matcher finds it."""
+    missing = [start for start in glued.difference(starts)
+               if record_spans(line := block[start:_line_end(block, start)]) is not None
+               and not unlike_its_body(line)]
+    if not missing:
+        return starts, natives
+    marks = dict(zip(starts, natives))
+    marks.update(dict.fromkeys(missing))  # None: no pattern said whether it is native
+    ordered = sorted(marks)
+    return ordered, [marks[start] for start in ordered]
+
+
+def _line_end(block: bytes, start: int) -> int:
+    end = block.find(b"\n", start)
+    return len(block) if end < 0 else end
+
+
 class _LineNumbers:
     """Line numbers of increasing offsets in one block, counting newlines from the nearer end."""
 
@@ -185,15 +235,7 @@ class Scanner:
                  matcher: str | None = None):
         self.matchers = [r for r in catalogue.matchers if r.keywords]
         self.keywordless = [r for r in catalogue.matchers if not r.keywords]
-        wanted = wanted_lines(kw.encode() for r in self.matchers for kw in r.keywords)
         native = native_lines()
-        # Every candidate pattern and keyword as one: what the pure-Python finder's literals
-        # stand for (bench/reach_python.py names the lines by it). Multiline: `^` and `$` are a
-        # line's ends, as for Hyperscan (logscan.scan.hyperscan_matcher).
-        self.candidates = re.compile(b"|".join(c.pattern for c in wanted), re.MULTILINE)
-        # Which lines the finder gave a native pattern matches: the judge of what a line can
-        # tell (LineJudge) reads those as the parsers do, the others only for the rules.
-        self.native = re.compile(b"|".join(c.pattern for c in native), re.MULTILINE)
         rules = [(r.patterns, _keyword_literals(r.keywords)) for r in self.matchers]
         self.finder = make_line_finder(native, matcher, rules)
         # The rules whose patterns ran away, over every file this scanner reads: one budget
@@ -201,6 +243,23 @@ class Scanner:
         self.rule_timeouts = RuleTimeouts()
         self.judge = LineJudge(self.matchers, self.rule_timeouts)
         self.progress = ProgressFinder(tuple(progress_patterns))
+
+    # The two joined patterns below are compiled when first asked for (`re` takes 30-60 ms over
+    # them, a fifth of a small scan): with Hyperscan's exact marks most scans never ask.
+
+    @cached_property
+    def candidates(self) -> re.Pattern[bytes]:
+        """Every candidate pattern and keyword as one: what the pure-Python finder's literals
+        stand for (bench/reach_python.py names the lines by it). Multiline: `^` and `$` are a
+        line's ends, as for Hyperscan (logscan.scan.hyperscan_matcher)."""
+        wanted = wanted_lines(kw.encode() for r in self.matchers for kw in r.keywords)
+        return re.compile(b"|".join(c.pattern for c in wanted), re.MULTILINE)
+
+    @cached_property
+    def native(self) -> re.Pattern[bytes]:
+        """Which lines the finder gave a native pattern matches: the judge of what a line can
+        tell (LineJudge) reads those as the parsers do, the others only for the rules."""
+        return re.compile(b"|".join(c.pattern for c in native_lines()), re.MULTILINE)
 
     def scan_file(self, path: str, display: str, chunk_size: int = CHUNK_SIZE,
                   content: tuple[bytes, float] | None = None,
@@ -223,6 +282,7 @@ class Scanner:
         recent: deque[tuple[bytes, int]] = deque()
         held = 0
         last_block = None
+        read = progress.add
         try:
             blocks = line_blocks(path, state, chunk_size, content=content, start=start, end=end)
             for block in join_partial_records(blocks, MAX_LINE):
@@ -230,6 +290,7 @@ class Scanner:
                     newline = block.find(b"\n")
                     found.head = block[:MAX_RAW] if newline < 0 else block[:min(newline, MAX_RAW)]
                 newlines = self._survey_block(block, found, timeouts, repeats)
+                read(len(block))
                 found.newlines += newlines
                 # The blocks that hold the last TAIL_LINES lines, split once at the end
                 recent.append((block, newlines))
@@ -254,11 +315,13 @@ class Scanner:
         if self.finder.marks_native:
             starts, natives, glued, newlines = self.finder.scan_marked(block)
             trust = self.finder.exact  # a native mark is a native pattern's match
+            if glued:
+                starts, natives = _with_glued(block, starts, natives, glued)
         else:
             (starts, newlines), natives, trust = self.finder.scan(block), None, False
             glued = None  # the pure-Python finder marks none: each line found is looked at
         numbers = _LineNumbers(block, newlines, found.newlines)
-        native, judge = self.native.search, self.judge.judge
+        judge = self.judge.judge
         size = len(block)
         for i, start in enumerate(starts):
             end = block.find(b"\n", start)
@@ -269,11 +332,12 @@ class Scanner:
                 self._survey_records(block, start, records, numbers.of(start) - 1, found, repeats)
                 continue
             # exact marks are the native patterns' own answer; else the pattern is asked
-            is_native = natives[i] if trust else native(block, start, end) is not None
+            is_native = (natives[i] if trust and natives[i] is not None
+                         else self.native.search(block, start, end) is not None)
             raw = _raw_line(block, start, end)
             tells, same = judge(raw, is_native)
             if tells:
-                repeats.keep(found.candidates, numbers.of(start) - 1, raw, same)
+                repeats.keep(found.candidates, numbers.of(start) - 1, raw, same, is_native)
         first = None
         if found.first_progress is None:
             first = self.progress.first(block)
@@ -300,9 +364,10 @@ class Scanner:
         native, judge = self.native.search, self.judge.judge
         for record_start, record_end in records:
             raw = _raw_line(block, start + record_start, start + record_end)
-            tells, same = judge(raw, native(raw) is not None)
+            is_native = native(raw) is not None
+            tells, same = judge(raw, is_native)
             if tells:
-                repeats.keep(found.candidates, index, raw, same)
+                repeats.keep(found.candidates, index, raw, same, is_native)
 
     @staticmethod
     def _line_at(block: bytes, start: int, newlines: int, before: int) -> tuple[int, bytes]:
