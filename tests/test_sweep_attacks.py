@@ -698,6 +698,42 @@ def test_options_that_change_what_is_diagnosed_make_no_changes_of_their_own(run_
     assert sweep_json(run_cli, outputs, state)["jobs"] == []
 
 
+SITE_RULE = """
+id = "non-finite-loss-stop"
+kind = "signature"
+severity = "error"
+role = "failure"
+precedence = 5
+stage = "training"
+summary = "Training stopped on a non-finite loss."
+message = "training stopped on a non-finite loss."
+hint = "Lower the learning rate."
+keywords = ["non-finite loss"]
+patterns = ['non-finite loss encountered']
+
+[docs]
+what = "A site's own rule for the crash of crash-mid-training."
+why = "It names that failure before the built-in rules do."
+example = "RuntimeError: non-finite loss encountered at step 10 (loss=nan); stopping"
+fix = "Lower the learning rate."
+
+[tests]
+fire = ["RuntimeError: non-finite loss encountered at step 10 (loss=nan); stopping"]
+quiet = ["loss=1.0"]
+"""
+
+
+def test_an_operators_own_rules_or_progress_patterns_make_no_changes_of_their_own(run_cli, outputs,
+                                                                                   tmp_path):
+    state, rules = tmp_path / "s.db", tmp_path / "site-rules"
+    rules.mkdir()
+    (rules / "non-finite-loss-stop.toml").write_text(SITE_RULE)
+    assert told(sweep_json(run_cli, outputs, state)) == failing(outputs)
+    ad_hoc = sweep_json(run_cli, outputs, state, "--rules", rules, "--progress-pattern", r"^epoch \d+")
+    assert ad_hoc["sweep"]["refreshed"] == len(LAYOUT) and ad_hoc["jobs"] == []
+    assert sweep_json(run_cli, outputs, state)["jobs"] == []
+
+
 def test_changes_no_listing_prints_are_kept_to_a_bound(run_cli, outputs, tmp_path, monkeypatch):
     import logscan.sweep.engine as engine
 

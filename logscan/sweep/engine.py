@@ -107,21 +107,16 @@ class Sweep:
         now = settings.now or datetime.now(timezone.utc)
         report = SweepReport(started=time.time())
         sweep_id = db.execute("INSERT INTO sweeps (started) VALUES (?)", (report.started,)).lastrowid
-        reading_code, diagnosis_code = st.code_fingerprint(
+        reading_code, own_code, operators = st.code_fingerprint(
             [r.source for r in (*self.catalogue.rules.values(), *self.catalogue.signals.values())],
             extra=repr((settings.progress_patterns,)))
-        diagnosis_code += ":" + _settings_key(settings) + f":series={self.series}"
+        # logscan's own code, then the operator's choices (see _code_of)
+        diagnosis_code = f"{own_code}:{operators}:{_settings_key(settings)}:series={self.series}"
         if st.get_meta(db, "series_mode") != self.series:
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM history")  # series grouped another way: learnt again
             st.set_meta(db, "series_mode", str(self.series))
             db.execute("COMMIT")
-        if st.get_meta(db, "reading_code") != reading_code:
-            db.execute("BEGIN IMMEDIATE")
-            db.execute("DELETE FROM files")  # surveys made by other code or rules: read again
-            st.set_meta(db, "reading_code", reading_code)
-            db.execute("COMMIT")
-
         walk = find_jobs(self.dirs, self.shard)
         jobs = walk.jobs
         report.jobs = len(jobs)
@@ -130,6 +125,13 @@ class Sweep:
         for path, job, *identity in db.execute(
                 "SELECT path, job, dev, ino, size, mtime_ns FROM files"):
             known_files.setdefault(st.loaded_path(job), {})[st.loaded_path(path)] = tuple(identity)
+        if st.get_meta(db, "reading_code") != reading_code:
+            # Surveys made by other code or rules: read again. What the files were is kept above,
+            # so a job is not taken for one whose logs changed.
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DELETE FROM files")
+            st.set_meta(db, "reading_code", reading_code)
+            db.execute("COMMIT")
         known_jobs = {}
         for row in db.execute("SELECT job, root, rel, verdict, root_fingerprint, status_sig, status, "
                               "wake_at, code, root_rule FROM jobs"):
@@ -237,9 +239,10 @@ class Sweep:
     def _commit(self, result: JobResult, previous, diagnosis_code: str, now: datetime,
                 by_options: bool = False) -> None:
         """One job's files, diagnosis, fingerprints and change: one transaction. A job diagnosed
-        again only because the options that choose what is diagnosed (--select, --ignore, ...)
-        differ from the last sweep's makes no change of its own: its logs said nothing new. A
-        failure told before is then told under the new options' fingerprint too."""
+        again only because the operator's choices of what is diagnosed (--select, --ignore,
+        --rules, --progress-pattern, ...) differ from the last sweep's makes no change of its
+        own: its logs said nothing new. A failure told before is then told under the new
+        choices' fingerprint too."""
         db, job = self.db, result.job
         db.execute("BEGIN IMMEDIATE")
         key = st.stored_path(job.job)
@@ -436,7 +439,8 @@ class Sweep:
 
 
 def _code_of(diagnosis_code: str) -> str:
-    """The part of a job's diagnosis code that is logscan and its rules, not the options."""
+    """The part of a job's diagnosis code that is logscan and its own rules, not the operator's
+    choices (their rules, progress patterns and options)."""
     return diagnosis_code.partition(":")[0]
 
 

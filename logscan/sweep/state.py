@@ -309,26 +309,33 @@ def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
     db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
 
-def code_fingerprint(catalogue_sources: list[str], extra: str = "") -> tuple[str, str]:
-    """(reading code, diagnosis) fingerprints. Stored surveys are kept only while the reading
-    code and the rules that choose lines are the same; stored diagnoses only while all of logscan,
-    the rules and the settings are."""
+def code_fingerprint(catalogue_sources: list[str], extra: str = "") -> tuple[str, str, str]:
+    """(reading code, logscan, the operator's) fingerprints. Stored surveys are kept only while
+    the reading code and every rule that chooses lines (and `extra`: the progress patterns) are
+    the same; stored diagnoses only while logscan (its code and its own rules) and the
+    operator's choices (their rules, `extra`, the settings) are. The last two are kept apart: a
+    job diagnosed again for the operator's choices alone makes no change of its own
+    (logscan.sweep.engine)."""
+    from logscan.catalogue import builtin_rules_dir
+
     package = Path(__file__).resolve().parent.parent
+    builtin = builtin_rules_dir().resolve()
     # Everything that turns bytes into a Survey: the files and scan stages, and the catalogue.
     reading_files = sorted([*(package / "files").glob("*.py"), *(package / "scan").glob("*.py"),
                             package / "catalogue.py"])
-    reading = hashlib.sha256()
+    reading, own, operators = hashlib.sha256(), hashlib.sha256(), hashlib.sha256()
     for path in reading_files:
         reading.update(path.relative_to(package).as_posix().encode())
         reading.update(_read(path))
     for source in sorted(catalogue_sources):
-        reading.update(source.encode("utf-8", "surrogateescape"))
-        reading.update(_read(Path(source)))
+        for digest in (reading, own if Path(source).resolve().is_relative_to(builtin) else operators):
+            digest.update(source.encode("utf-8", "surrogateescape"))
+            digest.update(_read(Path(source)))
     reading.update(extra.encode())
-    diagnosis = hashlib.sha256(reading.digest())
+    operators.update(extra.encode())
     for path in sorted(package.rglob("*.py")):
-        diagnosis.update(_read(path))
-    return reading.hexdigest()[:32], diagnosis.hexdigest()[:32]
+        own.update(_read(path))
+    return reading.hexdigest()[:32], own.hexdigest()[:32], operators.hexdigest()[:16]
 
 
 def _read(path: Path) -> bytes:
