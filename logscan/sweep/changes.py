@@ -1,14 +1,13 @@
-"""What changed in a job since the last sweep. A failure is told once: by its fingerprint
-(logscan.diagnose.fingerprint), which survives a rotation, a log growing around the failure and line
-numbers moving; Finding.key (rule@place@file:line) does not."""
+"""What changed in a job since the last sweep. A failure is told once: by its root cause's
+fingerprint, the one the Diagnosis carries and every report shows (logscan.diagnose.fingerprint),
+which survives a rotation, a log growing around the failure and line numbers moving."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-from logscan.diagnose.fingerprint import fingerprint
-from logscan.rule_ids import HANG_RULES
-from logscan.vocabulary import Severity, Verdict
+from logscan.diagnose.fingerprint import is_current
+from logscan.vocabulary import Verdict
 
 
 class Change(StrEnum):
@@ -26,13 +25,11 @@ FAILED_CHANGES = (Change.FAILED, Change.HUNG, Change.ROOT_CAUSE_CHANGED)
 
 
 def root_fingerprint(diagnosis) -> str | None:
-    if diagnosis.verdict != Verdict.FAILED:
+    """The failure a FAILED job is told by: its root cause's fingerprint (a FAILED verdict
+    always has an error finding, and so a root cause)."""
+    if diagnosis.verdict != Verdict.FAILED or diagnosis.root_cause is None:
         return None
-    finding = diagnosis.root_finding
-    if finding is not None:
-        return fingerprint(finding)
-    errors = [f for f in diagnosis.findings if f.severity == Severity.ERROR]
-    return fingerprint(errors[0]) if errors else "failed"
+    return diagnosis.root_cause.fingerprint
 
 
 def change_of(previous_verdict: str | None, previous_fingerprint: str | None, diagnosis,
@@ -44,9 +41,11 @@ def change_of(previous_verdict: str | None, previous_fingerprint: str | None, di
         if alerted:
             return None
         if previous_verdict == Verdict.FAILED and previous_fingerprint is not None:
-            return Change.ROOT_CAUSE_CHANGED
+            # A fingerprint an older logscan stored is of another version: it cannot match, and
+            # the job is not told again for that alone.
+            return Change.ROOT_CAUSE_CHANGED if is_current(previous_fingerprint) else None
         root = diagnosis.root_cause
-        return Change.HUNG if root is not None and root.rule in HANG_RULES else Change.FAILED
+        return Change.HUNG if root is not None and root.hang else Change.FAILED
     if previous_verdict == Verdict.FAILED and verdict in (Verdict.HEALTHY, Verdict.RUNNING):
         return Change.RECOVERED
     if verdict == Verdict.HEALTHY and previous_verdict in (Verdict.RUNNING, Verdict.INCONCLUSIVE):
