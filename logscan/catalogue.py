@@ -94,6 +94,9 @@ class Rule:
     # needs a fix of its own (a masked exit status: the launch command): never folded under the
     # root cause as its cascade, even when its role keeps it from leading
     independent: bool = False
+    # it leaves processes or Workers waiting: a hang, for every reader (the report shows where
+    # each one stopped, the sweep tells it as "hung")
+    hang: bool = False
     # signals: the line means its process suffered another's failure
     cascade: bool = False
     # signals: the line tells where a Worker got, not that anything went wrong
@@ -296,7 +299,7 @@ def _str_list(path: Path, data: dict, key: str) -> tuple[str, ...]:
 # `severty`) would otherwise be dropped without a word, and the rule run without it.
 _SHARED_KEYS = frozenset({"id", "kind", "summary", "stage", "docs", "references", "precedence"})
 _PATTERN_KEYS = frozenset({"keywords", "patterns", "exclude", "tests"})
-_RULE_KEYS = frozenset({"severity", "role", "job_may_run", "fallback", "independent", "hint"})
+_RULE_KEYS = frozenset({"severity", "role", "job_may_run", "fallback", "independent", "hang", "hint"})
 KEYS = {
     "signature": _SHARED_KEYS | _RULE_KEYS | _PATTERN_KEYS | {"message"},
     "code": _SHARED_KEYS | _RULE_KEYS,
@@ -369,6 +372,7 @@ def parse_rule(path: Path, data: dict, compile_patterns: bool = True) -> Rule:
             job_may_run=_bool(path, data, "job_may_run"),
             fallback=_bool(path, data, "fallback"),
             independent=_bool(path, data, "independent"),
+            hang=_bool(path, data, "hang"),
             hint=_require_str(path, data, "hint"),
         )
         unused = {"cascade", "cause", "traceback_stage", "informational"} & set(data)

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from logscan.rule_ids import UNEXPLAINED_FAILURE
-from logscan.vocabulary import (SEVERITY_ORDER, JobStatus, MarkStage, RunStage, Severity, TimeAxis,
-                                Verdict)
+from logscan.vocabulary import (FAILING_VERDICTS, LEVEL_OF_SEVERITY, SEVERITY_ORDER, JobStatus, Level,
+                                MarkStage, ProcessRole, RunStage, Severity, TimeAxis, Verdict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,20 @@ OTHER_CAUSE = "other"
 
 
 @dataclass(frozen=True)
+class Location:
+    """Where a report points for a finding: its first evidence line; else its Worker's first
+    file; else the first file scanned; else the job's name (line 1)."""
+
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
 class Finding:
+    """What a rule found. The rules set the first fields; the root-cause pass of
+    logscan.diagnose sets the rest once (fingerprint, is_root, cascade and caused_by, hang,
+    location), and every report reads them as set."""
+
     rule: str
     severity: Severity
     message: str
@@ -57,20 +70,39 @@ class Finding:
     rank: int | None = None
     evidence: tuple[Evidence, ...] = ()
     cause: str | None = None
-    caused_by: str | None = None    # the `key` of the finding this one is a cascade of
+    caused_by: str | None = None    # the fingerprint of the root cause when this is its consequence
     cascade: bool = False
     worker: str | None = None       # the Worker's label when it has no node_rank
-    time: str | None = None         # ISO time of the first evidence, where the line carries one
+    time: datetime | None = None    # the time of the first evidence line, where it carries one
     node_ranks: tuple[int, ...] = ()  # every node_rank the finding is about, when several
     ranks: tuple[int, ...] = ()       # every global rank the finding is about, when several
-    # Stable across runs and however the paths were typed; set for reports (logscan.diagnose.fingerprint).
+    # Stable across runs and however the paths were typed (logscan.diagnose.fingerprint).
     fingerprint: str = ""
+    is_root: bool = False           # the job's root cause
+    hang: bool = False              # its rule leaves processes waiting (the catalogue's `hang`)
+    location: Location | None = None
 
     @property
-    def key(self) -> str:
-        where = self.evidence[0] if self.evidence else None
-        place = f"{where.file}:{where.line}" if where else ""
-        return f"{self.rule}@{self.node_rank}/{self.rank}@{place}"
+    def is_consequence(self) -> bool:
+        """It follows from the root cause (or from another failure it repeats)."""
+        return not self.is_root and (self.cascade or self.caused_by is not None)
+
+    @property
+    def level(self) -> Level:
+        """How loudly a CI format shows it: a consequence of another error is a note."""
+        if self.severity == Severity.ERROR and self.is_consequence:
+            return Level.NOTE
+        return LEVEL_OF_SEVERITY[self.severity]
+
+    @property
+    def heading(self) -> str:
+        """`rule (node N, rank R) (cause: C)`: what every report calls the finding."""
+        return f"{self.rule}{place_label(self.node_rank, self.rank)}{self.cause_label}"
+
+    @property
+    def title(self) -> str:
+        """`rule (node N, rank R) (cause: C): message`: the finding in one line."""
+        return f"{self.heading}: {self.message}"
 
     @property
     def cause_label(self) -> str:
@@ -89,14 +121,13 @@ class Finding:
 @dataclass(frozen=True)
 class Mark:
     """One line that shows where a Worker or a process got: a stage of its timeline, or the last
-    thing it did. `time` is the line's own ISO time, where it carries one."""
+    thing it did. `time` is the line's own time, where it carries one."""
 
     stage: MarkStage
     file: str
     line: int
     text: str
-    time: str | None = None
-
+    time: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -112,13 +143,13 @@ class WorkerSummary:
     ranks: tuple[int, ...]
     reached_first_batch: bool
     stage: RunStage
-    last_activity: str | None
+    last_activity: datetime | None
     stages: tuple[Mark, ...] = ()      # its timeline (a stage it never got to is left out)
     last_line: Mark | None = None      # the last line of its log
-    findings: tuple[str, ...] = ()     # keys of the findings about this Worker
-    # When its log last moved, ISO, as a report may state it: its last timed line, else its
-    # file's mtime only where that can be the job's time (logscan.diagnose.clock).
-    last_known: str | None = None
+    findings: tuple[str, ...] = ()     # fingerprints of the findings about this Worker
+    # When its log last moved, as a report may state it: its last timed line, else its file's
+    # mtime only where that can be the job's time (logscan.diagnose.clock).
+    last_known: datetime | None = None
     # Nothing of its processes is in its log, yet they trained: the world it launched into did
     # (production scripts log from rank 0 only; logscan.model.build._trained_silently).
     trained_silently: bool = False
@@ -133,6 +164,7 @@ class ProcessSummary:
     stage: RunStage       # where it stopped: init or training
     failed: str | None    # what it failed with, if it did
     cascade: bool         # its failure was a consequence of another's
+    role: ProcessRole = ProcessRole.NO_FAILURE
     stages: tuple[Mark, ...] = ()      # its own timeline: env printed, progress it logged, failure
     last_line: Mark | None = None      # the last line logscan attributes to this rank
 
@@ -141,14 +173,6 @@ class ProcessSummary:
 class Place:
     node_rank: int | None
     rank: int | None
-
-
-@dataclass(frozen=True)
-class RootCause:
-    rule: str
-    node_rank: int | None
-    rank: int | None
-    message: str
 
 
 @dataclass(frozen=True)
@@ -191,13 +215,15 @@ class Diagnosis:
     workers: tuple[WorkerSummary, ...]
     processes: tuple[ProcessSummary, ...]
     findings: tuple[Finding, ...]
-    root_cause: RootCause | None
+    root_cause: Finding | None       # the one of `findings` that explains the job
     first_failure: Place | None
     reached_first_batch: bool
     missing_node_ranks: tuple[int, ...]
     missing_ranks: tuple[int, ...]
     verdict: Verdict = Verdict.INCONCLUSIVE
     verdict_reason: str = ""
+    # What a CI report tracks for a failing verdict with no error finding to name.
+    verdict_fingerprint: str = ""
     job_status: JobStatus | None = None
     config_file: str | None = None   # the settings file this run read, if any
     inputs: tuple[InputNote, ...] = ()
@@ -209,7 +235,6 @@ class Diagnosis:
     # Where a hang left processes (or Workers, rank None) waiting: the report shows each one's
     # last line.
     stuck: tuple[Place, ...] = ()
-    root_key: str | None = None     # the `key` of the finding named as the root cause
     # The failing rank's lines that set it apart from its peers, most telling first; none for a
     # healthy or still running job.
     novel_lines: tuple[NovelLine, ...] = ()
@@ -227,19 +252,20 @@ class Diagnosis:
         return self.verdict == Verdict.HEALTHY
 
     @property
+    def fails(self) -> bool:
+        """A gate does not pass it: the job FAILED, or the logs show nothing to judge."""
+        return self.verdict in FAILING_VERDICTS
+
+    @property
     def unexplained(self) -> bool:
         """No rule names what failed: the job is inconclusive or its root is unexplained-failure.
         Its novel lines are then what a reader has to go on, and reports lead with them."""
-        root = self.root_finding
+        root = self.root_cause
         return self.verdict == Verdict.INCONCLUSIVE or (root is not None and root.rule == UNEXPLAINED_FAILURE)
 
-    @property
-    def root_finding(self) -> Finding | None:
-        """The finding named as the root cause, if one is."""
-        return next((f for f in self.findings if self.is_root(f)), None)
-
-    def is_root(self, f: Finding) -> bool:
-        return self.root_key is not None and f.key == self.root_key
+    def consequences_of(self, f: Finding) -> list[Finding]:
+        """The findings that follow from `f` (the root cause's cascades)."""
+        return [c for c in self.findings if f.fingerprint and c.caused_by == f.fingerprint]
 
     def summary(self) -> str:
         """The one-line verdict: what every renderer leads with."""
@@ -257,7 +283,7 @@ class Diagnosis:
         root = self.root_cause
         if root is None:
             return f"{self.verdict} {self.job}"
-        return f"{self.verdict} {self.job}: {root.rule}{place_label(root.node_rank, root.rank)}: {root.message}"
+        return f"{self.verdict} {self.job}: {root.title}"
 
     def worst_severity(self) -> Severity | None:
         if not self.findings:

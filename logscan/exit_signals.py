@@ -68,6 +68,12 @@ BY_DESCRIPTION = {"Hangup": 1, "Interrupt": 2, "Quit": 3, "Illegal instruction":
                   "Alarm clock": 14, "Terminated": 15, "CPU time limit exceeded": 24,
                   "File size limit exceeded": 25}
 
+# The exception a Python process raises when a signal stops it: torchrun's SignalException for
+# the SIGTERM (or SIGHUP) it forwards to its processes, KeyboardInterrupt for SIGINT. A process
+# that ends in one was stopped from outside; it did not fail by itself.
+SIGNAL_EXCEPTION = "SignalException"
+STOPPED_BY_SIGNAL = (SIGNAL_EXCEPTION, "KeyboardInterrupt")
+
 SHELL_SIGNAL_BASE = 128  # a shell reports a child killed by signal N as exit status 128 + N
 _NAME = re.compile(r"(?:Signals\.)?(SIG[A-Z0-9]+)")
 

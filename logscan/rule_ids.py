@@ -61,8 +61,3 @@ TORCHRUN_STARTED = "torchrun-started"
 
 # What a process waiting on others reports: evidence that it was waiting, not failing.
 WAITING_EVIDENCE = (COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, STORE_TIMEOUT, CONNECT_FAILED, PEER_LOST)
-
-# Findings that leave processes or Workers waiting: what a hang is, for every reader (the report
-# shows where each one stopped, the sweep tells it as "hung").
-HANG_RULES = (HANG_IN_RENDEZVOUS, HANG_BEFORE_FIRST_BATCH, COLLECTIVE_TIMEOUT, STALL_DURING_TRAINING,
-              HANG_ENDED_FROM_OUTSIDE)

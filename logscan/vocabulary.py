@@ -29,6 +29,10 @@ class Verdict(StrEnum):
     INCONCLUSIVE = "INCONCLUSIVE"
 
 
+# The verdicts a gate does not pass: a failed job, and logs that show nothing to judge.
+FAILING_VERDICTS = (Verdict.FAILED, Verdict.INCONCLUSIVE)
+
+
 class Severity(StrEnum):
     """A rule's severity, the most severe first."""
 
@@ -39,6 +43,18 @@ class Severity(StrEnum):
 
 # 0 for the most severe: a finding sorts, and `--fail-on` compares, by it.
 SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(Severity)}
+
+
+class Level(StrEnum):
+    """How loudly a CI format shows a finding (SARIF's levels; GitHub's annotation kinds say
+    `notice` for a note): an error that is a consequence of the root cause is a note."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+
+LEVEL_OF_SEVERITY = {Severity.ERROR: Level.ERROR, Severity.WARNING: Level.WARNING, Severity.INFO: Level.NOTE}
 
 
 class FailOn(StrEnum):
@@ -93,6 +109,17 @@ class RunStage(StrEnum):
     INIT = "init"
     TRAINING = "training"
     EXIT = "exit"
+
+
+class ProcessRole(StrEnum):
+    """The one role a training process has in a diagnosis. The root cause's rank is that,
+    whatever was done to it afterwards (a straggler's SIGTERM from torchrun is not a cascade)."""
+
+    ROOT_CAUSE = "root-cause"
+    FAILED = "failed"          # failed by itself, not the root cause
+    CASCADE = "cascade"        # failed as a consequence of another's failure
+    WAITING = "waiting"        # left waiting by a hang
+    NO_FAILURE = "no-failure"
 
 
 class MarkStage(StrEnum):

@@ -86,3 +86,18 @@ def job_model(path, status: str | None = "failed"):
     finally:
         pool.close()
     return build_job("job", found.logs, scans, catalogue, job_status=status)
+
+
+def render_human(diagnosis, **view) -> str:
+    """The human report of `diagnosis` as `render(record, context)` writes it; `view`: the
+    context's color, width, verbose, timeline."""
+    from logscan.render import human
+    from logscan.render.context import RenderContext
+
+    return human.render(diagnosis, RenderContext(**view))
+
+
+def render_html(diagnosis) -> str:
+    from logscan.render import render
+
+    return render("html", diagnosis)

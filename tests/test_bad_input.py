@@ -96,7 +96,7 @@ def diagnosis(result: subprocess.CompletedProcess, exit_code: int) -> dict:
     assert result.returncode == exit_code, (result.stdout[:2000], result.stderr[-2000:])
     assert b"Traceback" not in result.stderr, result.stderr.decode(errors="replace")
     report = json.loads(result.stdout)
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == 2
     return report
 
 

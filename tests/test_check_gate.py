@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import xml.etree.ElementTree as ET
 
@@ -122,7 +123,7 @@ def test_paths_are_as_typed_and_fingerprints_do_not_depend_on_it(run_cli, tmp_pa
     runs["."] = [i["fingerprint"] for i in json.loads(out.read_text())]
     values = list(runs.values())
     assert all(v == values[0] for v in values), runs
-    assert len(set(values[0])) == len(values[0]) and all(len(f) == 32 for f in values[0])
+    assert len(set(values[0])) == len(values[0]) and all(re.fullmatch(r"v3:[0-9a-f]{32}", f) for f in values[0])
 
 
 def test_no_warnings_allowed_is_an_expectation_of_its_own(run_cli):

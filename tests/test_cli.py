@@ -58,10 +58,10 @@ def test_bad_progress_pattern_exits_2(run_cli):
     assert result.exit_code == 2 and "progress-pattern" in result.output
 
 
-def test_json_v1_shape(run_cli):
+def test_json_shape(run_cli):
     result = run_cli("scan", FAILED, "--format", "json")
     report = json.loads(result.output)
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == 2
     assert report["healthy"] is False
     assert report["missing_node_ranks"] == [2]
     for key in ("root_cause", "first_failure", "reached_first_batch", "missing_ranks", "workers", "findings"):

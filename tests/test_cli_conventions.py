@@ -90,7 +90,7 @@ def test_dash_reads_one_log_from_standard_input(tmp_path):
     result = CliRunner().invoke(app, ["scan", "-", "--isolated", "--format", "concise"], input=log,
                                 env={"NO_COLOR": "1"})
     assert result.exit_code == 1, result.output
-    assert result.stdout.startswith("<stdin>:13: crash-during-training error"), result.stdout
+    assert result.stdout.startswith("<stdin>:13: error: crash-during-training"), result.stdout
     assert "logscan-stdin-" not in result.output  # the spool file never shows
     empty = CliRunner().invoke(app, ["scan", "-", "--isolated"], input="", env={"NO_COLOR": "1"})
     assert empty.exit_code == 2 and "<stdin>" in empty.output and "logscan-stdin-" not in empty.output
@@ -113,7 +113,7 @@ def test_ignore_and_select_take_comma_separated_ids(run_cli):
     assert "crash-during-training" not in both.stdout and "missing-worker-log" not in both.stdout
     assert "unexplained-failure" in both.stdout  # ... so the verdict says nothing explains it
     one = run_cli("scan", job, "--isolated", "--format", "concise", "--select", "crash-during-training,")
-    assert "crash-during-training error" in one.stdout and "missing-worker-log" not in one.stdout
+    assert "error: crash-during-training" in one.stdout and "missing-worker-log" not in one.stdout
     misspelt = run_cli("scan", job, "--isolated", "--ignore", "crash-during-training,no-such-rule")
     assert misspelt.exit_code == 2 and "no-such-rule" in misspelt.output
 

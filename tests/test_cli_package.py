@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -28,9 +29,9 @@ def test_every_command_module_is_registered():
 
     package = Path(cli.__file__).parent
     # common: what every command shares; exit_codes; outputs: what scan and check share about output;
-    # plain_values: how every command's values are taken.
+    # options: the options, declared once.
     modules = {p.stem for p in package.glob("*.py")} - {"__init__", "common", "exit_codes", "outputs",
-                                                        "plain_values"}
+                                                        "options"}
     assert set(cli.COMMANDS) == modules
     for name in cli.COMMANDS:
         assert callable(import_module(f"logscan.cli.{name}").register)
@@ -63,3 +64,29 @@ def test_version(run_cli, monkeypatch):
 
     monkeypatch.setattr(metadata, "version", not_installed)
     assert run_cli("--version").output == f"logscan {logscan.__version__}\n"
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+def test_the_installed_typer_meets_the_declared_floor():
+    """pyproject.toml declares the oldest typer logscan runs on; the suite runs on the one
+    installed, which must not be older (run it once with typer pinned to the floor to test that)."""
+    from importlib.metadata import version
+
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    (floor,) = [d.split(">=", 1)[1].split(",")[0] for d in declared if d.startswith("typer>=")]
+    assert _version(version("typer")) >= _version(floor), (version("typer"), floor)
+
+
+def test_no_private_typer_or_click_api_is_used():
+    """typer's public API only: no module of its own with a leading underscore (typer._click,
+    typer._coercion), no class of a command swapped under it, no signature written over a
+    function's; what typer reads is what the code declares."""
+    import logscan
+
+    private = re.compile(r"\btyper\._|\b__class__\s*=|__signature__|\bimport click\b|\bfrom click\b")
+    offenders = [f"{path.relative_to(REPO)}:{n}" for path in Path(logscan.__file__).parent.rglob("*.py")
+                 for n, line in enumerate(path.read_text().splitlines(), 1) if private.search(line)]
+    assert not offenders, offenders

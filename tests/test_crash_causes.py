@@ -31,7 +31,7 @@ RAISED = {
 def test_a_crash_names_its_cause_and_gets_its_hint(run_cli, tmp_path, cause):
     job = sample_copy(tmp_path, "crash-mid-training", "worker-0/launch_ddp.log", ORIGINAL, RAISED[cause])
     report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
-    root = next(f for f in report["findings"] if not f["cascade"])
+    root = next(f for f in report["findings"] if f["role"] != "consequence")
     assert (root["rule"], root["rank"], root["cause"]) == ("crash-during-training", 1, cause)
     assert root["hint"] == load_catalogue().cause_hint(cause)
 
@@ -54,7 +54,7 @@ RESOURCE_LIMIT = {
 def test_a_refused_process_thread_or_file_is_a_resource_limit(run_cli, tmp_path, member):
     job = sample_copy(tmp_path, "crash-mid-training", "worker-0/launch_ddp.log", ORIGINAL, RESOURCE_LIMIT[member])
     report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
-    root = next(f for f in report["findings"] if not f["cascade"])
+    root = report["root_cause"]
     assert (root["rule"], root["rank"], root["cause"]) == ("crash-during-training", 1, "resource-limit")
     assert "ulimit -n" in root["hint"] and "the guide" not in root["hint"]
 
@@ -77,7 +77,7 @@ NCCL_SOCKET = NCCL_SHM.replace("Error while creating shared memory segment /dev/
 def test_an_nccl_error_explained_by_its_last_error_gets_that_cause_and_its_hint(run_cli, tmp_path):
     job = sample_copy(tmp_path, "crash-mid-training", "worker-0/launch_ddp.log", ORIGINAL, NCCL_SHM)
     report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
-    root = next(f for f in report["findings"] if not f["cascade"])
+    root = next(f for f in report["findings"] if f["role"] != "consequence")
     assert (root["rule"], root["rank"], root["cause"]) == ("nccl-error", 1, "shared-memory")
     assert root["hint"] == load_catalogue().cause_hint("shared-memory")
 
@@ -85,6 +85,6 @@ def test_an_nccl_error_explained_by_its_last_error_gets_that_cause_and_its_hint(
 def test_an_nccl_error_whose_last_error_names_no_known_cause_keeps_the_rules_hint(run_cli, tmp_path):
     job = sample_copy(tmp_path, "crash-mid-training", "worker-0/launch_ddp.log", ORIGINAL, NCCL_SOCKET)
     report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
-    root = next(f for f in report["findings"] if not f["cascade"])
+    root = next(f for f in report["findings"] if f["role"] != "consequence")
     assert (root["rule"], root["rank"], root["cause"]) == ("nccl-error", 1, None)
     assert root["hint"] == load_catalogue().rules["nccl-error"].hint

@@ -104,7 +104,7 @@ def test_system_trees_are_never_walked():
 def test_a_report_beside_the_logs_and_stray_text_files_are_not_workers(tmp_path):
     job = _healthy_job(tmp_path)
     before = diagnose_paths([str(job)], Settings(now=NOW))
-    from logscan.render.human import render_human
+    from conftest import render_human
 
     (job / "report.txt").write_text(render_human(before))
     (job / "metrics").mkdir()

@@ -135,16 +135,15 @@ def test_step_summary_and_default_format_under_github_actions(run_cli, tmp_path,
 
 def test_fingerprints_are_stable_and_distinct(run_cli, tmp_path):
     from logscan.config import parse_time
-    from logscan.diagnose.fingerprint import for_report
     from logscan.diagnose.pipeline import diagnose_paths
     from logscan.settings import Settings
 
     settings = Settings(now=parse_time(POST_MORTEM_NOW))
     paths = [str(SAMPLES / "missing-worker")]
-    runs = [for_report(diagnose_paths(paths, settings), paths) for _ in range(2)]
+    runs = [diagnose_paths(paths, settings) for _ in range(2)]
     prints = [[f.fingerprint for f in d.findings] for d in runs]
     assert prints[0] == prints[1] and len(set(prints[0])) == len(prints[0]) > 1
-    assert all(re.fullmatch(r"[0-9a-f]{32}", p) for p in prints[0])
+    assert all(re.fullmatch(r"v3:[0-9a-f]{32}", p) for p in prints[0])
 
 
 def test_scan_writes_the_new_formats_too_and_rejects_a_clash(run_cli, tmp_path):
@@ -163,15 +162,13 @@ def test_a_crash_cause_is_shown_alike_in_the_terminal_the_page_and_markdown(samp
     that a signal named shows in each. REAL: restart-not-recovered's cause is `other` (a RuntimeError no cause signal knows)."""
     from logscan.config import parse_time
     from logscan.diagnose.pipeline import diagnose_paths
-    from logscan.render import RENDERERS
-    from logscan.render.html import render_html
+    from logscan.render import render
     from logscan.settings import Settings
 
     diagnosis = diagnose_paths([str(SAMPLES / sample)], Settings(now=parse_time(POST_MORTEM_NOW)))
-    assert [f.cause for f in diagnosis.findings if f.key == diagnosis.root_key] == [cause or "other"]
-    views = {"human": RENDERERS["human"], "html": render_html, "markdown": RENDERERS["markdown"]}
-    for fmt, render in views.items():
-        text = render(diagnosis)
+    assert [f.cause for f in diagnosis.findings if f.is_root] == [cause or "other"]
+    for fmt in ("human", "html", "markdown", "concise", "github", "gitlab", "sarif"):
+        text = render(fmt, diagnosis)
         assert "cause: other" not in text, fmt
         if cause:
             assert f"cause: {cause}" in text, fmt

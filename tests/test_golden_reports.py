@@ -22,13 +22,16 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 
 
 def _report(sample: Path) -> str:
-    from logscan.render.json_v1 import diagnosis_record
+    from logscan.render import render
+    from test_json_schema import valid
     from test_samples import diagnose
 
-    record = diagnosis_record(diagnose(sample))  # from sample_logs/, PATH = the sample's name
+    # from sample_logs/, PATH = the sample's name; the report as `--format json` writes it
+    record = valid(json.loads(render("json", diagnose(sample))))
     # A Worker's last activity falls back to its file's mtime, which a fresh clone sets anew.
     for worker in record["workers"]:
-        worker["last_activity"] = "(masked)" if worker["last_activity"] else None
+        for key in ("last_activity", "last_known"):
+            worker[key] = "(masked)" if worker[key] else None
     return json.dumps(record, indent=2, ensure_ascii=True) + "\n"
 
 

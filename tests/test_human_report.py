@@ -10,7 +10,8 @@ from functools import cache
 import pytest
 
 from conftest import SAMPLES, sample_dirs
-from logscan.render.human import render_human, shorten_path
+from conftest import render_human
+from logscan.render.human import shorten_path
 
 
 @cache
@@ -60,7 +61,7 @@ def test_concise_by_default_and_verbose_shows_all():
     for hint in set(hints):
         assert concise.count(hint[:40]) <= 1 and verbose.count(hint[:40]) <= 1, hint
     # one line per folded cascade; gloo's sign-off not repeated five times
-    folded = [f for f in d.findings if f.caused_by == d.root_key]
+    folded = [f for f in d.findings if f.is_consequence]
     assert sum(line.lstrip().startswith("↳") for line in concise.splitlines()) == len(folded)
     assert concise.count("GLHF") <= 2
     assert "[cause: other]" not in verbose and "cause: other" not in verbose

@@ -17,7 +17,7 @@ PACKAGE = Path(logscan.__file__).parent
 
 # Bottom to top. A module may import from its own layer's units and the layers below, never above.
 LAYERS = (
-    ("errors", "vocabulary", "rule_ids", "limits", "exit_signals", "output_files"),
+    ("errors", "vocabulary", "rule_ids", "limits", "exit_signals", "output_files", "times"),
     ("config", "catalogue", "expectations"),
     ("settings", "diagnosis"),
     ("files",),

@@ -100,7 +100,7 @@ def test_a_relative_path_from_another_directory_opens_every_evidence_line(run_cl
 def test_dot_inside_the_job(run_cli, monkeypatch):
     monkeypatch.chdir(SIGKILL)
     lines = concise(run_cli, ".")
-    assert lines[0].startswith("worker-1/launch_ddp.log:22: worker-killed"), lines
+    assert lines[0].startswith("worker-1/launch_ddp.log:22: error: worker-killed"), lines
     for line in lines:
         opens(line)
     human = run_cli("scan", ".", "--now", POST_MORTEM_NOW, "--isolated").stdout
@@ -186,7 +186,6 @@ def test_fingerprints_do_not_depend_on_how_the_paths_were_typed(run_cli, tmp_pat
 def test_a_worker_without_node_rank_is_hashed_within_the_job(tmp_path, monkeypatch):
     """A Worker with no launch line is labelled by its log's path; its findings' fingerprints hash
     that path within the job, so they too do not change with how the job was typed."""
-    from logscan.diagnose.fingerprint import for_report
     from logscan.diagnose.pipeline import diagnose_paths
     from logscan.settings import Settings
     from logscan.config import parse_time
@@ -200,7 +199,7 @@ def test_a_worker_without_node_rank_is_hashed_within_the_job(tmp_path, monkeypat
     settings = Settings(now=parse_time(POST_MORTEM_NOW))
 
     def prints(typed: str) -> list[str]:
-        d = for_report(diagnose_paths([typed], settings), [typed])
+        d = diagnose_paths([typed], settings)
         assert any(f.worker and f.worker.endswith("host-b.log") for f in d.findings)
         return [f.fingerprint for f in d.findings]
 
@@ -213,11 +212,10 @@ def test_a_worker_without_node_rank_is_hashed_within_the_job(tmp_path, monkeypat
 
 @pytest.mark.parametrize("sample", ["crash-mid-training", "collective-mismatch", "crash-log-dir",
                                     REDIRECTS.name])
-def test_finding_keys_still_point_at_their_findings_in_reports(sample, run_cli, tmp_path, monkeypatch):
-    """No layer rewrites paths after the findings are made, so `caused_by`, the root cause's key
-    and each Worker's findings name findings of the report, under check as under scan."""
+def test_finding_fingerprints_point_at_their_findings_in_reports(sample, run_cli, tmp_path, monkeypatch):
+    """`caused_by`, the root cause and each Worker's findings name findings of the report by
+    fingerprint, under check as under scan."""
     from logscan.config import parse_time
-    from logscan.diagnose.fingerprint import for_report
     from logscan.diagnose.pipeline import diagnose_paths
     from logscan.settings import Settings
 
@@ -225,15 +223,15 @@ def test_finding_keys_still_point_at_their_findings_in_reports(sample, run_cli, 
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     typed = os.path.relpath(SAMPLES / sample)
-    d = for_report(diagnose_paths([typed], Settings(now=parse_time(POST_MORTEM_NOW))), [typed])
-    keys = {f.key for f in d.findings}
-    assert d.root_key in keys
+    d = diagnose_paths([typed], Settings(now=parse_time(POST_MORTEM_NOW)))
+    keys = {f.fingerprint for f in d.findings}
+    assert d.root_cause.fingerprint in keys
     assert {f.caused_by for f in d.findings if f.caused_by} <= keys
     assert any(f.caused_by for f in d.findings), "a sample with cascades"
     assert all(k in keys for w in d.workers for k in w.findings)
     assert any(w.findings for w in d.workers)
     for command in ("scan", "check"):
         record = json_record(run_cli, typed, command=command)
-        shown = {f["key"] for f in record["findings"]}
+        shown = {f["fingerprint"] for f in record["findings"]}
         assert {f["caused_by"] for f in record["findings"] if f["caused_by"]} <= shown
         assert all(e["file"].startswith(typed + "/") for f in record["findings"] for e in f["evidence"])

@@ -12,8 +12,8 @@ from html import escape
 import pytest
 
 from conftest import POST_MORTEM_NOW, SAMPLES, sample_copy
-from logscan.render.html import render_html
-from logscan.render.human import render_human
+from conftest import render_html
+from conftest import render_human
 from logscan.render.order import readable_time
 from test_human_report import diagnosed
 
@@ -88,9 +88,13 @@ def test_a_running_jobs_file_time_is_shown_and_said_to_be_one(tmp_path):
 
 
 def test_times_read_as_a_person_reads_them():
-    assert readable_time("2026-12-01T17:41:37.594725+00:00") == "2026-12-01 17:41:37 UTC"
-    assert readable_time("2026-12-01T18:41:37+01:00") == "2026-12-01 17:41:37 UTC"
-    assert readable_time("not a time") == "not a time"
+    from datetime import datetime
+
+    from logscan.times import YearlessTime
+
+    assert readable_time(datetime.fromisoformat("2026-12-01T17:41:37.594725+00:00")) == "2026-12-01 17:41:37 UTC"
+    assert readable_time(datetime.fromisoformat("2026-12-01T18:41:37+01:00")) == "2026-12-01 17:41:37 UTC"
+    assert readable_time(YearlessTime(2000, 12, 1, 17, 41, 37)) == "12-01 17:41:37 (no year on the line)"
     page = render_html(diagnosed("healthy-timestamps"))
     shown = re.sub(r'<[^>]*>', " ", page)  # what the reader sees, not the markup's attributes
     assert not re.search(r"\d\dT\d\d:\d\d:\d\d", shown)
@@ -101,7 +105,7 @@ def test_times_read_as_a_person_reads_them():
 
 def test_a_stalls_evidence_is_the_stragglers_last_line_then_the_timeouts():
     d = diagnosed("stall-mid-training")
-    root = d.root_finding
+    root = d.root_cause
     assert root.evidence[0].text.strip().startswith("torchrun env: RANK= 1")
     assert all("exitcode" not in e.text for e in root.evidence)
     assert "Timed out waiting" in root.evidence[1].text
@@ -122,7 +126,7 @@ def test_consequences_are_wrapped_not_cut(sample, width):
     report = render_human(d, width=width)
     words = _words(report)
     for f in d.findings:
-        if f.caused_by == d.root_key:
+        if f.is_consequence:
             assert _words(f.message) in words, f.message
     folded = report.split("then, as a consequence", 1)[1].split("\n\n", 1)[0]
     assert "…" not in folded
@@ -136,7 +140,7 @@ def test_consequences_are_wrapped_not_cut(sample, width):
     ("env-var-keyerror", ("DATA_ROOT", "export")),
 ])
 def test_a_crash_hint_names_what_is_missing_and_where(sample, names):
-    hint = diagnosed(sample).root_finding.hint
+    hint = diagnosed(sample).root_cause.hint
     for name in names:
         assert name in hint, hint
     assert "Pre-check on a dev machine what the guide lists" not in hint

@@ -312,7 +312,7 @@ def diagnose(paths, chunk: int | None = None, monkeypatch=None) -> dict:
     from logscan.diagnose import pipeline
     from logscan.scan import pool as scanpool
     from logscan.settings import Settings
-    from logscan.render.json_v1 import diagnosis_record
+    from logscan.render.json_record import diagnosis_record
 
     if chunk is not None:
         class ChunkedScanner(Scanner):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from logscan.render.html import render_html
+from conftest import render_html
 from test_human_report import diagnosed
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 import pytest
 
 from conftest import POST_MORTEM_NOW, SAMPLES, expected, sample_dirs
-from logscan.render.html import render_html
+from conftest import render_html
 from test_human_report import diagnosed
 
 VOID = {"meta", "br", "img", "input", "link", "hr", "wbr", "source"}

@@ -89,6 +89,6 @@ def test_a_job_whose_rank_died_with_a_rich_traceback_names_its_exception(run_cli
     ])
     job = sample_copy(tmp_path / "copy", "import-error-one-rank", "worker-1/launch_ddp.log", python_traceback, drawn)
     report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
-    root = next(f for f in report["findings"] if not f["cascade"])
+    root = next(f for f in report["findings"] if f["role"] != "consequence")
     assert (root["rule"], root["node_rank"], root["rank"]) == ("crash-before-first-batch", 1, 3)
     assert "Exception: expected value at line 1 column 1" in root["message"]

@@ -44,9 +44,10 @@ def test_sample_diagnosis(sample):
         assert got.root_cause is not None, report
         assert (got.root_cause.rule, got.root_cause.node_rank, got.root_cause.rank) == (
             root["rule"], root["node_rank"], root["rank"]), report
-        # The crash cause class is the root finding's (Diagnosis.root_key names it). A sample
+        # The crash cause class is the root finding's, which is one of the findings. A sample
         # that declares none has none, or the class of a crash no cause signal explains.
-        (root_finding,) = [f for f in got.findings if f.key == got.root_key]
+        (root_finding,) = [f for f in got.findings if f.is_root]
+        assert root_finding is got.root_cause
         if "cause" in root:
             assert root_finding.cause == root["cause"], report
         else:

@@ -33,7 +33,7 @@ def test_the_signature_is_the_root_and_the_crash_its_context(run_cli, tmp_path, 
     report = json.loads(run_cli("scan", job, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
     assert report["root_cause"]["rule"] == rule
     crashes = [f for f in report["findings"] if f["rule"] == "crash-during-training"]
-    assert crashes and all(f["cascade"] for f in crashes)
+    assert crashes and all(f["role"] == "consequence" for f in crashes)
 
 
 @pytest.mark.parametrize("lost_peer", [

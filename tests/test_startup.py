@@ -21,8 +21,19 @@ from conftest import POST_MORTEM_NOW, SAMPLES
 HEALTHY = SAMPLES / "healthy-2x2"
 CRASHED = SAMPLES / "crash-mid-training"
 _IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", re.MULTILINE)
-# Modules a small job's command loads only when its output needs them.
-HEAVY = ("pandas", "drain3", "rich", "pydantic", "importlib.metadata")
+def _typer_needs_pydantic() -> bool:
+    """typer converts every command-line value through pydantic from 0.29 on: any command then
+    loads it, and logscan (which uses typer's public API only) cannot keep it out."""
+    from importlib.metadata import requires
+
+    return any(r.split(";")[0].strip().startswith("pydantic") for r in requires("typer") or ())
+
+
+# Modules a small job's command loads only when its output needs them (pydantic: none of logscan's
+# own outputs needs it).
+# (pydantic reads its plugins' entry points with importlib.metadata.)
+OWN_PYDANTIC = () if _typer_needs_pydantic() else ("pydantic", "importlib.metadata")
+HEAVY = ("pandas", "drain3", "rich", *OWN_PYDANTIC)
 OTHER_COMMANDS = tuple(f"logscan.cli.{name}" for name in ("check", "report", "sweep", "rules", "lint"))
 
 
@@ -40,7 +51,7 @@ def test_a_json_scan_loads_neither_rich_nor_pandas_nor_pydantic_nor_the_other_co
     modules, out = imported("scan", HEALTHY, "--now", POST_MORTEM_NOW, "--format", "json")
     assert json.loads(out)["verdict"] == "HEALTHY"
     assert not modules & {*HEAVY, *OTHER_COMMANDS}, sorted(modules & {*HEAVY, *OTHER_COMMANDS})
-    assert not any(m.startswith(("rich.", "pydantic.", "pandas.")) for m in modules)
+    assert not any(m.startswith(("rich.", "pandas.", *(f"{p}." for p in OWN_PYDANTIC))) for m in modules)
 
 
 def test_the_human_report_of_a_crash_loads_rich_and_drain3_but_not_pandas_or_pydantic():
@@ -49,16 +60,16 @@ def test_the_human_report_of_a_crash_loads_rich_and_drain3_but_not_pandas_or_pyd
     # what this report needs: rich for its table, drain3 for the failing rank's novel lines
     # (drain3 loads jsonpickle, which reads its own version from importlib.metadata)
     assert {"rich.console", "drain3"} <= modules
-    assert not modules & {"pandas", "pydantic"}
+    assert not modules & {"pandas", *OWN_PYDANTIC}
 
 
 def test_rules_and_version_load_no_pattern_engine_and_no_renderer_library():
     modules, out = imported("rules")
     assert "missing-worker" in out
-    assert not modules & {"regex", "hyperscan", "rich", "pydantic", "logscan.scan"}
+    assert not modules & {"regex", "hyperscan", "rich", *OWN_PYDANTIC, "logscan.scan"}
     modules, out = imported("--version")
     assert out.startswith("logscan ")
-    assert not modules & {"logscan.catalogue", "regex", "rich", "pydantic", *OTHER_COMMANDS}
+    assert not modules & {"logscan.catalogue", "regex", "rich", *OWN_PYDANTIC, *OTHER_COMMANDS}
 
 
 def test_sarif_still_names_the_installed_version(run_cli):
@@ -69,9 +80,9 @@ def test_sarif_still_names_the_installed_version(run_cli):
     assert json.loads(result.output)["runs"][0]["tool"]["driver"]["version"] == version()
 
 
-def test_values_typer_converts_itself_still_reach_a_command_converted():
-    """Text, lists of text, paths and switches are taken as typed; a type beyond those (synthetic
-    command here: logscan declares none) still goes through typer's own conversion and errors."""
+def test_values_typer_converts_reach_a_command_under_logscans_group():
+    """Text, lists of text, paths, numbers and switches are typer's to convert (synthetic command
+    here), and a bad value is its error, said in one line by the group."""
     from typer.testing import CliRunner
 
     from logscan.cli import LogscanGroup
@@ -199,3 +210,14 @@ def test_a_cache_that_is_damaged_untrue_or_not_the_users_own_is_not_used(tmp_pat
     reads.clear()
     load_catalogue()
     assert reads == []  # rewritten, and used
+
+
+def test_a_scan_writing_every_format_never_imports_pandas(tmp_path):
+    """pandas serves the sweep's fleet view and export alone: no format of a scan loads it."""
+    from logscan.vocabulary import Format
+
+    files = [arg for fmt in Format if fmt != Format.HUMAN
+             for arg in (f"--{fmt.value}-output", tmp_path / f"report.{fmt.value}")]
+    modules, out = imported("scan", CRASHED, "--now", POST_MORTEM_NOW, "--timeline", "-v", *files)
+    assert out.startswith("FAILED") and all(p.stat().st_size for p in tmp_path.iterdir())
+    assert not {m for m in modules if m == "pandas" or m.startswith(("pandas.", "numpy"))}

@@ -58,7 +58,7 @@ def changed(report: dict) -> dict[str, str]:
 
 
 def test_every_job_found_at_any_depth_and_diagnosed_as_scan_does(run_cli, outputs, tmp_path):
-    from logscan.render.json_v1 import diagnosis_record
+    from logscan.render.json_record import diagnosis_record
     from logscan.settings import Settings
 
     report = sweep(run_cli, outputs, tmp_path / "s.db", "--all")
@@ -125,7 +125,8 @@ def test_appending_a_traceback_to_a_running_job_alerts_once(run_cli, outputs, tm
     # What the grown file's stored surveys give is what a whole read gives.
     swept = _jobs(sweep(run_cli, outputs, state, "--all", now=now))[job]
     whole = scanned(outputs / "live" / "job-9", Settings.resolve({"now": now}))
-    assert swept["findings"] == json.loads(json.dumps([_finding(f) for f in whole.findings]))
+    from logscan.render.json_record import diagnosis_record
+    assert swept["findings"] == json.loads(json.dumps(diagnosis_record(whole)["findings"]))
     assert swept["verdict"] == whole.verdict == "FAILED" and log.stat().st_size > size
 
 
@@ -133,15 +134,9 @@ def _jobs(report: dict) -> dict[str, dict]:
     return {job["job_id"]: job for job in report["jobs"]}
 
 
-def _finding(f):
-    from logscan.render.json_v1 import finding_record
-
-    return finding_record(f)
-
-
 def test_truncated_and_rotated_logs_are_read_again_and_rotation_keeps_its_surveys(
         run_cli, outputs, tmp_path):
-    from logscan.render.json_v1 import diagnosis_record
+    from logscan.render.json_record import diagnosis_record
     from logscan.settings import Settings
 
     state = tmp_path / "s.db"

@@ -16,20 +16,16 @@ from typing import Annotated
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from logscan.cli.plain_values import take_plain_values
 from logscan.cli.exit_codes import EXIT_HEALTHY, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_STATUS_HELP
 
 # The command modules, in the order `logscan --help` lists them. A new command is one module
 # here with a `register(app)` function, and its name in this tuple.
 COMMANDS = ("scan", "check", "report", "sweep", "watch", "rules", "lint")
 
+
 class LogscanCommand(TyperCommand):
     """A command whose help names each argument as its options are named, by what the user types
-    (`PATH...`), never by a Python type (`paths... <list[str]>`, `{paths}...`), and whose values,
-    its help option's included, are taken without pydantic (plain_values)."""
-
-    def get_params(self, ctx):
-        return take_plain_values(super().get_params(ctx))
+    (`PATH...`), never by a Python type (`paths... <list[str]>`, `{paths}...`)."""
 
     def collect_usage_pieces(self, ctx) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -62,59 +58,36 @@ def _shown(argument) -> str:
     return argument.name.upper() + ("..." if argument.nargs != 1 else "")
 
 
-def _named_as_typed(command) -> None:
-    """Every command of the tree made a LogscanCommand and every group below the top one a
-    LogscanSubgroup (their classes gain methods, no state), and an option that takes a value but
-    declares no metavar named by its own name (`--stall-after STALL_AFTER`), as click would,
-    rather than by its Python type (`<str>`)."""
-    for sub in getattr(command, "commands", {}).values():
-        if type(sub) is TyperCommand:
-            sub.__class__ = LogscanCommand
-        elif type(sub) is TyperGroup:
-            sub.__class__ = LogscanSubgroup
-        for param in getattr(sub, "params", ()):
-            descriptor = getattr(param, "type_descriptor", None)
-            if (param.param_type_name == "option" and param.metavar is None and not param.is_flag
-                    and not param.count and not (descriptor is not None and descriptor.is_choice)):
-                param.metavar = param.name.upper()
-        _named_as_typed(sub)
-
-
-class LogscanSubgroup(TyperGroup):
-    """A group of commands below `logscan` (`logscan rules`)."""
-
-    def get_params(self, ctx):
-        return take_plain_values(super().get_params(ctx))
+def _is(exc: BaseException, name: str) -> bool:
+    """`exc` is click's exception class `name` or a subclass. Click's exceptions are its public
+    API, but typer keeps its own copy of click from 0.26 on: they are known by name, not imported
+    from where one typer or another keeps them."""
+    return any(cls.__name__ == name for cls in type(exc).__mro__)
 
 
 class LogscanGroup(TyperGroup):
     """The command group, answering a bad command line in one line of its own (`logscan: error:
     ...`, exit status 2) rather than click's usage block."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        _named_as_typed(self)
-
-    def get_params(self, ctx):
-        return take_plain_values(super().get_params(ctx))
-
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
-
         try:
             status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except NoArgsIsHelpError as exc:  # `logscan` alone: the help, as a usage error
-            exc.show()
-            sys.exit(EXIT_USAGE)
-        except UsageError as exc:
-            sys.exit(usage_error(exc))
-        except ClickException as exc:
-            from logscan.cli.common import say
-
-            say(f"logscan: error: {_sentence(exc.format_message())}")
-            sys.exit(EXIT_USAGE)
         except typer.Abort:
             sys.exit(EXIT_INTERRUPTED)
+        except Exception as exc:
+            if _is(exc, "NoArgsIsHelpError"):  # `logscan` alone: the help, as a usage error
+                exc.show()
+                sys.exit(EXIT_USAGE)
+            if _is(exc, "UsageError"):
+                sys.exit(usage_error(exc))
+            if _is(exc, "ClickException"):
+                from logscan.cli.common import say
+
+                say(f"logscan: error: {_sentence(exc.format_message())}")
+                sys.exit(EXIT_USAGE)
+            if _is(exc, "Abort"):  # click's own, raised for Ctrl-C at a prompt
+                sys.exit(EXIT_INTERRUPTED)
+            raise
         if not standalone_mode:
             return status
         sys.exit(status if isinstance(status, int) else EXIT_HEALTHY)
@@ -124,10 +97,8 @@ def usage_error(exc) -> int:
     """One line for a command line click could not take, with where to read how it goes."""
     from logscan.cli.common import say
 
-    from typer._click.exceptions import MissingParameter
-
     where = exc.ctx.command_path if exc.ctx is not None else "logscan"
-    if isinstance(exc, MissingParameter) and exc.param is not None:
+    if _is(exc, "MissingParameter") and exc.param is not None:
         param = exc.param
         message = f"{where} needs {param.metavar or param.name.upper()}"
     else:

@@ -3,17 +3,16 @@ and writing to standard output or a file without a traceback."""
 
 from __future__ import annotations
 
-import inspect
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import NoReturn
 
 import typer
 
 from logscan.cli.exit_codes import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_USAGE
-from logscan.vocabulary import SEVERITY_ORDER, FailOn, JobStatus, Severity, Verdict
+from logscan.vocabulary import SEVERITY_ORDER, FailOn, Severity
 
 
 # The name logscan is installed under: `logscan` on PyPI is an unrelated project.
@@ -46,58 +45,6 @@ def project_url() -> str:
     return urls.get("Homepage", next(iter(urls.values()), ""))
 
 
-ConfigFile = Annotated[Optional[Path], typer.Option(
-    "--config", metavar="FILE",
-    help="Read settings from FILE (a logscan.toml, or a pyproject.toml's [tool.logscan]) instead "
-         "of the nearest one.")]
-Isolated = Annotated[bool, typer.Option(
-    "--isolated", help="Read no config file: only the command line and the defaults apply.")]
-RuleDirs = Annotated[list[str], typer.Option(
-    "--rules", metavar="DIR", help="Extra directory of rule files (repeatable).")]
-
-
-# The options of every command that diagnoses jobs (scan, check, report, sweep), declared once.
-# Values with a fixed set of choices, and numbers, arrive as text and are checked by
-# Settings.resolve (or `whole_number`), so that a bad one is answered in logscan's words.
-Paths = Annotated[list[str], typer.Argument(
-    metavar="PATH...", show_default=False,
-    help="Log files or directories of ONE job; - reads one log from standard input.")]
-Select = Annotated[list[str], typer.Option(
-    metavar="ID[,ID...]", help="Only these rule ids (repeatable, or comma-separated).")]
-Ignore = Annotated[list[str], typer.Option(
-    metavar="ID[,ID...]", help="Skip these rule ids (repeatable, or comma-separated).")]
-ProgressPatterns = Annotated[list[str], typer.Option(
-    "--progress-pattern", metavar="REGEX",
-    help="Regex marking a line that shows training progress (repeatable).")]
-def completes(choices) -> dict:
-    """The shell completes an option given as text with its choices, as it would an enum's."""
-    return {"autocompletion": lambda incomplete: [c.value for c in choices
-                                                  if c.value.startswith(incomplete)]}
-
-
-JobStatusOption = Annotated[Optional[str], typer.Option(
-    metavar="STATUS", **completes(JobStatus), help=f"What the platform reports for the job: {', '.join(JobStatus)} "
-                           "(default: a job_status file, if any).")]
-Now = Annotated[Optional[str], typer.Option(
-    metavar="ISO-TIME", help="Current time for staleness, ISO 8601 (e.g. 2026-11-29T18:00:00Z).")]
-StallAfter = Annotated[Optional[str], typer.Option(
-    metavar="DURATION", help="A log quiet for this long counts as stalled (e.g. 30m, 2h).")]
-Jobs = Annotated[Optional[str], typer.Option(
-    metavar="N", show_default=False,
-    help="Processes for scanning large logs (default 0: one per core).")]
-FailOnOption = Annotated[Optional[str], typer.Option(
-    metavar="LEVEL", **completes(FailOn), help=f"Exit 1 on findings at or above this severity: {', '.join(FailOn)} "
-                          "(default: error).")]
-Output = Annotated[Optional[Path], typer.Option(
-    "--output", "-o", metavar="FILE", help="Write the report to FILE.")]
-Color = Annotated[Optional[bool], typer.Option(
-    "--color/--no-color", show_default=False,
-    help="Colour the human report (default: on a terminal; NO_COLOR and FORCE_COLOR are honoured).")]
-Quiet = Annotated[bool, typer.Option(
-    "--quiet", "-q", help="No report on standard output: only the exit status (and any -o or "
-                          "--FORMAT-output file).")]
-
-
 def whole_number(flag: str, value: str | None) -> int | None:
     """A number given on the command line, or a one-line error in logscan's words."""
     if value is None:
@@ -111,26 +58,6 @@ def whole_number(flag: str, value: str | None) -> int | None:
 def rule_ids(values: Sequence[str]) -> list[str]:
     """`--ignore a,b --ignore c` as [a, b, c]: a list flag takes commas as ruff's does."""
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
-
-
-def option(name: str, annotation, default=None) -> inspect.Parameter:
-    """A command parameter made from a table rather than written out: `annotation` is an
-    `Annotated[type, typer.Option(...)]` as a written parameter would have."""
-    return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default,
-                             annotation=annotation)
-
-
-def with_options(after: str, options: Sequence[inspect.Parameter]):
-    """The command also takes `options`, listed in its help after its parameter `after`, their
-    values passed in its `**given`: typer reads a command's options from its signature, so options
-    declared in a table join the signature rather than being written one parameter each."""
-    def decorate(command):
-        signature = inspect.signature(command, eval_str=True)
-        own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-        at = next(i for i, p in enumerate(own) if p.name == after) + 1
-        command.__signature__ = signature.replace(parameters=[*own[:at], *options, *own[at:]])
-        return command
-    return decorate
 
 
 # Standard output failed (disk full, closed) and that was reported: don't flush it again.
@@ -239,6 +166,11 @@ def load_settings(flags: dict, config_file: Path | None, isolated: bool, gate: b
             flags[name] = rule_ids(flags[name])
     if isinstance(flags.get("processes"), str):
         flags["processes"] = whole_number("--jobs", flags["processes"])
+    from logscan.expectations import EXPECTATIONS, Kind
+
+    for e in EXPECTATIONS:  # a count asked of `check` is text until here
+        if e.kind in (Kind.COUNT, Kind.LIMIT) and isinstance(flags.get(f"expect_{e.field}"), str):
+            flags[f"expect_{e.field}"] = whole_number(e.flag, flags[f"expect_{e.field}"])
     try:
         if config_file is not None and isolated:
             raise ConfigError("--config and --isolated cannot be used together")
@@ -358,7 +290,7 @@ def exit_status(diagnosis, fail_on: FailOn) -> int:
     HEALTHY or FAILED.)"""
     if fail_on == FailOn.NEVER:
         return EXIT_HEALTHY
-    if diagnosis.verdict in (Verdict.FAILED, Verdict.INCONCLUSIVE):
+    if diagnosis.fails:
         return EXIT_FINDINGS
     worst = diagnosis.worst_severity()
     if worst is not None and SEVERITY_ORDER[worst] <= SEVERITY_ORDER[Severity(fail_on)]:

@@ -11,12 +11,14 @@ from typing import Annotated, Optional
 import typer
 
 from logscan.cli.exit_codes import LINT_EXIT_HELP
-from logscan.cli.common import (Color, ConfigFile, Isolated, Quiet, RuleDirs, exit_status, fail,
-                                load_settings, rule_ids, use_color, write_report)
+from logscan.cli.common import exit_status, fail, load_settings, rule_ids, use_color, write_report
+from logscan.cli.options import Color, ConfigFile, Isolated, Quiet, RuleDirs
 
 
 def register(app: typer.Typer) -> None:
-    app.command("lint", epilog=LINT_EXIT_HELP)(lint)
+    from logscan.cli import LogscanCommand
+
+    app.command("lint", cls=LogscanCommand, epilog=LINT_EXIT_HELP)(lint)
 
 
 def lint(
@@ -51,7 +53,7 @@ def lint(
     from logscan.errors import LogscanError
     from logscan.lint import lint as run_lint
     from logscan.lint import COMMAND_LABEL, read_input, read_script
-    from logscan.render import RENDERERS
+    from logscan.render import RenderContext, render
 
     if command is not None and command_file is not None:
         fail("--command and --command-file cannot be used together")
@@ -67,8 +69,8 @@ def lint(
     if not (quiet and settings.output is None):
         from logscan.cli.common import project_url, version
 
-        color = use_color(color, settings) and settings.format == "human"
-        machine = {} if settings.format == "human" else dict(
+        human = settings.format == "human"
+        context = RenderContext(color=use_color(color, settings) and human) if human else RenderContext(
             tool_version=version(), information_uri=project_url(), base_dir=os.getcwd())
-        write_report(RENDERERS[settings.format](diagnosis, color=color, **machine), settings.output)
+        write_report(render(settings.format, diagnosis, context), settings.output)
     raise typer.Exit(exit_status(diagnosis, settings.fail_on))

@@ -1,43 +1,34 @@
 """What `scan` and `check` share about output: the formats, extra report files from the same run
-(`--json-output FILE`, `--junit-output FILE`, ...), the GitHub step summary, and the one place a
-Diagnosis is prepared for reports (fingerprints; the paths are already as the user gave them)."""
+(`--json-output FILE`, `--junit-output FILE`, ...), the GitHub step summary, and each format's
+RenderContext (the Diagnosis itself is finished: fingerprints and all)."""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
-from pathlib import Path
-from typing import Annotated, Optional
+from dataclasses import dataclass
 
-import typer
-
-from logscan.cli.common import completes, fail, option, write_report
+from logscan.cli.common import (diagnose_or_fail, exit_status, fail, load_settings, say, to_terminal, use_color,
+                                write_report)
+from logscan.cli.exit_codes import EXIT_HEALTHY
 from logscan.render import RENDERERS
-from logscan.vocabulary import Format, Role
+from logscan.render.context import RenderContext
+from logscan.vocabulary import Format, Role, Verdict
 
 # When the command started: a JUnit report says how long its check took.
 _STARTED = time.monotonic()
 
-FormatOption = Annotated[Optional[str], typer.Option(
-    "--format", "-f", metavar="FORMAT", **completes(Format),
-    help=f"Report format on standard output (or -o FILE): {', '.join(Format)}.")]
 
+@dataclass(frozen=True)
+class View:
+    """How the human report is laid out: colour, the terminal's width (None: a pipe or a file),
+    every evidence line (-v), the stage timeline."""
 
-def _report_parameter(fmt: Format) -> str:
-    return f"{fmt.value}_output"
-
-
-# `--FORMAT-output FILE` for every format a renderer is registered for (logscan.render).
-REPORT_OPTIONS = tuple(option(_report_parameter(fmt), Annotated[Optional[Path], typer.Option(
-    f"--{fmt.value}-output", metavar="FILE", help=f"Also write the {fmt.value} report to FILE.")])
-    for fmt in RENDERERS)
-
-
-def report_files(given: dict) -> list[tuple[str, Path]]:
-    """(format, FILE) of every --FORMAT-output given, in the renderers' order."""
-    return [(fmt.value, given[_report_parameter(fmt)]) for fmt in RENDERERS
-            if given.get(_report_parameter(fmt)) is not None]
+    color: bool = False
+    width: int | None = None
+    verbose: bool = False
+    timeline: bool = False
 
 
 def under_github_actions() -> bool:
@@ -101,58 +92,103 @@ def expectations_markdown(results) -> str:
     return f"\n### Expectations\n\n| expectation | result |\n| --- | --- |\n{rows}"
 
 
-def _hostname() -> str:
-    import socket
-
-    return socket.gethostname()
-
-
-def _identity() -> dict:
-    """What a format may show that takes imports to find out, each read only for a format that
-    takes it: importlib.metadata alone costs a small job more than its JSON report."""
-    from logscan.cli.common import project_url, version
-
-    return {"tool_version": version, "information_uri": project_url, "hostname": _hostname}
-
-
-def render(fmt: str, diagnosis, catalogue, settings, color: bool = False,
-           human: dict | None = None, gate: bool = False) -> str:
+def context_for(fmt: Format, catalogue, settings, view: View = View()) -> RenderContext:
+    """What the renderer of `fmt` is given. logscan's version and home page, and the host's
+    name, are read only for a format that shows them: importlib.metadata alone costs a small job
+    more than its JSON report."""
     from datetime import datetime, timezone
 
-    from logscan.render import reads
+    renderer = RENDERERS[fmt]
+    if renderer.names_tool:
+        from logscan.cli.common import project_url, version
 
-    if fmt == "human":
-        return RENDERERS[fmt](diagnosis, color=color, **(human or {}))
-    identity = {name: find() for name, find in _identity().items() if reads(fmt, name)}
-    text = RENDERERS[fmt](
-        diagnosis, catalogue=catalogue, checked=checked_rules(catalogue, settings),
-        project_dir=os.environ.get("CI_PROJECT_DIR"), **identity,
-        expectations=expectations_asked(settings, catalogue),
-        started=settings.now or datetime.now(timezone.utc), elapsed=time.monotonic() - _STARTED,
-        base_dir=os.getcwd())
-    if fmt == "markdown" and gate:
+        tool_version, information_uri = version(), project_url()
+    else:
+        tool_version = information_uri = ""
+    if renderer.names_host:
+        import socket
+
+        hostname = socket.gethostname()
+    else:
+        hostname = ""
+    return RenderContext(
+        catalogue=catalogue, checked=tuple(checked_rules(catalogue, settings)),
+        expectations=tuple(expectations_asked(settings, catalogue)),
+        color=view.color and fmt == Format.HUMAN, width=view.width, verbose=view.verbose,
+        timeline=view.timeline, tool_version=tool_version, information_uri=information_uri,
+        hostname=hostname, started=settings.now or datetime.now(timezone.utc),
+        elapsed=time.monotonic() - _STARTED, base_dir=os.getcwd(),
+        project_dir=os.environ.get("CI_PROJECT_DIR"))
+
+
+def rendered(fmt: Format, diagnosis, catalogue, settings, view: View = View(), gate: bool = False) -> str:
+    """The report of `diagnosis` in `fmt`, as this run writes it."""
+    text = RENDERERS[fmt].render(diagnosis, context_for(fmt, catalogue, settings, view))
+    if fmt == Format.MARKDOWN and gate:
         text += expectations_markdown(expectation_results(diagnosis, settings, catalogue))
     return text
 
 
-def write_reports(diagnosis, settings, catalogue, paths: list[str], color: bool,
-                  human: dict | None = None, quiet: bool = False, gate: bool = False) -> None:
+def write_reports(report, settings, catalogue, view: View, quiet: bool = False, gate: bool = False) -> None:
     """The report on standard output (or -o FILE; none with `quiet`), every extra report file,
     and the Markdown report appended to $GITHUB_STEP_SUMMARY when the run writes GitHub
     annotations. A gate's Markdown reports say which expectations held."""
-    from logscan.diagnose.fingerprint import for_report
-
-    report = for_report(diagnosis, paths)
     if not (quiet and settings.output is None):
-        write_report(render(settings.format, report, catalogue, settings,
-                            color=color and settings.format == "human", human=human, gate=gate),
-                     settings.output)
+        write_report(rendered(settings.format, report, catalogue, settings, view, gate=gate), settings.output)
     for fmt, file in settings.reports:
-        write_report(render(fmt, report, catalogue, settings, gate=gate), file)
+        write_report(rendered(fmt, report, catalogue, settings, gate=gate), file)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary and "github" in (settings.format, *(fmt for fmt, _ in settings.reports)):
+    if summary and Format.GITHUB in (settings.format, *(fmt for fmt, _ in settings.reports)):
         try:
             with open(summary, "a", encoding="utf-8") as handle:
-                handle.write(render("markdown", report, catalogue, settings, gate=gate) + "\n")
+                handle.write(rendered(Format.MARKDOWN, report, catalogue, settings, gate=gate) + "\n")
         except OSError as exc:
             fail(f"cannot append to $GITHUB_STEP_SUMMARY ({summary}): {exc.strerror or exc}")
+
+
+def verdict_line(status: int, diagnosis, results) -> str:
+    """What the gate decided, on stderr: why it failed, or which expectations it verified."""
+    if status != EXIT_HEALTHY and diagnosis.verdict == Verdict.INCONCLUSIVE:
+        return f"logscan: check fails: the logs show nothing to judge: {diagnosis.verdict_reason}"
+    unmet = [shown for _rule, shown, held in results if not held]
+    held = [shown for _rule, shown, ok in results if ok]
+    if status != EXIT_HEALTHY:
+        told = f"not met: {', '.join(unmet)}" if unmet else f"verdict {diagnosis.verdict}"
+        return f"logscan: check fails ({told})"
+    if not held:
+        return ("logscan: check passes: no expectation was asked for (the verdict and --fail-on "
+                "were checked)")
+    return f"logscan: check passes: {len(held)} expectation(s) held: {', '.join(held)}"
+
+
+def diagnose_command(*, options, gate: bool = False, page: bool = False, verbose: bool = False,
+                     timeline: bool = False) -> int:
+    """What scan (`verbose`, `timeline`), check (`gate`) and report (`page`) do with their
+    options: settings, one diagnosis, its reports; the exit status."""
+    import shutil
+
+    from logscan.cli.options import setting_flags
+
+    flags = setting_flags(options)
+    if gate and under_github_actions():
+        flags["default_format"] = Format.GITHUB
+    settings = load_settings(flags, options.config, options.isolated, gate=gate)
+    from logscan.cli.options import ReportOptions
+    from logscan.scan.progress import showing
+
+    quiet = isinstance(options, ReportOptions) and options.quiet  # a page has no quiet mode
+    with showing(not quiet):  # bytes read, on a terminal's stderr, once the scan takes a while
+        diagnosis, catalogue = diagnose_or_fail(list(options.paths), settings)
+    status = exit_status(diagnosis, settings.fail_on)
+    if page:
+        write_report(rendered(Format.HTML, diagnosis, catalogue, settings), settings.output)
+        if settings.output is not None:  # else the page itself is the output
+            say(f"logscan: wrote {settings.output}: {diagnosis.summary()}")
+        return status
+    # On a terminal the human report wraps to its width; in a pipe or a file no line is cut.
+    width = shutil.get_terminal_size().columns if to_terminal(settings) and not gate else None
+    view = View(color=use_color(options.color, settings), width=width, verbose=verbose, timeline=timeline)
+    write_reports(diagnosis, settings, catalogue, view, quiet=options.quiet, gate=gate)
+    if gate and not options.quiet:
+        say(verdict_line(status, diagnosis, expectation_results(diagnosis, settings, catalogue)))
+    return status

@@ -10,8 +10,10 @@ from typing import Annotated
 
 import typer
 
+from logscan.cli import LogscanCommand
 from logscan.cli.exit_codes import RULES_EXIT_HELP
-from logscan.cli.common import ConfigFile, Isolated, RuleDirs, emit, fail, load_settings, text
+from logscan.cli.common import emit, fail, load_settings, text
+from logscan.cli.options import ConfigFile, Isolated, RuleDirs
 from logscan.vocabulary import RuleKind
 
 rules_app = typer.Typer(add_completion=False, rich_markup_mode=None, epilog=RULES_EXIT_HELP,
@@ -48,7 +50,7 @@ def rules_list(ctx: typer.Context, rules: RuleDirs = [], config: ConfigFile = No
                  for rule in sorted(catalogue.rules.values(), key=lambda r: r.id)))
 
 
-@rules_app.command("explain")
+@rules_app.command("explain", cls=LogscanCommand)
 def rules_explain(ctx: typer.Context, rule_id: Annotated[str, typer.Argument(metavar="ID", help="A rule id (see 'logscan rules').")],
                   rules: RuleDirs = []) -> None:
     """Print one rule's documentation."""

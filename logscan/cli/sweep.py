@@ -6,9 +6,8 @@ the terminal's table, once it is written whole); metrics, export and the fleet v
 state.
 """
 
-from __future__ import annotations
-
 import sys
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -17,8 +16,8 @@ import typer
 
 from logscan.cli.exit_codes import (EXIT_BUSY, EXIT_HEALTHY, EXIT_INTERNAL, EXIT_INTERRUPTED,
                                     EXIT_UNDELIVERED, EXIT_USAGE)
-from logscan.cli.common import (ConfigFile, Ignore, Isolated, Now, ProgressPatterns, RuleDirs, Select,
-                                checked_catalogue, completes, fail, load_settings, say)
+from logscan.cli.common import checked_catalogue, fail, load_settings, say
+from logscan.cli.options import DiagnoseOptions, completes, setting_flags
 from logscan.sweep.series import DEFAULT_SERIES_MODE, SeriesMode
 
 PROGRESS_MIN_JOBS = 20  # a progress bar only for a sweep with this many jobs to diagnose
@@ -46,7 +45,9 @@ class SweepFormat(StrEnum):
 
 
 def register(app: typer.Typer) -> None:
-    app.command("sweep", epilog=SWEEP_EXIT_HELP)(sweep)
+    from logscan.cli import LogscanCommand
+
+    app.command("sweep", cls=LogscanCommand, epilog=SWEEP_EXIT_HELP)(Sweep)
 
 
 def parse_shard(value: str | None, environ=None) -> tuple[int, int] | None:
@@ -74,64 +75,61 @@ def parse_shard(value: str | None, environ=None) -> tuple[int, int] | None:
     return int(k), int(n)
 
 
-def sweep(
-    dirs: Annotated[list[str], typer.Argument(help="Shared output directories: every run directory below is one job.")],
+@dataclass(frozen=True, kw_only=True)
+class Sweep(DiagnoseOptions):
+    """Sweep shared output directories: find every job, read only what is new, report each change once."""
+
+    dirs: Annotated[list[str], typer.Argument(
+        metavar="DIR...", help="Shared output directories: every run directory below is one job.")] = field(kw_only=False)
     state: Annotated[Optional[Path], typer.Option(
         "--state", metavar="PATH",
-        help="SQLite state file, on local disk (default: in the user's state directory, one per set of DIRs and shard).")] = None,
+        help="SQLite state file, on local disk (default: in the user's state directory, one per set of DIRs and shard).")] = None
     format: Annotated[str, typer.Option(
         "--format", "-f", metavar="FORMAT", **completes(SweepFormat),
-        help=f"What to print: {', '.join(SweepFormat)}.")] = SweepFormat.HUMAN.value,
-    all_jobs: Annotated[bool, typer.Option("--all", help="Print every job, not only those that changed.")] = False,
+        help=f"What to print: {', '.join(SweepFormat)}.")] = SweepFormat.HUMAN.value
+    all_jobs: Annotated[bool, typer.Option("--all", help="Print every job, not only those that changed.")] = False
     summary: Annotated[bool, typer.Option("--summary", help="Print the fleet view instead of the changes: jobs by verdict, failed jobs by root cause, "
-             "jobs by rule (a job counted once per rule it has findings of), by day and by directory.")] = False,
+             "jobs by rule (a job counted once per rule it has findings of), by day and by directory.")] = False
     export: Annotated[Optional[Path], typer.Option(
-        "--export", metavar="FILE", help="Write every job to FILE.csv, FILE.jsonl or FILE.parquet (the documented schema).")] = None,
+        "--export", metavar="FILE", help="Write every job to FILE.csv, FILE.jsonl or FILE.parquet (the documented schema).")] = None
     prometheus: Annotated[Optional[Path], typer.Option(
-        "--prometheus", metavar="FILE", help="Write metrics for node_exporter's textfile collector (atomically).")] = None,
+        "--prometheus", metavar="FILE", help="Write metrics for node_exporter's textfile collector (atomically).")] = None
     webhook: Annotated[Optional[str], typer.Option(
-        "--webhook", metavar="URL", help="POST each new failure as JSON with a Slack-compatible 'text' field.")] = None,
+        "--webhook", metavar="URL", help="POST each new failure as JSON with a Slack-compatible 'text' field.")] = None
     shard: Annotated[Optional[str], typer.Option(
         "--shard", metavar="K/N", help="Sweep only the jobs whose stable hash falls in shard K of N "
-        f"(0-based); {SHARD_FROM_ENVIRONMENT}/N takes K from ${SHARD_INDEX_VARIABLE} (a Kubernetes indexed Job).")] = None,
-    stall_after: Annotated[Optional[str], typer.Option(
-        metavar="DURATION", help="A live job quiet for this long is hung (e.g. 30m, 2h).")] = None,
+        f"(0-based); {SHARD_FROM_ENVIRONMENT}/N takes K from ${SHARD_INDEX_VARIABLE} (a Kubernetes indexed Job).")] = None
     series: Annotated[str, typer.Option(
         "--series", metavar="HOW", **completes(SeriesMode),
         help="Which runs are the same job run again, whose healthy runs a failed run's novel lines are compared with: "
         "parent (the run directories under one parent directory), name (one name but its last number), none.")
-    ] = DEFAULT_SERIES_MODE.value,
-    now: Now = None,
-    rules: RuleDirs = [],
-    select: Select = [],
-    ignore: Ignore = [],
-    progress_pattern: ProgressPatterns = [],
-    jobs: Annotated[Optional[str], typer.Option(
-        metavar="N", show_default=False,
-        help="Processes for reading and diagnosing (default 0: one per core).")] = None,
+    ] = DEFAULT_SERIES_MODE.value
     progress: Annotated[Optional[bool], typer.Option(
-        "--progress/--no-progress", help="Progress bar on stderr (default: when stderr is a terminal and the sweep is large).")] = None,
-    config: ConfigFile = None,
-    isolated: Isolated = False,
-) -> None:
-    """Sweep shared output directories: find every job, read only what is new, report each change once."""
-    settings = load_settings(dict(
-        rule_dirs=rules, select=select, ignore=ignore, progress_patterns=progress_pattern,
-        now=now, stall_after=stall_after, processes=jobs), config, isolated)
-    shard_k_n = parse_shard(shard)
-    if format not in tuple(SweepFormat):
-        fail(f"--format {format!r} must be one of {', '.join(SweepFormat)}")
-    if series not in tuple(SeriesMode):
-        fail(f"--series must be one of {', '.join(SeriesMode)}, not {series!r}")
+        "--progress/--no-progress", show_default=False,
+        help="Progress bar on stderr (default: when stderr is a terminal and the sweep is large).")] = None
+
+    def __post_init__(self) -> None:
+        raise typer.Exit(sweep(options=self))
+
+
+def sweep(*, options: Sweep) -> int:
+    """The sweep the options ask for; its exit status."""
+    settings = load_settings(setting_flags(options), options.config, options.isolated)
+    shard_k_n = parse_shard(options.shard)
+    if options.format not in tuple(SweepFormat):
+        fail(f"--format {options.format!r} must be one of {', '.join(SweepFormat)}")
+    if options.series not in tuple(SeriesMode):
+        fail(f"--series must be one of {', '.join(SeriesMode)}, not {options.series!r}")
     from logscan.errors import LogscanError
 
     try:
-        if webhook is not None:
+        if options.webhook is not None:
             from logscan.sweep.alerts import check_url
 
-            check_url(webhook)
-        raise typer.Exit(_run(dirs, state, settings, SweepFormat(format), all_jobs, summary, export,
-                              prometheus, webhook, shard_k_n, progress, SeriesMode(series)))
+            check_url(options.webhook)
+        return _run(options.dirs, options.state, settings, SweepFormat(options.format), options.all_jobs,
+                    options.summary, options.export, options.prometheus, options.webhook, shard_k_n,
+                    options.progress, SeriesMode(options.series))
     except LogscanError as exc:
         fail(str(exc))
 

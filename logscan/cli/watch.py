@@ -1,24 +1,22 @@
 """`logscan watch DIR`: follow one running job's logs and say what the logs tell as soon as they
 tell it; exit when a failure is known (or, with --keep-going, when the job ends)."""
 
-from __future__ import annotations
-
 import sys
 import time
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from logscan.cli.common import (ConfigFile, Ignore, Isolated, ProgressPatterns, RuleDirs, Select, StallAfter,
-                                checked_catalogue, completes, emit, fail, load_settings, say, whole_number)
+from logscan.cli.common import checked_catalogue, emit, fail, load_settings, say, whole_number
 from logscan.cli.exit_codes import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_INTERRUPTED, EXIT_USAGE
+from logscan.cli.options import DiagnoseOptions, completes, setting_flags
 
 WATCH_EXIT_HELP = f"""\b
 Exit status:
-  {EXIT_HEALTHY}    the job ended HEALTHY (or RUNNING when --for ran out)
+  {EXIT_HEALTHY}    the job ended HEALTHY (or --for ran out with no error found)
   {EXIT_FINDINGS}    an error finding (a crash, a hang, a stall): at once, or at the end with --keep-going;
        or the job ended FAILED or INCONCLUSIVE
   {EXIT_USAGE}    usage, config or input error (one line on stderr)
@@ -33,33 +31,38 @@ class WatchFormat(StrEnum):
 
 
 def register(app: typer.Typer) -> None:
-    app.command("watch", epilog=WATCH_EXIT_HELP)(watch)
+    from logscan.cli import LogscanCommand
+
+    app.command("watch", cls=LogscanCommand, epilog=WATCH_EXIT_HELP)(Watch)
 
 
-def watch(
-    directory: Annotated[str, typer.Argument(metavar="DIR", show_default=False,
-                                             help="The running job's directory: every Worker's log below it, as they appear.")],
-    format: Annotated[Optional[str], typer.Option(
-        "--format", metavar="FORMAT", **completes(WatchFormat),
-        help="human (default) or jsonl: one JSON object per event.")] = None,
-    stall_after: StallAfter = None,
-    keep_going: Annotated[bool, typer.Option(
-        "--keep-going", help="Report each new finding once and go on until the job ends.")] = False,
-    pid: Annotated[Optional[str], typer.Option(
-        "--pid", metavar="PID", help="The launch command's process: when it is gone, the job has ended.")] = None,
-    interval: Annotated[Optional[str], typer.Option(
-        "--interval", metavar="SECONDS", help="How often to look at the logs (default 1).")] = None,
-    for_: Annotated[Optional[str], typer.Option(
-        "--for", metavar="DURATION", help="Stop watching after DURATION (e.g. 12h), exit by the verdict so far.")] = None,
-    rules: RuleDirs = [],
-    select: Select = [],
-    ignore: Ignore = [],
-    progress_pattern: ProgressPatterns = [],
-    config: ConfigFile = None,
-    isolated: Isolated = False,
-) -> None:
+@dataclass(frozen=True, kw_only=True)
+class Watch(DiagnoseOptions):
     """Follow a running job's logs: each failure as soon as it is known, a stall once it is one,
     and the verdict when the job ends."""
+
+    directory: Annotated[str, typer.Argument(
+        metavar="DIR", show_default=False,
+        help="The running job's directory: every Worker's log below it, as they appear.")] = field(kw_only=False)
+    format: Annotated[str, typer.Option(
+        "--format", "-f", metavar="FORMAT", **completes(WatchFormat),
+        help=f"What to print: {', '.join(WatchFormat)} (one JSON object per event).")] = WatchFormat.HUMAN.value
+    keep_going: Annotated[bool, typer.Option(
+        "--keep-going", help="Report each new finding once and go on until the job ends.")] = False
+    pid: Annotated[Optional[str], typer.Option(
+        "--pid", metavar="PID", help="The launch command's process: when it is gone, the job has ended.")] = None
+    interval: Annotated[Optional[str], typer.Option(
+        "--interval", metavar="SECONDS", help="How often to look at the logs (default 1).")] = None
+    for_: Annotated[Optional[str], typer.Option(
+        "--for", metavar="DURATION",
+        help="Stop watching after DURATION (e.g. 12h), exit by what is known.")] = None
+
+    def __post_init__(self) -> None:
+        raise typer.Exit(watch(options=self))
+
+
+def watch(*, options: Watch) -> int:
+    """The watch the options ask for; its exit status."""
     from logscan.config import parse_duration
     from logscan.errors import LogscanError
     from logscan.render import stream
@@ -67,25 +70,29 @@ def watch(
     from logscan.vocabulary import Severity, Verdict
     from logscan.watch.follow import POLL_INTERVAL, Follower
 
-    settings = load_settings(dict(rule_dirs=rules, select=select, ignore=ignore,
-                                  progress_patterns=progress_pattern, stall_after=stall_after), config, isolated)
-    shape = format or WatchFormat.HUMAN.value
-    if shape not in set(WatchFormat):
+    from pathlib import Path
+
+    if options.now is not None or options.jobs is not None:
+        fail(f"--{'now' if options.now is not None else 'jobs'} is not for watch: it reads the clock, "
+             "and one process follows one job")
+    settings = load_settings(setting_flags(options), options.config, options.isolated)
+    shape, directory, keep_going = options.format, options.directory, options.keep_going
+    if shape not in tuple(WatchFormat):
         fail(f"--format {shape!r} is not one of {', '.join(WatchFormat)}")
     if not Path(directory).is_dir():
         fail(f"{directory}: no such directory (watch follows one job's directory)")
     every = POLL_INTERVAL
-    if interval is not None:
+    if options.interval is not None:
         try:
-            every = float(interval)
+            every = float(options.interval)
         except ValueError:
             every = -1.0
         if not 0.05 <= every <= 3600:
-            fail(f"--interval {interval!r} must be a number of seconds from 0.05 to 3600")
+            fail(f"--interval {options.interval!r} must be a number of seconds from 0.05 to 3600")
     deadline = None
-    if for_ is not None:
+    if options.for_ is not None:
         try:
-            deadline = time.monotonic() + parse_duration(for_).total_seconds()
+            deadline = time.monotonic() + parse_duration(options.for_).total_seconds()
         except LogscanError as exc:
             fail(f"--for: {exc}")
     try:
@@ -93,7 +100,7 @@ def watch(
     except LogscanError as exc:
         fail(str(exc))
     follower = Follower(directory, settings, catalogue, Scanner(catalogue, settings.progress_patterns),
-                        pid=whole_number("--pid", pid))
+                        pid=whole_number("--pid", options.pid))
     show_finding = stream.finding_json if shape == WatchFormat.JSONL else stream.finding_text
     show_end = stream.end_json if shape == WatchFormat.JSONL else stream.end_text
     say(f"logscan: watching {directory} (stall after {int(settings.stall_after.total_seconds())} s of silence)")
@@ -113,14 +120,14 @@ def watch(
                 if update.ended:
                     emit(show_end(update.diagnosis, update.ended_because, at))
                     healthy = update.diagnosis.verdict == Verdict.HEALTHY and not failed
-                    raise typer.Exit(EXIT_HEALTHY if healthy else EXIT_FINDINGS)
+                    return EXIT_HEALTHY if healthy else EXIT_FINDINGS
                 if failed and not keep_going:
-                    raise typer.Exit(EXIT_FINDINGS)
+                    return EXIT_FINDINGS
             if deadline is not None and time.monotonic() >= deadline:
                 if update is not None:
                     emit(show_end(update.diagnosis, "--for ran out", datetime.now(timezone.utc)))
-                raise typer.Exit(EXIT_FINDINGS if failed else EXIT_HEALTHY)
+                return EXIT_FINDINGS if failed else EXIT_HEALTHY
             time.sleep(every)
     except KeyboardInterrupt:
         sys.stderr.write("\n")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        return EXIT_INTERRUPTED

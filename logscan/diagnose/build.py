@@ -16,7 +16,8 @@ from logscan.model.job import Job
 from logscan.diagnose.clock import clock_note, last_known_time
 from logscan.diagnose.root_cause import choose_root_cause
 from logscan.rule_ids import MISSING_RANK, MISSING_WORKER, MISSING_WORKER_LOG
-from logscan.diagnose.placement import root_key, stuck_places, with_findings
+from logscan.diagnose.fingerprint import verdict_fingerprint, with_fingerprints, within_logs
+from logscan.diagnose.placement import location, stuck_places, with_findings, with_roles
 from logscan.diagnose.stage_marks import RankMarks, mark, time_axis, worker_stages
 from logscan.diagnose.verdict import judge, run_end
 from logscan.diagnose.novel_lines import novel_lines
@@ -59,9 +60,9 @@ def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
             gpus_per_node=launch.gpus_per_node if launch else None,
             total_procs=launch.total_procs if launch else None, master=master,
             ranks=tuple(ranks), reached_first_batch=job.reached_first_batch(w),
-            stage=job.stage_of(w), last_activity=last.isoformat() if last else None,
+            stage=job.stage_of(w), last_activity=last,
             stages=worker_stages(job, w), last_line=mark(MarkStage.LAST_LINE, w.last_line),
-            last_known=known.isoformat() if known else None, trained_silently=w.trained_silently))
+            last_known=known, trained_silently=w.trained_silently))
     return tuple(out)
 
 
@@ -123,10 +124,23 @@ def _input_notes(job: Job, found) -> tuple[InputNote, ...]:
     return tuple(notes)
 
 
+def _fingerprinted(job: Job, findings: list) -> list:
+    """Each finding with its fingerprint and the catalogue's word on whether its rule is a hang,
+    in a fixed order (two findings that would share a fingerprint are told apart by it). A
+    Worker's label is hashed within the job only where it is a log stream's path (a Worker with
+    no node_rank)."""
+    rules = job.catalogue.rules
+    findings = [replace(f, hang=f.rule in rules and rules[f.rule].hang)
+                for f in sorted(findings, key=lambda f: f.sort_key)]
+    within = within_logs(file for w in job.workers for file in w.files)
+    streams = {w.label for w in job.workers if w.node_rank is None}
+    return with_fingerprints(findings, lambda shown: within(shown) if shown in streams else shown)
+
+
 def diagnose_job(job: Job, settings, found) -> Diagnosis:
-    findings = run_rules(job, settings)
-    findings, root, first = choose_root_cause(job, findings)
-    findings.sort(key=lambda f: f.sort_key)
+    """The one finished Diagnosis: after the root-cause pass nothing in it is worked out again."""
+    findings = _fingerprinted(job, run_rules(job, settings))
+    findings, _, first = choose_root_cause(job, findings)
     missing_nodes = sorted({n for f in findings if f.rule in (MISSING_WORKER, MISSING_WORKER_LOG)
                             for n in f.node_ranks})
     missing_ranks = sorted({r for f in findings if f.rule == MISSING_RANK for r in f.ranks})
@@ -135,24 +149,22 @@ def diagnose_job(job: Job, settings, found) -> Diagnosis:
     # so that a paste of them is not left without a word on them.
     nothing_failed = verdict != Verdict.FAILED
     no_failure_seen = nothing_failed and not any(w.error_lines(job.catalogue) for w in job.workers)
+    workers, processes = _summaries(job), _processes(job)
+    findings = tuple(replace(f, location=location(f, workers, job.name)) for f in findings)
+    root = next((f for f in findings if f.is_root), None)
+    stuck = stuck_places(findings, workers, processes)
+    processes = with_roles(processes, root, stuck)
     diagnosis = Diagnosis(
-        job=job.name, workers=_summaries(job), processes=_processes(job), findings=tuple(findings),
-        root_cause=root, first_failure=first,
+        job=job.name, workers=with_findings(workers, processes, findings), processes=processes,
+        findings=findings, root_cause=root, first_failure=first,
         reached_first_batch=job.reached_first_batch_anywhere,
         missing_node_ranks=tuple(missing_nodes), missing_ranks=tuple(missing_ranks),
-        verdict=verdict, verdict_reason=reason,
+        verdict=verdict, verdict_reason=reason, verdict_fingerprint=verdict_fingerprint(verdict),
         job_status=job.job_status,
         config_file=str(settings.config_path) if settings.config_path else None,
         inputs=_input_notes(job, found), skipped=tuple(found.skipped),
         files_scanned=len(job.scans), bytes_scanned=sum(s.size for s in job.scans),
         lines_scanned=sum(s.lines for s in job.scans), clock_note=clock_note(job),
         finished=run_end(job), harmless=harmless_notes(job) if nothing_failed else (),
-        no_failure_seen=no_failure_seen)
-    key = root_key(diagnosis.findings, root)
-    failing = verdict in (Verdict.FAILED, Verdict.INCONCLUSIVE)
-    return replace(diagnosis, time_axis=time_axis(diagnosis.workers),
-                   stuck=stuck_places(diagnosis.findings, diagnosis.workers, diagnosis.processes),
-                   workers=with_findings(diagnosis.workers, diagnosis.processes, diagnosis.findings),
-                   root_key=key,
-                   novel_lines=novel_lines(job, next((f for f in findings if f.key == key), None))
-                   if failing else ())
+        no_failure_seen=no_failure_seen, time_axis=time_axis(workers), stuck=stuck)
+    return replace(diagnosis, novel_lines=novel_lines(job, root)) if diagnosis.fails else diagnosis

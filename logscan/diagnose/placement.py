@@ -1,13 +1,13 @@
-"""Which Worker rows and ranks each finding is about, for the views that place findings: the
-ranks left waiting by a hang, each Worker's findings, and the root cause's key."""
+"""Which Worker rows and ranks each finding is about, for the views that place findings: where
+each finding is shown, the ranks left waiting by a hang, and each Worker's findings."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from logscan.diagnosis import Place, WorkerSummary
-from logscan.rule_ids import HANG_IN_RENDEZVOUS, HANG_RULES
-from logscan.vocabulary import RunStage, Severity
+from logscan.diagnosis import Finding, Location, Place, WorkerSummary
+from logscan.rule_ids import HANG_IN_RENDEZVOUS
+from logscan.vocabulary import ProcessRole, RunStage, Severity
 
 
 def stuck_places(findings, workers, processes) -> tuple[Place, ...]:
@@ -15,7 +15,7 @@ def stuck_places(findings, workers, processes) -> tuple[Place, ...]:
     did not fail by itself when processes hung or a collective timed out. The straggler a hang
     names is not one of them: it is what the others waited for, and the hang's evidence quotes
     its last line."""
-    hangs = [f for f in findings if f.rule in HANG_RULES and f.severity == Severity.ERROR]
+    hangs = [f for f in findings if f.hang and f.severity == Severity.ERROR]
     places = [Place(f.node_rank, None) for f in hangs
               if f.rule == HANG_IN_RENDEZVOUS and f.node_rank is not None]
     stragglers = {f.rank for f in hangs if f.rank is not None}
@@ -70,13 +70,35 @@ def with_findings(workers, processes, findings) -> tuple[WorkerSummary, ...]:
     rows = _Rows(workers, processes)
     for f in findings:
         for label in _about(f, rows):
-            about.setdefault(label, []).append(f.key)
+            about.setdefault(label, []).append(f.fingerprint)
     return tuple(replace(w, findings=tuple(about.get(w.label, ()))) for w in workers)
 
 
-def root_key(findings, root) -> str | None:
-    if root is None:
-        return None
-    return next((f.key for f in findings if f.caused_by is None and f.rule == root.rule
-                 and f.node_rank == root.node_rank and f.rank == root.rank
-                 and f.message == root.message), None)
+def with_roles(processes, root, stuck) -> tuple:
+    """Each process with its one role: the root cause's rank, else a failure of its own or a
+    cascade, else waiting on a hang, else none."""
+    waiting = {(p.node_rank, p.rank) for p in stuck}
+    out = []
+    for p in processes:
+        if root is not None and root.rank is not None and p.rank == root.rank:
+            role = ProcessRole.ROOT_CAUSE
+        elif (p.node_rank, p.rank) in waiting:
+            role = ProcessRole.WAITING
+        elif p.failed is not None:
+            role = ProcessRole.CASCADE if p.cascade else ProcessRole.FAILED
+        else:
+            role = ProcessRole.NO_FAILURE
+        out.append(replace(p, role=role))
+    return tuple(out)
+
+
+def location(f: Finding, workers, job: str) -> Location:
+    """Where a report shows a finding: its first evidence; else its Worker's first file (line 1);
+    else the first file scanned; else the job's name."""
+    if f.evidence:
+        return Location(f.evidence[0].file, f.evidence[0].line)
+    for w in workers:
+        if w.files and ((f.node_rank is not None and w.node_rank == f.node_rank)
+                        or (f.worker and w.label == f.worker)):
+            return Location(w.files[0], 1)
+    return next((Location(w.files[0], 1) for w in workers if w.files), Location(job, 1))

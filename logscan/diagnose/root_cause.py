@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timezone
 
-from logscan.diagnosis import Finding, Place, RootCause
+from logscan.diagnosis import Finding, Place
 from logscan.model.job import Job
-from logscan.scan.clock import YearlessTime, aligned, read_time
+from logscan.scan.clock import aligned
+from logscan.times import YearlessTime
 from logscan.vocabulary import Role, Severity
 
 
@@ -31,7 +32,7 @@ def _times(candidates: list[Finding]) -> dict[int, datetime | None]:
     """Each candidate's time (by id), comparable with the others': a year-less header time is
     placed in the year nearest the other year-less ones, and left out (None) when a full time
     is there too, since which year it belongs to is not known here."""
-    read = [read_time(f.time) if f.time is not None else None for f in candidates]
+    read = [f.time for f in candidates]
     full = any(t is not None and not isinstance(t, YearlessTime) for t in read)
     read = aligned(read)
     out = {}
@@ -90,6 +91,8 @@ def _first_failure(job: Job, errors: list[Finding], root: Finding) -> Place | No
 
 
 def choose_root_cause(job: Job, findings: list[Finding]):
+    """(the findings, the root cause marked and its consequences linked to its fingerprint; the
+    root cause, one of them; where the job first failed). Every finding has its fingerprint."""
     errors = [f for f in findings if f.severity == Severity.ERROR]
     # An unmet expectation (logscan check) explains the job only when nothing the logs show does.
     errors = [f for f in errors if _role(job, f) != Role.EXPECTATION] or errors
@@ -116,8 +119,9 @@ def choose_root_cause(job: Job, findings: list[Finding]):
         # A finding that needs a fix of its own (a masked exit status: the launch command) is
         # never folded under the root as its consequence.
         independent = f.rule in rules and rules[f.rule].independent
-        if f is not root and f.severity == Severity.ERROR and explained(f) and not independent:
-            f = replace(f, caused_by=root.key, cascade=True)
+        if f is root:
+            f = replace(f, is_root=True)
+        elif f.severity == Severity.ERROR and explained(f) and not independent:
+            f = replace(f, caused_by=root.fingerprint, cascade=True)
         out.append(f)
-    return (out, RootCause(root.rule, root.node_rank, root.rank, root.message),
-            _first_failure(job, errors, root))
+    return out, next(f for f in out if f.is_root), _first_failure(job, errors, root)

@@ -13,8 +13,7 @@ from logscan.vocabulary import TIMELINE, MarkStage, TimeAxis
 def mark(stage: MarkStage, where) -> Mark | None:
     if where is None:
         return None
-    return Mark(stage, where.file, where.line, where.text,
-                where.time.isoformat() if where.time else None)
+    return Mark(stage, where.file, where.line, where.text, where.time)
 
 
 def worker_stages(job: Job, w) -> tuple[Mark, ...]:

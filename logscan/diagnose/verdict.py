@@ -38,8 +38,9 @@ def _unexplained_errors(worker: Worker):
 
 def judge(job: Job, findings) -> tuple[Verdict, str]:
     """(verdict, why): the reason names the evidence, or what is missing."""
-    if any(f.severity == Severity.ERROR for f in findings):
-        return Verdict.FAILED, "an error finding"
+    errors = [f for f in findings if f.severity == Severity.ERROR]
+    if errors:
+        return Verdict.FAILED, _failed_because(errors)
     if job.job_status == JobStatus.RUNNING:
         return Verdict.RUNNING, "the platform reports the job running and nothing has failed so far"
     ddp = [w for w in job.workers if _shows_ddp(w)]
@@ -84,6 +85,16 @@ def judge(job: Job, findings) -> tuple[Verdict, str]:
     return Verdict.INCONCLUSIVE, ("training went on, then the logs stop with no error and no end of the run: "
                                   "still running or stopped from outside, the logs do not say (the platform's "
                                   "job status would)")
+
+
+def _failed_because(errors) -> str:
+    """Why a job FAILED, in words: its root cause, and how many other errors there are."""
+    root = next((f for f in errors if f.is_root), errors[0])
+    follow = sum(f.is_consequence for f in errors)
+    apart = len(errors) - 1 - follow
+    more = [f"{follow} consequence{'s' if follow > 1 else ''} of it"] if follow else []
+    more += [f"{apart} other error{'s' if apart > 1 else ''} of {'their' if apart > 1 else 'its'} own"] if apart else []
+    return f"the logs show the failure {root.heading}" + (f" ({', '.join(more)})" if more else "")
 
 
 # How much of a script's end-of-run line the verdict quotes.

@@ -47,7 +47,7 @@ OWN_REPORT = re.compile(rb"""(?sx)^(?:
   | \[\s*(?:\{\s*"type":\s*"issue",\s*"check_name":|\]\s*\Z)
   | \#\#\ (?:\xe2\x9c\x85|\xe2\x8f\xb3|\xe2\x9d\x8c)\ logscan:\ 
   | ::(?:error|warning|notice)\ [^\n]*title=logscan
-  | [^\n]*:\d+:\ [a-z0-9]+(?:-[a-z0-9]+)+\ (?:error|warning|info)(?:\ \(|:\ )
+  | [^\n]*:\d+:\ (?:error|warning|info):\ [a-z0-9]+(?:-[a-z0-9]+)+(?:\ \(|:\ )
   | logscan:\ watching\ 
   | \d{2}:\d{2}:\d{2}\ (?:(?:error|warning)\ [a-z0-9]+(?:-[a-z0-9]+)+(?:\ \(|:\ )|ended\ \()
   | \{"event":\ "(?:finding|end)"

@@ -18,7 +18,7 @@ def finding(rule: Rule, message: str, evidence: Iterable[Where] = (), *, node_ra
             rank=None, worker=None, hint: str | None = None, limit: int = EVIDENCE_PER_FINDING,
             **extra) -> Finding:
     wheres = list(dict.fromkeys(w for w in evidence if w is not None))[:limit]
-    stamp = next((w.time.isoformat() for w in wheres if w.time is not None), None)
+    stamp = next((w.time for w in wheres if w.time is not None), None)
     return Finding(
         rule=rule.id, severity=rule.severity, message=message, hint=hint or rule.hint, stage=rule.stage,
         node_rank=node_rank, rank=rank, evidence=tuple(Evidence.at(w) for w in wheres),

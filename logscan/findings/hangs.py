@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from logscan.catalogue import Group
 from logscan.diagnosis import format_duration
+from logscan.exit_signals import SIGNAL_EXCEPTION
 from logscan.findings.base import finding, hits, plural
 from logscan.findings.rank_lines import last_own_line
 from logscan.limits import RENDEZVOUS_GIVES_UP
@@ -201,7 +202,7 @@ def rank_by_elimination(job: Job, failures: list[Failure]) -> tuple[int | None, 
 
 def _terminated_straggler(failures: list[Failure]) -> Failure | None:
     """The one process torchrun had to SIGTERM while every other one gave up waiting."""
-    killed = [f for f in failures if f.exitcode == SIGTERM or "SignalException" in f.summary]
+    killed = [f for f in failures if f.exitcode == SIGTERM or SIGNAL_EXCEPTION in f.summary]
     killed_ranks = {f.rank for f in killed if f.rank is not None}
     killed_ids = set(map(id, killed))  # a set: a list's `in` made this quadratic in failures
     waited = [f for f in failures if f.cascade and id(f) not in killed_ids]

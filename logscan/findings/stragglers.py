@@ -170,7 +170,7 @@ def hang_ended_from_outside(job: Job, rule):
                     [line, *others, *stops], node_rank=node_rank, rank=rank, worker=worker.label)
     # The stall came first, the stop only ended the wait: the finding is as old as the
     # straggler's own line, not as the stop lines cited after it.
-    return [replace(found, time=line.time.isoformat() if line.time else None)]
+    return [replace(found, time=line.time)]
 
 
 # No line names the straggler: what would have named it.
@@ -224,7 +224,7 @@ def _silence_ended_from_outside(job: Job, rule, started: list[Worker]) -> list:
     found = finding(rule, f"{what}, then nothing for {format_duration(silence)} until the platform ended the "
                           f"job (its torchruns report the signal): the stop ended a stall; no line names the "
                           f"rank the others waited for", [quiet_from, *stops], hint=SILENT_STALL_HINT)
-    return [replace(found, time=quiet_from.time.isoformat())]
+    return [replace(found, time=quiet_from.time)]
 
 
 def _terminated_unreported(worker: Worker) -> bool:
@@ -330,4 +330,4 @@ def stall_during_training(job: Job, rule):
                           + f" with nothing failed and the job not over{straggler}",
                     evidence, node_rank=node_rank, rank=rank)
     first = evidence[0]
-    return [replace(found, time=first.time.isoformat() if first is not None and first.time else None)]
+    return [replace(found, time=first.time if first is not None else None)]

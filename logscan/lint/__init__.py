@@ -8,10 +8,12 @@ SCRIPT_RULES maps each lint rule's id to its code; the rule's catalogue entry is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from logscan.catalogue import Catalogue, Rule, check_selection, selected
 from logscan.diagnosis import Diagnosis
+from logscan.diagnose.fingerprint import verdict_fingerprint, with_fingerprints
+from logscan.diagnose.placement import location
 from logscan.errors import InputError
 from logscan.files.reader import NotRegularFile, open_regular
 from logscan.limits import MAX_SCRIPT_BYTES
@@ -109,12 +111,15 @@ def lint(inp: LintInput, catalogue: Catalogue, select: Sequence[str] = (),
     findings.sort(key=lambda f: f.sort_key)
     errors = [f for f in findings if f.severity == Severity.ERROR]
     names = [s.display for s in inp.shells] + [t.display for t in inp.train_scripts]
+    job = "lint " + ", ".join(names)
+    findings = [replace(f, location=location(f, (), job)) for f in with_fingerprints(findings)]
     lines = sum(len(s.lines) for s in inp.shells) + sum(len(t.lines) for t in inp.train_scripts)
     data = sum(len(s.data) for s in inp.shells) + sum(len("\n".join(t.lines)) for t in inp.train_scripts)
     return LintDiagnosis(
-        job="lint " + ", ".join(names), workers=(), processes=(), findings=tuple(findings),
+        job=job, workers=(), processes=(), findings=tuple(findings),
         root_cause=None, first_failure=None, reached_first_batch=False, missing_node_ranks=(),
         missing_ranks=(), verdict=Verdict.FAILED if errors else Verdict.HEALTHY,
         verdict_reason=(f"{len(errors)} error finding(s)" if errors
                         else f"no error finding in {len(names)} file(s)"),
+        verdict_fingerprint=verdict_fingerprint(Verdict.FAILED if errors else Verdict.HEALTHY),
         files_scanned=len(names), lines_scanned=lines, bytes_scanned=data)

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from logscan.catalogue import Group
 from logscan.diagnosis import OTHER_CAUSE, Where
-from logscan.exit_signals import BY_NAME, signal_name, signal_of_exit
+from logscan.exit_signals import BY_NAME, STOPPED_BY_SIGNAL, signal_name, signal_of_exit
 from logscan.scan.events import PythonException
 from logscan.model.job import Job, Worker, names_process
 from logscan.model.training import StepWarnings
@@ -264,7 +264,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
         rank = worker.global_rank(exc.where)
         signals = (*exc.line_signals, *(exc.traceback_signals if prefixed else ()))
         cascade = (any(s in waiting for s in signals)
-                   or exc.exc_type.rsplit(".", 1)[-1] in ("SignalException", "KeyboardInterrupt"))
+                   or exc.exc_type.rsplit(".", 1)[-1] in STOPPED_BY_SIGNAL)
         if rank is None and not prefixed and not cascade and not unranked_claimed:
             if root_exit is not None:
                 rank = _exit_rank(worker, root_exit)

@@ -1,35 +1,55 @@
-"""Renderers: each takes a Diagnosis and returns text. They decide nothing.
+"""Renderers: each is `render(record, context) -> str`, where the record is the finished Diagnosis
+and the context a RenderContext. They decide nothing: what a finding is (its title, level,
+role, location, fingerprint) is in the record.
 
-Each renderer module is imported when first used, so commands that only need `inert` (such as
-`logscan rules`) do not load rich.
+RENDERERS is the registry, one entry per Format: a new format is one module with its `render`
+and one entry here. The human report's module is imported when it is first used, so that a
+command that writes no human report (a JSON scan, `logscan rules`) does not load rich.
 """
 
 from __future__ import annotations
 
-import inspect
-from importlib import import_module
+from collections.abc import Callable
+from dataclasses import dataclass
 
+from logscan.diagnosis import Diagnosis
+from logscan.render import concise, github, gitlab, html, json_record, junit, markdown, sarif
+from logscan.render.context import RenderContext
 from logscan.vocabulary import Format
 
-# The module of this package that renders each format, with a `render_<format>` function. A format
-# is its module's name unless named here.
-MODULES = {fmt: {Format.JSON: "json_v1"}.get(fmt, fmt.value) for fmt in Format}
+
+Render = Callable[[Diagnosis, RenderContext], str]
 
 
-def _renderer(fmt: str, module: str):
-    def render(diagnosis, **options) -> str:
-        return getattr(import_module(f"{__name__}.{module}"), f"render_{fmt}")(diagnosis, **options)
-
-    render.__name__ = render.__qualname__ = f"render_{fmt}"
-    return render
-
-
-# Each format's renderer, keyed by the Format (which equals its name).
-RENDERERS = {fmt: _renderer(fmt.value, module) for fmt, module in MODULES.items()}
+@dataclass(frozen=True)
+class Renderer:
+    render: Render
+    # It shows logscan's version and home page (read from package metadata, which takes a small
+    # job longer than its report: computed only for a format that shows them) or the host's name.
+    names_tool: bool = False
+    names_host: bool = False
 
 
-def reads(fmt: str, option: str) -> bool:
-    """Whether the renderer of `fmt` takes the keyword `option`: a caller computes only what the
-    format shows (the installed version, read from package metadata, for SARIF alone)."""
-    function = getattr(import_module(f"{__name__}.{MODULES[fmt]}"), f"render_{fmt}")
-    return option in inspect.signature(function).parameters
+def _human(record: Diagnosis, context: RenderContext) -> str:
+    from logscan.render import human  # rich: loaded for the human report alone
+
+    return human.render(record, context)
+
+
+# One entry per Format, in its order (the help lists the formats and their --FORMAT-output so).
+RENDERERS: dict[Format, Renderer] = {
+    Format.HUMAN: Renderer(_human),
+    Format.JSON: Renderer(json_record.render),
+    Format.CONCISE: Renderer(concise.render),
+    Format.GITHUB: Renderer(github.render),
+    Format.GITLAB: Renderer(gitlab.render),
+    Format.JUNIT: Renderer(junit.render, names_host=True),
+    Format.SARIF: Renderer(sarif.render, names_tool=True),
+    Format.MARKDOWN: Renderer(markdown.render),
+    Format.HTML: Renderer(html.render),
+}
+
+
+def render(fmt: Format | str, record: Diagnosis, context: RenderContext = RenderContext()) -> str:
+    """The record in format `fmt`."""
+    return RENDERERS[Format(fmt)].render(record, context)

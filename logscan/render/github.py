@@ -14,13 +14,15 @@ runner's legacy commands, read anywhere in a line) is left in one.
 
 from __future__ import annotations
 
-from logscan.diagnosis import Diagnosis, Finding, place_label
+from logscan.diagnosis import Diagnosis, Finding
+from logscan.render.context import RenderContext
 from logscan.render.inert import inert, no_legacy_commands, no_workflow_commands
-from logscan.render.order import location, ordered, verdict_fails
-from logscan.vocabulary import Severity, Verdict
+from logscan.render.order import ordered
+from logscan.vocabulary import Level, Severity, Verdict
 
 MAX_PER_LEVEL = 10
-COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+# The annotation each level is.
+COMMANDS = {Level.ERROR: "error", Level.WARNING: "warning", Level.NOTE: "notice"}
 
 
 def escape_data(text: str) -> str:
@@ -46,38 +48,26 @@ def _body(f: Finding) -> str:
     return "\n".join(inert(line) for line in lines)
 
 
-def is_consequence(d: Diagnosis, f: Finding) -> bool:
-    return not d.is_root(f) and bool(f.cascade or f.caused_by)
+def _title(f: Finding) -> str:
+    lead = "root cause: " if f.is_root else (
+        "consequence: " if f.severity == Severity.ERROR and f.is_consequence else "")
+    return f"logscan {lead}{f.heading}"
 
 
-def level(d: Diagnosis, f: Finding) -> str:
-    """The annotation a finding is: a consequence of another error is a notice."""
-    if f.severity == Severity.ERROR and is_consequence(d, f):
-        return "notice"
-    return COMMANDS[f.severity]
-
-
-def _title(d: Diagnosis, f: Finding) -> str:
-    lead = "root cause: " if d.is_root(f) else (
-        "consequence: " if f.severity == Severity.ERROR and is_consequence(d, f) else "")
-    return f"logscan {lead}{f.rule}{place_label(f.node_rank, f.rank)}"
-
-
-def render_github(d: Diagnosis, **_) -> str:
+def render(d: Diagnosis, context: RenderContext) -> str:
     out, left = [], {"error": MAX_PER_LEVEL, "warning": MAX_PER_LEVEL, "notice": MAX_PER_LEVEL}
     hidden = 0
-    if d.verdict == Verdict.INCONCLUSIVE or (verdict_fails(d) and not any(
+    if d.verdict == Verdict.INCONCLUSIVE or (d.fails and not any(
             f.severity == Severity.ERROR for f in d.findings)):
         out.append(command("error", d.summary(), title=f"logscan: {d.verdict}"))
         left["error"] -= 1
     for f in ordered(d):
-        kind = level(d, f)
+        kind = COMMANDS[f.level]
         if left[kind] == 0:
             hidden += 1
             continue
         left[kind] -= 1
-        path, line = location(f, d)
-        out.append(command(kind, _body(f), file=path, line=line, title=_title(d, f)))
+        out.append(command(kind, _body(f), file=f.location.file, line=f.location.line, title=_title(f)))
     if hidden:
         out.append(command("notice", f"{hidden} more finding(s) not annotated (GitHub shows "
                                      f"{MAX_PER_LEVEL} per level): see the step summary",

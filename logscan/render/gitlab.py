@@ -6,18 +6,20 @@ from __future__ import annotations
 import json
 import os
 
-from logscan.diagnosis import Diagnosis, place_label
-from logscan.diagnose.fingerprint import fingerprint
+from logscan.diagnosis import Diagnosis, Finding
+from logscan.render.context import RenderContext
 from logscan.render.inert import no_legacy_commands_in_data
-from logscan.render.order import location, ordered, verdict_fails
+from logscan.render.order import ordered
 from logscan.vocabulary import Severity
 
-# Code Quality severities: info, minor, major, critical, blocker.
-def _severity(d: Diagnosis, f) -> str:
+
+def _severity(f: Finding) -> str:
+    """Code Quality's severity (info, minor, major, critical, blocker): the root cause blocks,
+    an error of its own is critical, a consequence major."""
     if f.severity == Severity.ERROR:
-        if d.is_root(f):
+        if f.is_root:
             return "blocker"
-        return "major" if (f.cascade or f.caused_by) else "critical"
+        return "major" if f.is_consequence else "critical"
     return "minor" if f.severity == Severity.WARNING else "info"
 
 
@@ -32,31 +34,27 @@ def _relative(path: str, project_dir: str | None) -> str:
     return path[2:] if path.startswith("./") else path
 
 
-def render_gitlab(d: Diagnosis, project_dir: str | None = None, **_) -> str:
+def render(d: Diagnosis, context: RenderContext) -> str:
+    project_dir = context.project_dir
     issues = []
-    if verdict_fails(d) and not any(f.severity == Severity.ERROR for f in d.findings):
+    if d.fails and not any(f.severity == Severity.ERROR for f in d.findings):
         path = d.workers[0].files[0] if d.workers and d.workers[0].files else d.job
         issues.append({
             "type": "issue", "check_name": "logscan-verdict", "description": d.summary(),
-            "fingerprint": fingerprint_of_verdict(d), "severity": "blocker",
+            "fingerprint": d.verdict_fingerprint, "severity": "blocker",
             "location": {"path": _relative(path, project_dir), "lines": {"begin": 1}}})
     for f in ordered(d):
-        path, line = location(f, d)
         issues.append({
             "type": "issue",
             "check_name": f.rule,
-            "description": f"{f.rule}{place_label(f.node_rank, f.rank)}: {f.message}",
+            "description": f.title,
             "content": {"body": f"hint: {f.hint}"},
             "categories": ["Bug Risk"],
-            "fingerprint": f.fingerprint or fingerprint(f),
-            "severity": _severity(d, f),
-            "location": {"path": _relative(path, project_dir), "lines": {"begin": line}},
+            "fingerprint": f.fingerprint,
+            "severity": _severity(f),
+            "location": {"path": _relative(f.location.file, project_dir),
+                         "lines": {"begin": f.location.line}},
         })
     document = json.dumps(issues, indent=2, ensure_ascii=True)
     return no_legacy_commands_in_data(document, "\\u0023") + "\n"
 
-
-def fingerprint_of_verdict(d: Diagnosis) -> str:
-    import hashlib
-
-    return hashlib.sha256(f"v1\x1flogscan-verdict\x1f{d.verdict}".encode()).hexdigest()[:32]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from html import escape
 
 from logscan.diagnosis import Diagnosis, Finding, number_ranges, place_label
+from logscan.render.context import RenderContext
 from logscan.render.inert import inert
 from logscan.render.order import (first_failure_apart, novel_lines_reason, readable_time, straggler_line,
                                   stuck_lines)
@@ -88,7 +89,7 @@ def _e(text: object) -> str:
 
 
 def _finding_ids(d: Diagnosis) -> dict[str, str]:
-    return {f.key: f"f{i}" for i, f in enumerate(d.findings, 1)}
+    return {f.fingerprint: f"f{i}" for i, f in enumerate(d.findings, 1)}
 
 
 def _evidence(f: Finding, d: Diagnosis) -> str:
@@ -105,7 +106,7 @@ def _evidence(f: Finding, d: Diagnosis) -> str:
 
 
 def _header(d: Diagnosis, ids: dict[str, str], hints: set[str]) -> str:
-    root = d.root_finding
+    root = d.root_cause
     out = [f'<h1><span class="verdict {_e(d.verdict)}">{_e(d.verdict)}</span> {_e(d.job)}</h1>']
     if root is None:  # else the root cause's card below says it
         out.append(f'<p class="summary">{_e(d.summary())}</p>')
@@ -129,11 +130,10 @@ def _header(d: Diagnosis, ids: dict[str, str], hints: set[str]) -> str:
 def _card(f: Finding, d: Diagnosis, ids: dict[str, str], hints: set[str],
           heading: str | None = None) -> str:
     """One finding; a hint the page showed already is not shown again."""
-    kind = "cascade" if f.caused_by else f.severity
-    out = [f'<div class="card {kind}" id="{ids[f.key]}">',
+    kind = "cascade" if f.is_consequence else f.severity
+    out = [f'<div class="card {kind}" id="{ids[f.fingerprint]}">',
            f'<div><span class="sev {_e(f.severity)}">{_e(heading or f.severity)}</span>'
-           f'<strong>{_e(f.rule)}</strong>{_e(place_label(f.node_rank, f.rank) + f.cause_label)}: '
-           f'{_e(f.message)}</div>']
+           f'<strong>{_e(f.heading)}</strong>: {_e(f.message)}</div>']
     if f.caused_by:
         target = ids.get(f.caused_by)
         if target:
@@ -142,11 +142,11 @@ def _card(f: Finding, d: Diagnosis, ids: dict[str, str], hints: set[str],
     if f.hint and f.hint not in hints:
         hints.add(f.hint)
         out.append(f'<div class="hint">hint: {_e(f.hint)}</div>')
-    children = [c for c in d.findings if c.caused_by == f.key]
+    children = d.consequences_of(f)
     if children:
         out.append(f"<div>then, as a consequence ({len(children)}):</div><ul class=\"cascades\">")
-        out += [f'<li><a href="#{ids[c.key]}">{_e(c.rule)}{_e(place_label(c.node_rank, c.rank))}</a>: '
-                f'{_e(c.message)}</li>' for c in children]
+        out += [f'<li><a href="#{ids[c.fingerprint]}">{_e(c.heading)}</a>: {_e(c.message)}</li>'
+                for c in children]
         out.append("</ul>")
     out.append("</div>")
     return "\n".join(out)
@@ -176,8 +176,9 @@ def _row(row: Row, ids: dict[str, str], d: Diagnosis, rank: bool = False) -> str
     classes = ["tl-row"] + (["rank"] if rank else []) + (["root-cause"] if row.root_cause else []) \
         + (["first-failure"] if row.first_failure else []) + (["missing"] if row.worker is None else [])
     badges = ""
-    if row.root_cause and d.root_key in ids:
-        badges += f'<a class="badge" href="#{ids[d.root_key]}">root cause</a>'
+    root = d.root_cause.fingerprint if d.root_cause is not None else None
+    if row.root_cause and root in ids:
+        badges += f'<a class="badge" href="#{ids[root]}">root cause</a>'
     elif row.root_cause:
         badges += '<span class="badge">root cause</span>'
     if row.first_failure and not row.root_cause:  # one role a row: the root cause says it
@@ -187,7 +188,7 @@ def _row(row: Row, ids: dict[str, str], d: Diagnosis, rank: bool = False) -> str
         badges += f'<a class="badge novel" href="#novel-lines">{novel} novel line{"s" if novel > 1 else ""}</a>'
     links = ""
     if row.worker is not None and not rank:
-        keys = [k for k in row.worker.findings if k in ids and k != d.root_key]
+        keys = [k for k in row.worker.findings if k in ids and k != root]
         links = " ".join(f'<a href="#{ids[k]}">{i}</a>' for i, k in enumerate(keys, 1))
         links = f" · findings {links}" if links else ""
     if row.worker is None:
@@ -204,8 +205,8 @@ def _row(row: Row, ids: dict[str, str], d: Diagnosis, rank: bool = False) -> str
 
 def _axis(lay: Layout) -> str:
     if lay.axis == TimeAxis.TIME:
-        ticks = (f'<span class="first" style="left:0%">{_e(lay.start[11:19])}</span>'
-                 f'<span class="last" style="left:100%">{_e(lay.end[11:19])}</span>')
+        ticks = (f'<span class="first" style="left:0%">{_e(lay.start.strftime("%H:%M:%S"))}</span>'
+                 f'<span class="last" style="left:100%">{_e(lay.end.strftime("%H:%M:%S"))}</span>')
     else:
         last = len(TIMELINE) - 1
         ticks = "".join(
@@ -297,7 +298,7 @@ def _stuck(d: Diagnosis) -> str:
 
 def _findings(d: Diagnosis, ids: dict[str, str], hints: set[str]) -> str:
     """Every finding but the root cause, whose card heads the page."""
-    others = [f for f in d.findings if not d.is_root(f)]
+    others = [f for f in d.findings if not f.is_root]
     if not others:
         said = "No other finding." if d.findings else "No finding."
         return f'<section id="findings"><h2>Findings</h2><p>{said}</p></section>'
@@ -322,7 +323,7 @@ def _workers(d: Diagnosis) -> str:
             + "".join(rows) + "</tbody></table></section>")
 
 
-def render_html(d: Diagnosis, **_) -> str:
+def render(d: Diagnosis, context: RenderContext) -> str:
     ids = _finding_ids(d)
     hints: set[str] = set()
     notes = "".join(f"<li>{_e(n.path)}: {_e(n.problem)}</li>" for n in d.inputs)

@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from logscan.diagnosis import Diagnosis, Finding, Mark, number_ranges, place_label
+from logscan.render.context import RenderContext
 from logscan.render.inert import inert, no_workflow_commands
 from logscan.render.order import (first_failure_apart, novel_lines_reason, readable_time, shorten_path,
                                   straggler_line, stuck_lines)
@@ -119,8 +120,7 @@ def _workers(r: _Report, d: Diagnosis) -> None:
 def _head(f: Finding, label: str | None = None) -> Text:
     head = Text()
     head.append(label or f"{f.severity.upper():7} ", style=SEVERITY_STYLE[f.severity])
-    head.append(f.rule, style="bold")
-    head.append(inert(place_label(f.node_rank, f.rank) + f.cause_label))
+    head.append(inert(f.heading), style="bold")
     return head
 
 
@@ -177,7 +177,7 @@ class _Findings:
         self.cascades(f, indent + 4)
 
     def cascades(self, f: Finding, indent: int) -> None:
-        children = self.children.get(f.key, [])
+        children = self.children.get(f.fingerprint, [])
         if not children:
             return
         if self.verbose:
@@ -188,7 +188,7 @@ class _Findings:
         self.r.line(Text(f"then, as a consequence ({len(children)}; -v shows their evidence):",
                          style="dim"), indent=indent)
         for c in children:
-            self.r.line(Text(f"↳ {c.rule}{inert(place_label(c.node_rank, c.rank))}: {inert(c.message)}"),
+            self.r.line(Text(f"↳ {inert(c.title)}"),
                         indent=indent + 2, hang=2)
 
 
@@ -254,9 +254,10 @@ def _harmless(r: _Report, d: Diagnosis) -> None:
         _line_at(r, note.file, note.line, note.text, 6)
 
 
-def render_human(d: Diagnosis, color: bool = False, width: int | None = None,
-                 verbose: bool = False, timeline: bool = False, **_) -> str:
-    """The report; `width` wraps it for a terminal of that many columns (None: a pipe or file)."""
+def render(d: Diagnosis, context: RenderContext) -> str:
+    """The report; the context's `width` wraps it for a terminal of that many columns (None: a
+    pipe or file)."""
+    color, width, verbose, timeline = context.color, context.width, context.verbose, context.timeline
     buffer = io.StringIO()
     wrap = width is not None
     console = Console(file=buffer, force_terminal=color, no_color=not color,
@@ -277,12 +278,12 @@ def render_human(d: Diagnosis, color: bool = False, width: int | None = None,
         r.line(Text("; ".join(notes).rstrip(".")))
 
     report = _Findings(r, d, verbose)
-    root = d.root_finding
+    root = d.root_cause
     if root is not None:
         r.line()
         report.block(root, label="root cause: ", message=False)
     _novel(r, d, verbose)
-    known = {f.key for f in d.findings}
+    known = {f.fingerprint for f in d.findings}
     others = [f for f in d.findings if f is not root and
               (f.caused_by is None or f.caused_by not in known)]
     if others:

@@ -22,8 +22,9 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
 from logscan.diagnosis import Diagnosis, Finding
+from logscan.render.context import RenderContext
 from logscan.render.inert import inert, no_legacy_commands_in_data
-from logscan.render.order import ordered, place_of, rules_of, verdict_fails
+from logscan.render.order import ordered, place_of, rules_of
 from logscan.vocabulary import Severity
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -57,11 +58,11 @@ def _stamp(when: datetime | None) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S")
 
 
-def render_junit(d: Diagnosis, catalogue=None, checked=None, expectations=(), hostname: str = "",
-                 started: datetime | None = None, elapsed: float = 0.0, **_) -> str:
-    """`expectations`: (rule id, the flag and value asked) of each expectation of the run;
-    `hostname`, `started` and `elapsed`: where, when and how long the check ran."""
-    asked = dict(expectations)
+def render(d: Diagnosis, context: RenderContext) -> str:
+    """The context's `expectations`: (rule id, the flag and value asked) of each expectation of
+    the run; `hostname`, `started` and `elapsed`: where, when and how long the check ran."""
+    asked = dict(context.expectations)
+    hostname, started, elapsed = context.hostname, context.started, context.elapsed
     job = xml_text(d.job) or "job"
     # The Ant schema allows no attribute on <testsuites>, and asks a suite inside it for an id
     # and a package.
@@ -74,7 +75,7 @@ def render_junit(d: Diagnosis, catalogue=None, checked=None, expectations=(), ho
     by_rule: dict[str, list[Finding]] = {}
     for f in ordered(d):  # root cause first: a testcase's failure message is about it
         by_rule.setdefault(f.rule, []).append(f)
-    rule_ids = [rule_id for rule_id, _rule in rules_of(d, catalogue, checked)]
+    rule_ids = [rule_id for rule_id, _rule in rules_of(d, context.catalogue, context.checked)]
     # The verdict, then the expectations asked, then every other rule: what was asked reads first.
     cases = [VERDICT_CASE, *(r for r in rule_ids if r in asked), *(r for r in rule_ids if r not in asked)]
     failures, notes = 0, []
@@ -83,7 +84,7 @@ def render_junit(d: Diagnosis, catalogue=None, checked=None, expectations=(), ho
         case = ET.SubElement(suite, "testcase", classname=xml_text(f"logscan.{d.job}") or "logscan",
                              name=xml_text(name), time="0")
         if rule_id == VERDICT_CASE:
-            if verdict_fails(d):
+            if d.fails:
                 failures += 1
                 failure = ET.SubElement(case, "failure", type=d.verdict, message=xml_text(d.summary()))
                 failure.text = _lines([d.summary(), f"why: {d.verdict_reason}"])

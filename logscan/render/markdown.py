@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from logscan.diagnosis import Diagnosis, Finding, number_ranges, place_label
+from logscan.diagnosis import Diagnosis, Finding, number_ranges
+from logscan.render.context import RenderContext
 from logscan.render.inert import inert, no_workflow_commands
 from logscan.render.order import ordered
 from logscan.vocabulary import Severity, Verdict
@@ -32,11 +33,8 @@ def _fence(lines: list[str]) -> list[str]:
 
 def _finding(d: Diagnosis, f: Finding) -> list[str]:
     icon = {Severity.ERROR: "❌", Severity.WARNING: "⚠️", Severity.INFO: "ℹ️"}[f.severity]
-    lead = "**root cause** " if d.is_root(f) else ("↳ " if f.caused_by else "")
-    head = (f"- {icon} {lead}`{f.rule}`{md_inline(place_label(f.node_rank, f.rank))}"
-            + (f" \\[cause: {md_inline(f.cause)}\\]" if f.cause and f.cause != "other" else "")
-            + f": {md_inline(f.message)}")
-    out = [head]
+    lead = "**root cause** " if f.is_root else ("↳ " if f.is_consequence else "")
+    out = [f"- {icon} {lead}{md_inline(f.title)}"]
     if f.evidence:
         out += ["", *("  " + line for line in _fence(
             [f"{e.file}:{e.line}  {e.text.strip()}" for e in f.evidence]))]
@@ -44,7 +42,7 @@ def _finding(d: Diagnosis, f: Finding) -> list[str]:
     return out
 
 
-def render_markdown(d: Diagnosis, **_) -> str:
+def render(d: Diagnosis, context: RenderContext) -> str:
     mark = {Verdict.HEALTHY: "✅", Verdict.RUNNING: "⏳"}.get(d.verdict, "❌")
     out = [f"## {mark} logscan: {md_inline(d.summary())}", ""]
     if d.verdict_reason:

@@ -7,12 +7,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from logscan.diagnosis import Diagnosis, Finding, Mark, Place
-from logscan.rule_ids import HANG_RULES
-from logscan.scan.clock import YearlessTime, read_time
-from logscan.vocabulary import Severity, Verdict
+from logscan.times import YearlessTime
+from logscan.vocabulary import Severity
 
-# A finding's severity as a level name in CI formats (SARIF, GitHub): error, warning, note.
-LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 ELLIPSIS = "…"
 
 
@@ -20,27 +17,12 @@ def ordered(d: Diagnosis) -> list[Finding]:
     """Root cause first, then the other errors that stand alone, their cascades, warnings, info:
     what a reader who sees only the first few should see."""
     def rank(f: Finding):
-        if d.is_root(f):
+        if f.is_root:
             return 0
         if f.severity == Severity.ERROR:
-            return 2 if (f.cascade or f.caused_by) else 1
+            return 2 if f.is_consequence else 1
         return 3 if f.severity == Severity.WARNING else 4
     return sorted(d.findings, key=lambda f: (rank(f), f.sort_key))
-
-
-def location(f: Finding, d: Diagnosis) -> tuple[str, int]:
-    """(path, line) a finding is shown at: its first evidence; else its Worker's first file (line
-    1); else the first file scanned; else the job's name."""
-    if f.evidence:
-        return f.evidence[0].file, f.evidence[0].line
-    for w in d.workers:
-        if w.files and ((f.node_rank is not None and w.node_rank == f.node_rank)
-                        or (f.worker and w.label == f.worker)):
-            return w.files[0], 1
-    for w in d.workers:
-        if w.files:
-            return w.files[0], 1
-    return d.job, 1
 
 
 def place_of(f: Finding) -> str:
@@ -54,13 +36,9 @@ def place_of(f: Finding) -> str:
     return "job"
 
 
-def readable_time(iso: str) -> str:
-    """An ISO time as a person reads it at night: `2026-12-01 17:41:37 UTC` (seconds, in UTC where
+def readable_time(when: datetime) -> str:
+    """A time as a person reads it at night: `2026-12-01 17:41:37 UTC` (seconds, in UTC where
     the time has a zone); a header time without a year as `12-01 17:41:37 (no year on the line)`."""
-    try:
-        when = read_time(iso)
-    except ValueError:
-        return iso
     if isinstance(when, YearlessTime):
         return when.strftime("%m-%d %H:%M:%S") + " (no year on the line)"
     if when.tzinfo is None:
@@ -80,7 +58,7 @@ def first_failure_apart(d: Diagnosis) -> Place | None:
 def straggler_line(d: Diagnosis, f: Finding) -> Mark | None:
     """The straggler's own last line when a hang's first evidence is it: what the rank did
     last, shown apart from the others' timeouts."""
-    if f.rule not in HANG_RULES or f.rank is None or not f.evidence:
+    if not f.hang or f.rank is None or not f.evidence:
         return None
     first = f.evidence[0]
     return next((p.last_line for p in d.processes if p.rank == f.rank and p.last_line is not None
@@ -102,10 +80,6 @@ def stuck_lines(d: Diagnosis) -> list[tuple[str, Mark, str | None]]:
                    else f"rank {place.rank} (node {place.node_rank})")
             out.append((who, mark, worker.last_known if worker else None))
     return out
-
-
-def verdict_fails(d: Diagnosis) -> bool:
-    return d.verdict in (Verdict.FAILED, Verdict.INCONCLUSIVE)
 
 
 def rules_of(d: Diagnosis, catalogue, checked) -> list:

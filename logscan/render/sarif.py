@@ -15,10 +15,11 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from logscan.diagnosis import Diagnosis, place_label
-from logscan.diagnose.fingerprint import fingerprint
+from logscan.diagnosis import Diagnosis
+from logscan.render.context import RenderContext
 from logscan.render.inert import no_legacy_commands_in_data
-from logscan.render.order import LEVELS, location, ordered, rules_of, verdict_fails
+from logscan.render.order import ordered, rules_of
+from logscan.vocabulary import LEVEL_OF_SEVERITY
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 BASE_ID = "%SRCROOT%"
@@ -72,7 +73,7 @@ def _rule(rule_id: str, rule) -> dict:
         "help": {"text": f"{docs.get('fix', '')}\n\nHint: {rule.hint}".strip(),
                  "markdown": f"**Why it matters.** {docs.get('why', '')}\n\n"
                              f"**How to fix.** {docs.get('fix', '')}\n\n**Hint.** {rule.hint}"},
-        "defaultConfiguration": {"level": LEVELS[rule.severity]},
+        "defaultConfiguration": {"level": LEVEL_OF_SEVERITY[rule.severity]},
         "properties": {"stage": rule.stage, "role": rule.role, "kind": rule.kind},
     })
     if rule.references:
@@ -80,36 +81,35 @@ def _rule(rule_id: str, rule) -> dict:
     return entry
 
 
-def render_sarif(d: Diagnosis, catalogue=None, checked=None, tool_version: str = "",
-                 information_uri: str = "", base_dir: str | None = None, **_) -> str:
-    rules = rules_of(d, catalogue, checked)
+def render(d: Diagnosis, context: RenderContext) -> str:
+    base_dir = context.base_dir
+    rules = rules_of(d, context.catalogue, context.checked)
     index = {rule_id: i for i, (rule_id, _) in enumerate(rules)}
     results = []
     for f in ordered(d):
-        path, line = location(f, d)
         results.append({
             "ruleId": f.rule,
             "ruleIndex": index[f.rule],
-            "level": LEVELS[f.severity],
-            "message": {"text": f"{f.rule}{place_label(f.node_rank, f.rank)}: {f.message}\nHint: {f.hint}"},
-            "locations": [_location(path, line, d, base_dir)],
+            "level": f.level,
+            "message": {"text": f"{f.title}\nHint: {f.hint}"},
+            "locations": [_location(f.location.file, f.location.line, d, base_dir)],
             "relatedLocations": [_location(e.file, e.line, d, base_dir, snippet=e.text, id=i)
                                  for i, e in enumerate(f.evidence[1:], 1)],
-            "partialFingerprints": {"logscanFingerprint/v1": f.fingerprint or fingerprint(f)},
-            "properties": {"cascade": f.cascade, "caused_by": f.caused_by},
+            "partialFingerprints": {"logscanFingerprint": f.fingerprint},
+            "properties": {"root_cause": f.is_root, "consequence": f.is_consequence},
         })
     driver = {"name": "logscan",
               "rules": [_rule(rule_id, rule) for rule_id, rule in rules]}
-    if tool_version:
-        driver["version"] = tool_version
-    if information_uri:
-        driver["informationUri"] = information_uri
+    if context.tool_version:
+        driver["version"] = context.tool_version
+    if context.information_uri:
+        driver["informationUri"] = context.information_uri
     run = {
         "tool": {"driver": driver},
         "invocations": [{
             "executionSuccessful": True,
             "toolExecutionNotifications": [{
-                "level": "error" if verdict_fails(d) else "note",
+                "level": "error" if d.fails else "note",
                 "message": {"text": d.summary()},
                 "descriptor": {"id": "verdict"}}],
         }],

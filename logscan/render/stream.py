@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from logscan.diagnosis import Diagnosis, Finding, place_label
+from logscan.diagnosis import Diagnosis, Finding
 from logscan.render.inert import inert, no_legacy_commands_in_data, no_workflow_commands
-from logscan.render.json_v1 import diagnosis_record, finding_record
-from logscan.render.order import location
+from logscan.render.json_record import diagnosis_record, finding_record
 
 
 def _clock(at: datetime) -> str:
@@ -18,12 +17,11 @@ def _clock(at: datetime) -> str:
 
 
 def finding_text(f: Finding, d: Diagnosis, at: datetime) -> str:
-    path, line = location(f, d)
-    lines = [f"{_clock(at)} {f.severity} {f.rule}{place_label(f.node_rank, f.rank)}: {f.message}"]
+    lines = [f"{_clock(at)} {f.severity} {f.title}"]
     for e in f.evidence[:3]:
         lines.append(f"    {e.file}:{e.line}  {e.text}")
-    if not f.evidence:
-        lines.append(f"    {path}:{line}")
+    if not f.evidence and f.location is not None:
+        lines.append(f"    {f.location.file}:{f.location.line}")
     if f.hint:
         lines.append(f"    hint: {f.hint}")
     return no_workflow_commands("\n".join(inert(text) for text in lines) + "\n")
@@ -31,9 +29,8 @@ def finding_text(f: Finding, d: Diagnosis, at: datetime) -> str:
 
 def end_text(d: Diagnosis, because: str, at: datetime) -> str:
     lines = [f"{_clock(at)} ended ({because}): {d.summary()}"]
-    root = d.root_finding
-    if root is not None:
-        lines.append(f"    root cause: {root.rule}{place_label(root.node_rank, root.rank)}: {root.message}")
+    if d.root_cause is not None:
+        lines.append(f"    root cause: {d.root_cause.title}")
     return no_workflow_commands("\n".join(inert(text) for text in lines) + "\n")
 
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
-
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from logscan.diagnosis import Diagnosis, Mark, ProcessSummary, WorkerSummary, format_duration
 from logscan.render.inert import inert
 from logscan.render.order import first_failure_apart, readable_time, shorten_path
-from logscan.scan.clock import read_time
 from logscan.vocabulary import TIMELINE, MarkStage, RunStage, TimeAxis
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 SYMBOLS = {MarkStage.LAUNCHED: "L", MarkStage.TORCHRUN_STARTED: "T", MarkStage.ENV_PRINTED: "E",
            MarkStage.FIRST_BATCH: "B", MarkStage.LAST_PROGRESS: "P", MarkStage.FAILURE: "X",
@@ -59,25 +59,21 @@ class Row:
 @dataclass(frozen=True)
 class Layout:
     axis: TimeAxis
-    start: str | None    # ISO times of the axis ends (time axis only)
-    end: str | None
+    start: datetime | None    # the axis ends (time axis only)
+    end: datetime | None
     rows: tuple[Row, ...]
 
     def describe(self) -> str:
         if self.axis == TimeAxis.TIME:
-            span = format_duration(_when(self.end) - _when(self.start))
+            span = format_duration(self.end - self.start)
             return (f"on the clock: {_clock(self.start)} to {_clock(self.end)} "
                     f"({span}), from the times the lines carry")
         return ("in stage order: the lines carry no full times, so each column is a stage, "
                 "not a time, and Workers are not placed against one clock")
 
 
-def _when(iso: str) -> datetime:
-    return read_time(iso)
-
-
-def _clock(iso: str | None) -> str:
-    return readable_time(iso) if iso else "?"
+def _clock(when: datetime | None) -> str:
+    return readable_time(when) if when else "?"
 
 
 def _placed_by_order(marks) -> tuple[Placed, ...]:
@@ -89,7 +85,7 @@ def _placed_by_time(marks, start: datetime, span: float) -> tuple[Placed, ...]:
     """Timed marks at their time; a mark without one between its timed neighbours, by line."""
     marks = list(marks)
     xs: list[float | None] = [
-        (_when(m.time) - start).total_seconds() / span if m.time else None for m in marks]
+        (m.time - start).total_seconds() / span if m.time else None for m in marks]
     for i, x in enumerate(xs):
         if x is None:
             before = next((xs[j] for j in range(i - 1, -1, -1) if xs[j] is not None), 0.0)
@@ -101,7 +97,7 @@ def _placed_by_time(marks, start: datetime, span: float) -> tuple[Placed, ...]:
 def layout(d: Diagnosis, ranks: bool = True) -> Layout:
     """Rows in Worker order, each Worker followed by its ranks (when `ranks`), and a row for
     every node_rank that has no log."""
-    times = [_when(m.time) for w in d.workers for m in w.stages if m.time]
+    times = [m.time for w in d.workers for m in w.stages if m.time]
     axis = d.time_axis if times else TimeAxis.ORDER
     start = min(times) if axis == TimeAxis.TIME else None
     span = max(1e-9, (max(times) - start).total_seconds()) if axis == TimeAxis.TIME else 1.0
@@ -112,7 +108,7 @@ def layout(d: Diagnosis, ranks: bool = True) -> Layout:
     first = d.first_failure
     rows = []
     for w in d.workers:
-        root = d.root_key is not None and d.root_key in w.findings
+        root = d.root_cause is not None and d.root_cause.fingerprint in w.findings
         at_first = first is not None and first.node_rank is not None and first.node_rank == w.node_rank
         rows.append(Row(w.label, w.node_rank, place(w.stages), worker=w, root_cause=root,
                         first_failure=at_first, status=_status(d, w, root, at_first)))
@@ -140,8 +136,7 @@ def layout(d: Diagnosis, ranks: bool = True) -> Layout:
         root = root_node == node
         rows.append(Row(f"node {node}", node, (), root_cause=root,
                         status="no log" + (f", root cause: {d.root_cause.rule}" if root else "")))
-    return Layout(axis, start.isoformat() if start else None,
-                  max(times).isoformat() if axis == TimeAxis.TIME else None, tuple(rows))
+    return Layout(axis, start, max(times) if axis == TimeAxis.TIME else None, tuple(rows))
 
 
 def _status(d: Diagnosis, w: WorkerSummary, root: bool, first: bool) -> str:
@@ -179,6 +174,8 @@ def _process_status(p: ProcessSummary, root_rule: str | None = None, brief: bool
 # --- the terminal drawing ---
 
 def _bar(row: Row, width: int) -> Text:
+    from rich.text import Text
+
     cells = [" "] * width
     weights = [-1] * width
     styles = [""] * width
@@ -207,6 +204,9 @@ def _bar(row: Row, width: int) -> Text:
 
 def terminal_timeline(d: Diagnosis, width: int, ranks: bool = False):
     """A rich Table: one line per Worker (and per rank with `ranks`), its marks on a bar."""
+    from rich.table import Table
+    from rich.text import Text
+
     lay = layout(d, ranks=ranks)
     # A label (a log's path, for a Worker with no node_rank) takes at most a third of the line,
     # shortened from the left: the status beside it keeps room to read.

@@ -17,26 +17,10 @@ from dataclasses import fields, replace
 from datetime import datetime
 
 from logscan.scan.events import EventLists
+from logscan.times import YearlessTime
 
 # A leap year: 29 February is a date in it.
 PLACEHOLDER_YEAR = 2000
-
-
-class YearlessTime(datetime):
-    """A time whose year nobody printed: the year it holds only orders it among the job's other
-    year-less times, and is never shown."""
-
-    def isoformat(self, sep: str = "T", timespec: str = "auto") -> str:
-        return "--" + super().isoformat(sep, timespec)[5:]
-
-    def __str__(self) -> str:
-        return self.isoformat(" ")
-
-    def __repr__(self) -> str:
-        return f"YearlessTime({self.isoformat()!r})"
-
-    def strftime(self, fmt: str) -> str:
-        return super().strftime(fmt.replace("%Y-", "--").replace("%Y", ""))
 
 
 def yearless_time(month_day: str, clock: str, fraction: str | None = None) -> YearlessTime | None:

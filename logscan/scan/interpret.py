@@ -366,7 +366,13 @@ class FileInterpreter:
         if head is not None:
             scan.first_time = strip_prefixes(_decode(head)).time
         if tail is not None:
-            scan.last_line = self._line_at_end(tail, line_count)
+            # Blank lines after it are counted in line_count: the last line with text is above them.
+            blank_after = 0
+            for raw in reversed(tail_lines):
+                if raw.strip(b"\r\n"):
+                    break
+                blank_after += 1
+            scan.last_line = self._line_at_end(tail, line_count - blank_after)
             scan.last_time = scan.last_line.time
         first = line_count - len(tail_lines) + 1
         scan.tail_lines = [self._line_at_end(raw, first + i) for i, raw in enumerate(tail_lines)

@@ -281,7 +281,7 @@ class Scanner:
         repeats = _RepeatRuns()
         recent: deque[tuple[bytes, int]] = deque()
         held = 0
-        last_block = None
+        last_block = last_text_block = None
         read = progress.add
         try:
             blocks = line_blocks(path, state, chunk_size, content=content, start=start, end=end)
@@ -298,6 +298,8 @@ class Scanner:
                 while held - recent[0][1] > TAIL_LINES:
                     held -= recent.popleft()[1]
                 last_block = block
+                if block.strip(b"\n"):
+                    last_text_block = block
         except OSError as exc:
             found.read_error = exc.strerror or str(exc)
         repeats.settle(found)
@@ -305,7 +307,10 @@ class Scanner:
             found.tail_lines = _last_lines(found.tail_lines, block)
         if last_block is not None:
             found.ends_with_newline = last_block.endswith(b"\n")
-            tail = last_block.rstrip(b"\n")
+        if last_text_block is not None:
+            # The last line with text: blank lines after it (a summary's trailing newline) are
+            # not where the log ended, whichever block they came in.
+            tail = last_text_block.rstrip(b"\n")
             found.tail = tail[tail.rfind(b"\n") + 1:][:MAX_RAW]
         return found
 

@@ -1,6 +1,6 @@
-"""What changed in a job since the last sweep. A failure is told once: by its fingerprint
-(logscan.diagnose.fingerprint), which survives a rotation, a log growing around the failure and line
-numbers moving; Finding.key (rule@place@file:line) does not.
+"""What changed in a job since the last sweep. A failure is told once: by its root cause's
+fingerprint, the one the Diagnosis carries and every report shows (logscan.diagnose.fingerprint),
+which survives a rotation, a log growing around the failure and line numbers moving.
 
 The state keeps each fingerprint told with the version of the function that made it. When that
 function changes, FINGERPRINT_VERSION goes up by one and FINGERPRINT_MIGRATIONS gains the rule by
@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import StrEnum
 
-from logscan.diagnose.fingerprint import fingerprint
-from logscan.rule_ids import HANG_RULES
-from logscan.vocabulary import Severity, Verdict
+from logscan.diagnose.fingerprint import is_current
+from logscan.vocabulary import Verdict
 
 
 class Change(StrEnum):
@@ -33,7 +32,8 @@ FAILED_CHANGES = (Change.FAILED, Change.HUNG, Change.ROOT_CAUSE_CHANGED)
 # The version of root_fingerprint's function that the state's fingerprints are stored with.
 # Version 0: every fingerprint a state of schema 5 or older holds, made by whichever function that
 # logscan had (they changed with schemas 1, 3 and 4 without being told apart).
-FINGERPRINT_VERSION = 1
+# Version 1: the fingerprints of schema 6, made before the Diagnosis carried its own (`v3:...`).
+FINGERPRINT_VERSION = 2
 
 
 def _same_root_rule(told_rule: str | None, diagnosis) -> bool:
@@ -43,9 +43,11 @@ def _same_root_rule(told_rule: str | None, diagnosis) -> bool:
 
 # version → whether the failure a job's root cause was told as, under that version (`told_rule`
 # its rule), is the one its diagnosis under the next version finds. Version 0 fingerprints
-# differ from version 1 in how the place and message are normalised, never in the rule.
+# differ from version 1, and version 1 from version 2 (paths within the job, `v3:` written before
+# each), in how the place and message are normalised, never in the rule.
 FINGERPRINT_MIGRATIONS: dict[int, Callable[[str | None, object], bool]] = {
     0: _same_root_rule,
+    1: _same_root_rule,
 }
 
 
@@ -57,13 +59,11 @@ def told_before(version: int, told_rule: str | None, diagnosis) -> bool:
 
 
 def root_fingerprint(diagnosis) -> str | None:
-    if diagnosis.verdict != Verdict.FAILED:
+    """The failure a FAILED job is told by: its root cause's fingerprint (a FAILED verdict
+    always has an error finding, and so a root cause)."""
+    if diagnosis.verdict != Verdict.FAILED or diagnosis.root_cause is None:
         return None
-    finding = diagnosis.root_finding
-    if finding is not None:
-        return fingerprint(finding)
-    errors = [f for f in diagnosis.findings if f.severity == Severity.ERROR]
-    return fingerprint(errors[0]) if errors else "failed"
+    return diagnosis.root_cause.fingerprint
 
 
 def change_of(previous_verdict: str | None, previous_fingerprint: str | None, diagnosis,
@@ -75,9 +75,11 @@ def change_of(previous_verdict: str | None, previous_fingerprint: str | None, di
         if alerted:
             return None
         if previous_verdict == Verdict.FAILED and previous_fingerprint is not None:
-            return Change.ROOT_CAUSE_CHANGED
+            # A fingerprint an older logscan stored is of another version: it cannot match, and
+            # the job is not told again for that alone.
+            return Change.ROOT_CAUSE_CHANGED if is_current(previous_fingerprint) else None
         root = diagnosis.root_cause
-        return Change.HUNG if root is not None and root.rule in HANG_RULES else Change.FAILED
+        return Change.HUNG if root is not None and root.hang else Change.FAILED
     if previous_verdict == Verdict.FAILED and verdict in (Verdict.HEALTHY, Verdict.RUNNING):
         return Change.RECOVERED
     if verdict == Verdict.HEALTHY and previous_verdict in (Verdict.RUNNING, Verdict.INCONCLUSIVE):

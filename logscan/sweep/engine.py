@@ -259,7 +259,7 @@ class Sweep:
             db.execute("COMMIT")
             return
         diagnosis = self._against_history(result)
-        from logscan.render.json_v1 import diagnosis_record
+        from logscan.render.json_record import diagnosis_record
 
         record = diagnosis_record(diagnosis)
         fingerprint = root_fingerprint(diagnosis)
@@ -276,7 +276,7 @@ class Sweep:
         rules: dict[str, int] = {}
         for finding in diagnosis.findings:
             rules[finding.rule] = rules.get(finding.rule, 0) + 1
-        activity = max((w.last_activity for w in diagnosis.workers if w.last_activity), default=None)
+        activity = max((w.last_activity.isoformat() for w in diagnosis.workers if w.last_activity), default=None)
         root = diagnosis.root_cause
         db.execute(
             "INSERT INTO jobs (job, shown, root, rel, verdict, root_rule, root_fingerprint, summary, "

@@ -472,7 +472,7 @@ def wake_at(diagnosis, newest: float, stall_after: timedelta, now: datetime,
     checks.append(stall_after)
     for worker in diagnosis.workers:
         if worker.last_activity:
-            last = datetime.fromisoformat(worker.last_activity)
+            last = worker.last_activity
             if last.tzinfo is None:
                 last = last.replace(tzinfo=timezone.utc)
             moments += [(last + after).timestamp() for after in checks]

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from logscan.errors import InputError
-from logscan.rule_ids import HANG_RULES
 from logscan.sweep.reading import FileReader, FileRecord, read_status, survey_job, wake_at
 from logscan.sweep.tree import find_jobs
 from logscan.vocabulary import JobStatus, Severity, Verdict
@@ -57,8 +56,7 @@ class Update:
 
 def diagnosis_is_a_hang(diagnosis) -> bool:
     """A hung job is quiet because it hangs, not because it ended: its silence ends nothing."""
-    root = diagnosis.root_finding
-    return root is not None and root.rule in HANG_RULES
+    return diagnosis.root_cause is not None and diagnosis.root_cause.hang
 
 
 def _pid_alive(pid: int) -> bool:
@@ -166,7 +164,7 @@ class Follower:
         present, new = set(), []
         for finding in diagnosis.findings:
             # A consequence is told with its cause (in the report), not as news of its own.
-            if finding.severity == Severity.INFO or finding.cascade or finding.caused_by:
+            if finding.severity == Severity.INFO or finding.is_consequence:
                 continue
             identity = finding_identity(finding)
             present.add(identity)
