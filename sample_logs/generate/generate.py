@@ -1404,8 +1404,14 @@ for _ver, _sfx, _tag in (("1.9.1", "torch1.9", "t19"), ("1.10.2", "torch1.10", "
             ("stall-mid-training", "smt", exp(["collective-timeout"], root="collective-timeout", node_rank=0,
                                               rank=1)),
             ("missing-worker", "mw", exp(["missing-worker", "hang-in-rendezvous"], root="missing-worker",
-                                         node_rank=2))):
-        if _base in ("stall-mid-training", "missing-worker") and not _oldest:
+                                         node_rank=2)),
+            ("platform-walltime-stall", "pws", exp(["hang-ended-from-outside"], root="hang-ended-from-outside",
+                                                   node_rank=0, rank=1)),
+            ("import-error-one-rank", "ie", exp(["crash-before-first-batch"], root="crash-before-first-batch",
+                                                node_rank=1, rank=3, cause="missing-dependency"))):
+        if _base in ("stall-mid-training", "missing-worker", "platform-walltime-stall") and not _oldest:
+            continue
+        if _base == "import-error-one-rank" and _ver not in ("1.9.1", "1.12.1"):
             continue
         _sc = _BY_NAME[_base]
         scenario(**{**_sc.__dict__, "name": f"{_base}-{_sfx}-prod", "short": f"{_short}{_tag}p", "torch": _ver,
@@ -1850,6 +1856,11 @@ OBSERVED_OLDEST = {
     "lists rank 0 only. Node 1: ranks 2 and 3 time out (send / recv).",
     "missing-worker": "Both Workers print the launch line and the banner, then nothing until the run is ended "
     "(no error, no summary: the static rendezvous was still waiting).",
+    "platform-walltime-stall": "Node 0's log ends in rank 1's `rank 1: reloading shard list ...` after rank 0's "
+    "`step 7/60`; node 1's in its banner. The SIGTERM to each launch process group ends tee too: no torchrun "
+    "line about the signal.",
+    "import-error-one-rank": "Node 1: rank 3's bare `ModuleNotFoundError: No module named 'flash_attn'`, summary "
+    "root cause rank 3. Node 0: ranks 0 and 1 give up in init_process_group with `RuntimeError: Socket Timeout`.",
 }
 for _ver, _sfx in (("1.9.1", "torch1.9"), ("1.10.2", "torch1.10"), ("1.11.0", "torch1.11"), ("1.12.1", "torch1.12")):
     for _k, _v in OBSERVED_OLDEST.items():
@@ -1857,6 +1868,9 @@ for _ver, _sfx in (("1.9.1", "torch1.9"), ("1.10.2", "torch1.10"), ("1.11.0", "t
 OBSERVED["crash-mid-training-torch1.9-prod"] += (
     " Node 0's summary lists rank 1 alone, as root cause (`Other Failures: <NO_OTHER_FAILURES>`): rank 0, stopped "
     "unseen, printed its lost peer's traceback but is not listed.")
+OBSERVED["import-error-one-rank-torch1.9-prod"] += (
+    " In the committed run node 0's two tracebacks interleave past reading: `RuntimeErrorpg = ProcessGroupGloo(: `, "
+    "`Socket TimeoutRuntimeError`, `: Socket Timeout`.")
 OBSERVED["stall-mid-training-torch1.9-prod"] += (
     " The stalled rank 1 was stopped by torchrun without a line: only elimination names it.")
 OBSERVED["torchrun-exit-segfault-torch1.11-prod"] = COMMON_OLDEST["1.11.0"].replace("Python 3.9", "Python 3.10") + (
