@@ -154,3 +154,26 @@ def test_a_cause_on_the_same_worker_is_not_a_wait(tmp_path):
     got = diagnose(job)
     own = [f for f in got.findings if f.node_rank == 0 and not f.cascade]
     assert own, [(f.rule, f.node_rank, f.rank, f.cascade) for f in got.findings]
+
+
+# --- a stop that only the shell tells ---------------------------------------------------------------
+
+STOP_1_9 = "sigterm-every-torchrun-torch1.9-prod"
+
+
+def test_a_torchrun_that_handles_no_signal_is_stopped_as_its_shell_says():
+    """Real (torch 1.9.1): SIGTERM to each Worker's torchrun at step 10; 1.9's torchrun has no handler
+    and dies without a line, and node 1's shell reports `Terminated`."""
+    got = diagnose(SAMPLES / STOP_1_9)
+    assert (got.root_cause.rule, got.root_cause.node_rank) == ("stopped-from-outside", 1)
+    assert "SIGTERM" in got.root_cause.message
+    assert "hang-ended-from-outside" not in {f.rule for f in got.findings}
+
+
+def test_a_shell_that_names_the_command_it_lost_to_a_hangup(tmp_path):
+    """Synthetic: the run above with bash's report of a SIGHUP, the command after it."""
+    job = sample_copy(tmp_path, STOP_1_9, "worker-1/launch_ddp.log", "Terminated\n",
+                      "/opt/job/launch_ddp.sh: line 21:  4242 Hangup                  python -m "
+                      "torch.distributed.run --nproc_per_node=2 train.py\n")
+    got = diagnose(job)
+    assert got.root_cause.rule == "stopped-from-outside" and "SIGHUP" in got.root_cause.message

@@ -1384,6 +1384,8 @@ for _base, _short, _expect in (
 # `[rankN]: ` on tracebacks.
 _NO_PREFIX = ("rank 1 raised, but this release puts no `[rankN]: ` prefix on tracebacks and only rank 0 prints "
               "progress, so the logs tell that the original error is on node 0, not which of its ranks raised it.")
+_STOP_1_9 = ("torch 1.9's torchrun handles no signal: it dies of the SIGTERM without a line, and only the shell's "
+             "`Terminated` on node 1 tells the stop (node 0's log ends in its progress, its shell's report lost).")
 _ROOT_1_9 = ("no `[rankN]: ` prefixes, but in the committed run node 0's torchrun saw rank 1 fail first and stopped "
              "rank 0 without a word (1.9 logs no `Sending process N closing signal`): its summary lists only rank 1, "
              "as root cause, and the one traceback that is not a lost peer is rank 1's.")
@@ -1408,8 +1410,12 @@ for _ver, _sfx, _tag in (("1.9.1", "torch1.9", "t19"), ("1.10.2", "torch1.10", "
             ("platform-walltime-stall", "pws", exp(["hang-ended-from-outside"], root="hang-ended-from-outside",
                                                    node_rank=0, rank=1)),
             ("import-error-one-rank", "ie", exp(["crash-before-first-batch"], root="crash-before-first-batch",
-                                                node_rank=1, rank=3, cause="missing-dependency"))):
-        if _base in ("stall-mid-training", "missing-worker", "platform-walltime-stall") and not _oldest:
+                                                node_rank=1, rank=3, cause="missing-dependency")),
+            ("sigterm-every-torchrun", "stet", exp(["stopped-from-outside"], root="stopped-from-outside",
+                                                   node_rank=1, note=_STOP_1_9) if _ver == "1.9.1" else
+             exp(["stopped-from-outside"], root="stopped-from-outside", node_rank=0))):
+        if _base in ("stall-mid-training", "missing-worker", "platform-walltime-stall",
+                     "sigterm-every-torchrun") and not _oldest:
             continue
         if _base == "import-error-one-rank" and _ver not in ("1.9.1", "1.12.1"):
             continue
@@ -1426,7 +1432,8 @@ for _ver, _sfx, _tag in (("1.9.1", "torch1.9", "t19"), ("1.10.2", "torch1.10", "
                     "tries": 1 if _base == "missing-worker" else _sc.tries,
                     "check": _has("training finished") if _base == "healthy-2x2" else
                     _has("non-finite loss") if _base == "crash-mid-training" else
-                    _any("Socket Timeout", "Timed out", "timed out") if _base == "missing-worker" else _sc.check,
+                    _any("Socket Timeout", "Timed out", "timed out") if _base == "missing-worker" else
+                    _has("step 10/") if _base == "sigterm-every-torchrun" else _sc.check,
                     "description": f"torch {_ver}" + (" (`python -m torch.distributed.run`: no torchrun command "
                                                        "yet)" if _ver == "1.9.1" else "") + ": " + _PROD + "). "
                     + (_MISSING_OLD if _base == "missing-worker" else _sc.description),
