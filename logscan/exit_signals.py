@@ -90,12 +90,14 @@ def signal_of_exit(code: int | None) -> int | None:
 
 
 def parse_signal(text: str | None) -> int | None:
-    """A signal as a log names it: `15`, `SIGTERM`, `Signals.SIGTERM`."""
+    """A signal as a log names it: `15`, `SIGTERM`, `Signals.SIGTERM`, or a shell's `Terminated`."""
     if not text:
         return None
     text = text.strip()
     if text.isdigit():
         return int(text)
+    if text in BY_DESCRIPTION:
+        return BY_DESCRIPTION[text]
     named = _NAME.fullmatch(text)
     return BY_NAME[named[1]].number if named and named[1] in BY_NAME else None
 

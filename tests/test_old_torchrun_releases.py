@@ -9,6 +9,9 @@ its exit barrier). Tests that change a real sample's lines say so; they are synt
   stops a failed group's other processes without a word: `Sending process N closing signal SIGTERM`
   came with 1.10. A rank that 1.9's report leaves out may have been stopped unseen, so it is not
   known to have left by itself (rank-left-early).
+- Two ranks that give up at the same instant can interleave their tracebacks past reading (1.9's
+  import-error run); when a Worker's only readable error lines are waits that gave up, its failed exits
+  are those waits, not crashes of their own.
 - A log that ends on an error of its own (bash's report of a segfault, Python's `Fatal Python error`)
   did not just stop: the job was not ended from outside while it stalled.
 """
@@ -115,3 +118,62 @@ def test_a_launch_lines_own_arithmetic_is_still_checked(tmp_path):
                       "gpus_per_node=2 total_procs=4", "gpus_per_node=2 total_procs=3")
     got = diagnose(job)
     assert any(f.rule == "launch-mismatch" and "total_procs=3" in f.message for f in got.findings)
+
+
+# --- tracebacks interleaved past reading ------------------------------------------------------------
+
+IMPORT_1_9 = "import-error-one-rank-torch1.9-prod"
+
+
+def test_a_worker_whose_only_readable_errors_are_waits_failed_waiting():
+    """Real (torch 1.9.1): rank 3 on node 1 dies of ModuleNotFoundError; node 0's two ranks give up in
+    init_process_group at the same instant and their tracebacks interleave into one another
+    (`RuntimeErrorpg = ProcessGroupGloo(: `, `Socket TimeoutRuntimeError`, `: Socket Timeout`), so no
+    exception line of theirs can be read; only the store wait can. Their exits are those waits."""
+    got = diagnose(SAMPLES / IMPORT_1_9)
+    assert (got.root_cause.rule, got.root_cause.node_rank, got.root_cause.rank) == (
+        "crash-before-first-batch", 1, 3)
+    victims = [f for f in got.findings if f.cascade and f.node_rank in (0, None) and f.ranks == (0, 1)]
+    assert victims and "failed with exit code 1" in victims[0].message
+
+
+def test_the_same_with_another_releases_store_wait(tmp_path):
+    """Synthetic: the run above with node 0's one readable wait in torch 2.x's words."""
+    job = sample_copy(tmp_path, IMPORT_1_9, "worker-0/launch_ddp.log", ": Socket Timeout\n",
+                      ": wait timeout after 20000ms, keys: /default_pg/0//cpu//0/3\n")
+    got = diagnose(job)
+    assert (got.root_cause.rule, got.root_cause.rank) == ("crash-before-first-batch", 3)
+
+
+def test_a_cause_on_the_same_worker_is_not_a_wait(tmp_path):
+    """Synthetic: node 0 also shows a cause of its own (a missing file): its failed exits are not
+    waits, and that cause stands beside node 1's."""
+    job = sample_copy(tmp_path, IMPORT_1_9, "worker-0/launch_ddp.log", ": Socket Timeout\n",
+                      ": Socket Timeout\nFileNotFoundError: [Errno 2] No such file or directory: "
+                      "'/mnt/public/project-a/data/train/shard-00000-of-00004.jsonl'\n")
+    got = diagnose(job)
+    own = [f for f in got.findings if f.node_rank == 0 and not f.cascade]
+    assert own, [(f.rule, f.node_rank, f.rank, f.cascade) for f in got.findings]
+
+
+# --- a stop that only the shell tells ---------------------------------------------------------------
+
+STOP_1_9 = "sigterm-every-torchrun-torch1.9-prod"
+
+
+def test_a_torchrun_that_handles_no_signal_is_stopped_as_its_shell_says():
+    """Real (torch 1.9.1): SIGTERM to each Worker's torchrun at step 10; 1.9's torchrun has no handler
+    and dies without a line, and node 1's shell reports `Terminated`."""
+    got = diagnose(SAMPLES / STOP_1_9)
+    assert (got.root_cause.rule, got.root_cause.node_rank) == ("stopped-from-outside", 1)
+    assert "SIGTERM" in got.root_cause.message
+    assert "hang-ended-from-outside" not in {f.rule for f in got.findings}
+
+
+def test_a_shell_that_names_the_command_it_lost_to_a_hangup(tmp_path):
+    """Synthetic: the run above with bash's report of a SIGHUP, the command after it."""
+    job = sample_copy(tmp_path, STOP_1_9, "worker-1/launch_ddp.log", "Terminated\n",
+                      "/opt/job/launch_ddp.sh: line 21:  4242 Hangup                  python -m "
+                      "torch.distributed.run --nproc_per_node=2 train.py\n")
+    got = diagnose(job)
+    assert got.root_cause.rule == "stopped-from-outside" and "SIGHUP" in got.root_cause.message

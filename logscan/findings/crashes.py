@@ -94,8 +94,9 @@ def _victim_finding(rule, same: list[Failure], when: str):
     ranks = sorted({f.rank for f in same if f.rank is not None})
     one = len(same) == 1
     who = plural(ranks, "rank", "ranks") if ranks else ("a process" if one else f"{len(same)} processes")
+    # A positive exit status is the process's own end (a wait that gave up), not torchrun's signal.
     what = (f"{'was' if one else 'were'} terminated by torchrun" if first.exitcode is not None
-            else f"then failed with {first.summary}")
+            and first.exitcode <= 0 else f"then failed with {first.summary}")
     return finding(rule, f"{who} {what} {when}: a consequence of the failure above",
                    [f.where for f in same], node_rank=first.node_rank if len(same) == 1 else None,
                    rank=first.rank if len(same) == 1 else None, ranks=tuple(ranks),

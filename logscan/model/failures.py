@@ -70,6 +70,9 @@ class _JobLookups:
         self.causes = catalogue.signals_with_cause()
         self.cause_order = catalogue.cause_order
         self.waiting = catalogue.cascade_signals
+        # A process's own word that it waited and gave up (a store or collective timeout, a lost
+        # peer), not torchrun's account of the end (a signal it got or sent, its exit barrier).
+        self.gave_up = frozenset(s for s in self.waiting if catalogue.signals[s].stage != RunStage.EXIT)
         self.at_init = catalogue.signals_at(RunStage.INIT)
         self.at_training = catalogue.signals_at(RunStage.TRAINING)
         self.in_training = catalogue.reached(RunStage.TRAINING)
@@ -304,8 +307,13 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     told = len(out)
     # Ranks whose own lines say they were waiting on others (a watchdog timeout, a lost
     # peer): the abort that ends them (-6 after NCCL's watchdog) is a consequence too.
-    waited = {worker.global_rank(h.where, dict(h.groups)) for h in worker.hits
-              if h.rule_id in waiting} - {None}
+    waits = [h for h in worker.hits if h.rule_id in waiting]
+    waited = {worker.global_rank(h.where, dict(h.groups)) for h in waits} - {None}
+    # No traceback of this Worker could be read (its processes' tracebacks interleaved into one
+    # another) and its only error lines say its processes waited and gave up: its failed exits are
+    # those waits, whichever rank each line was.
+    only_waits = not told and any(h.rule_id in lookups.gave_up for h in waits) and not any(
+        h.rule_id in lookups.causes for h in worker.hits)
     # A rank-less abort on a Worker where a collective timed out: the watchdog's abort, whose rank
     # the logs do not tie to it (a pasted excerpt has no launch line to count ranks from).
     watchdog_fired = any(h.rule_id == COLLECTIVE_TIMEOUT_LINE for h in worker.hits)
@@ -318,7 +326,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
         explained.add(rank)
         out.append(Failure(
             worker, rank, exit_.where, exit_summary(exit_.exitcode),
-            exit_.exitcode == SIGTERM or rank in waited
+            exit_.exitcode == SIGTERM or rank in waited or (only_waits and (exit_.exitcode or 0) > 0)
             or (exit_.exitcode == SIGABRT and rank is None and watchdog_fired),
             _kill_cause(lookups, worker, exit_.exitcode) if exit_.exitcode < 0 else _loose_cause(lookups, worker),
             exit_.exitcode,

@@ -1384,6 +1384,8 @@ for _base, _short, _expect in (
 # `[rankN]: ` on tracebacks.
 _NO_PREFIX = ("rank 1 raised, but this release puts no `[rankN]: ` prefix on tracebacks and only rank 0 prints "
               "progress, so the logs tell that the original error is on node 0, not which of its ranks raised it.")
+_STOP_1_9 = ("torch 1.9's torchrun handles no signal: it dies of the SIGTERM without a line, and only the shell's "
+             "`Terminated` on node 1 tells the stop (node 0's log ends in its progress, its shell's report lost).")
 _ROOT_1_9 = ("no `[rankN]: ` prefixes, but in the committed run node 0's torchrun saw rank 1 fail first and stopped "
              "rank 0 without a word (1.9 logs no `Sending process N closing signal`): its summary lists only rank 1, "
              "as root cause, and the one traceback that is not a lost peer is rank 1's.")
@@ -1404,8 +1406,18 @@ for _ver, _sfx, _tag in (("1.9.1", "torch1.9", "t19"), ("1.10.2", "torch1.10", "
             ("stall-mid-training", "smt", exp(["collective-timeout"], root="collective-timeout", node_rank=0,
                                               rank=1)),
             ("missing-worker", "mw", exp(["missing-worker", "hang-in-rendezvous"], root="missing-worker",
-                                         node_rank=2))):
-        if _base in ("stall-mid-training", "missing-worker") and not _oldest:
+                                         node_rank=2)),
+            ("platform-walltime-stall", "pws", exp(["hang-ended-from-outside"], root="hang-ended-from-outside",
+                                                   node_rank=0, rank=1)),
+            ("import-error-one-rank", "ie", exp(["crash-before-first-batch"], root="crash-before-first-batch",
+                                                node_rank=1, rank=3, cause="missing-dependency")),
+            ("sigterm-every-torchrun", "stet", exp(["stopped-from-outside"], root="stopped-from-outside",
+                                                   node_rank=1, note=_STOP_1_9) if _ver == "1.9.1" else
+             exp(["stopped-from-outside"], root="stopped-from-outside", node_rank=0))):
+        if _base in ("stall-mid-training", "missing-worker", "platform-walltime-stall",
+                     "sigterm-every-torchrun") and not _oldest:
+            continue
+        if _base == "import-error-one-rank" and _ver not in ("1.9.1", "1.12.1"):
             continue
         _sc = _BY_NAME[_base]
         scenario(**{**_sc.__dict__, "name": f"{_base}-{_sfx}-prod", "short": f"{_short}{_tag}p", "torch": _ver,
@@ -1420,7 +1432,8 @@ for _ver, _sfx, _tag in (("1.9.1", "torch1.9", "t19"), ("1.10.2", "torch1.10", "
                     "tries": 1 if _base == "missing-worker" else _sc.tries,
                     "check": _has("training finished") if _base == "healthy-2x2" else
                     _has("non-finite loss") if _base == "crash-mid-training" else
-                    _any("Socket Timeout", "Timed out", "timed out") if _base == "missing-worker" else _sc.check,
+                    _any("Socket Timeout", "Timed out", "timed out") if _base == "missing-worker" else
+                    _has("step 10/") if _base == "sigterm-every-torchrun" else _sc.check,
                     "description": f"torch {_ver}" + (" (`python -m torch.distributed.run`: no torchrun command "
                                                        "yet)" if _ver == "1.9.1" else "") + ": " + _PROD + "). "
                     + (_MISSING_OLD if _base == "missing-worker" else _sc.description),
@@ -1850,6 +1863,11 @@ OBSERVED_OLDEST = {
     "lists rank 0 only. Node 1: ranks 2 and 3 time out (send / recv).",
     "missing-worker": "Both Workers print the launch line and the banner, then nothing until the run is ended "
     "(no error, no summary: the static rendezvous was still waiting).",
+    "platform-walltime-stall": "Node 0's log ends in rank 1's `rank 1: reloading shard list ...` after rank 0's "
+    "`step 7/60`; node 1's in its banner. The SIGTERM to each launch process group ends tee too: no torchrun "
+    "line about the signal.",
+    "import-error-one-rank": "Node 1: rank 3's bare `ModuleNotFoundError: No module named 'flash_attn'`, summary "
+    "root cause rank 3. Node 0: ranks 0 and 1 give up in init_process_group with `RuntimeError: Socket Timeout`.",
 }
 for _ver, _sfx in (("1.9.1", "torch1.9"), ("1.10.2", "torch1.10"), ("1.11.0", "torch1.11"), ("1.12.1", "torch1.12")):
     for _k, _v in OBSERVED_OLDEST.items():
@@ -1857,6 +1875,9 @@ for _ver, _sfx in (("1.9.1", "torch1.9"), ("1.10.2", "torch1.10"), ("1.11.0", "t
 OBSERVED["crash-mid-training-torch1.9-prod"] += (
     " Node 0's summary lists rank 1 alone, as root cause (`Other Failures: <NO_OTHER_FAILURES>`): rank 0, stopped "
     "unseen, printed its lost peer's traceback but is not listed.")
+OBSERVED["import-error-one-rank-torch1.9-prod"] += (
+    " In the committed run node 0's two tracebacks interleave past reading: `RuntimeErrorpg = ProcessGroupGloo(: `, "
+    "`Socket TimeoutRuntimeError`, `: Socket Timeout`.")
 OBSERVED["stall-mid-training-torch1.9-prod"] += (
     " The stalled rank 1 was stopped by torchrun without a line: only elimination names it.")
 OBSERVED["torchrun-exit-segfault-torch1.11-prod"] = COMMON_OLDEST["1.11.0"].replace("Python 3.9", "Python 3.10") + (
