@@ -108,3 +108,13 @@ def test_the_command_draws_nothing_on_a_terminal_for_a_small_job():
         os.close(child)
     assert b"HEALTHY" in done.stdout
     assert drawn == b""
+
+
+def test_nothing_is_drawn_while_another_display_has_the_terminal(scanner, log, monkeypatch):
+    """A sweep's bar of jobs has the terminal: the bytes are still counted, not drawn."""
+    monkeypatch.setattr(progress, "REFRESH", 0.02)
+    stream = Terminal()
+    with progress.showing(True, stream, delay=0.0, yields_to=lambda: True):
+        assert progress.counting()
+        SlowScanner(scanner, 0.01).survey(log)
+    assert stream.getvalue() == ""

@@ -18,6 +18,7 @@ from logscan.cli.exit_codes import (EXIT_BUSY, EXIT_HEALTHY, EXIT_INTERNAL, EXIT
                                     EXIT_UNDELIVERED, EXIT_USAGE)
 from logscan.cli.common import checked_catalogue, fail, load_settings, say
 from logscan.cli.options import DiagnoseOptions, completes, setting_flags
+from logscan.scan.progress import showing
 from logscan.sweep.series import DEFAULT_SERIES_MODE, SeriesMode
 
 PROGRESS_MIN_JOBS = 20  # a progress bar only for a sweep with this many jobs to diagnose
@@ -175,10 +176,12 @@ def _run(dirs, state, settings, format, all_jobs, summary, export, prometheus, w
         with ScanPool(catalogue, settings) as pool, \
                 Sweep(dirs, state_path, settings, catalogue, shard, pool, series) as run:
             bar = _ProgressBar(progress)
-            try:
-                report = run.run(on_start=bar.start, on_job=bar.advance)
-            finally:
-                bar.stop()
+            # bytes read, while a long sweep has no bar of jobs on the terminal
+            with showing(progress is not False, yields_to=lambda: bar.progress is not None):
+                try:
+                    report = run.run(on_start=bar.start, on_job=bar.advance)
+                finally:
+                    bar.stop()
             _say_unseen(report)
             stats = _stats(report, state_path)
             finished = time.time()  # the metrics' own convention is Unix time

@@ -566,12 +566,19 @@ class LineJudge:
         meaning = probe._meaning(body)
         if len(probe.scan.rule_timeouts) > timeouts:
             return True, None
-        if meaning.exception is not None and not meaning.announced and \
-                meaning == replace(_NOTHING, exception=meaning.exception, hits=meaning.hits):
+        if meaning.exception is not None and _only_an_exception(meaning):
             # an exception line that says nothing else: its class and hits make its copies
             return True, ("exception", meaning.exception[0], meaning.hits)
         return (meaning != _NOTHING or (body.startswith(lineparse.SUMMARY_INDENT)
                 and lineparse.parse_exception(body[len(lineparse.SUMMARY_INDENT):]) is not None)), None
+
+
+def _only_an_exception(meaning: _Meaning) -> bool:
+    """The line is an exception line (perhaps hit by rules) and nothing else."""
+    return not (meaning.announced or meaning.traceback_start or meaning.chained
+                or meaning.agent_frame or meaning.frame_line) and (
+        meaning.launch is meaning.env is meaning.summary is meaning.launch_total
+        is meaning.rank_line is meaning.state_line is meaning.agent_line is None)
 
 
 def _env_print(where: Where, record: dict, source: str = TORCHRUN_ENV) -> EnvPrint:

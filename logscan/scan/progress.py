@@ -42,9 +42,10 @@ def add(size: int) -> None:
 
 
 @contextmanager
-def showing(wanted: bool, stream=None, delay: float | None = None):
+def showing(wanted: bool, stream=None, delay: float | None = None, yields_to=None):
     """Count and draw the progress of the scans run inside, on `stream` (standard error), when
-    `wanted` and `stream` is a terminal."""
+    `wanted` and `stream` is a terminal. `yields_to`: a function that says when another display
+    has the terminal (a sweep's bar of jobs): nothing is drawn then, and what was is taken away."""
     global _read, _expected
     stream = stream if stream is not None else sys.stderr
     if not wanted or stream is None or not _is_terminal(stream) or _read is not None:
@@ -54,7 +55,8 @@ def showing(wanted: bool, stream=None, delay: float | None = None):
 
     _read, _expected = multiprocessing.Value("q", 0), multiprocessing.Value("q", 0)
     done = threading.Event()
-    drawer = threading.Thread(target=_draw, args=(stream, done, DELAY if delay is None else delay),
+    drawer = threading.Thread(target=_draw, args=(stream, done, DELAY if delay is None else delay,
+                                                  yields_to or (lambda: False)),
                               daemon=True,
                               name="logscan-progress")
     drawer.start()
@@ -73,9 +75,12 @@ def _is_terminal(stream) -> bool:
         return False
 
 
-def _draw(stream, done: threading.Event, delay: float) -> None:
+def _draw(stream, done: threading.Event, delay: float, yields_to) -> None:
     if done.wait(delay):
         return
+    while yields_to():
+        if done.wait(REFRESH):
+            return
     from rich.console import Console
     from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
                                TimeRemainingColumn, TransferSpeedColumn)
@@ -92,5 +97,5 @@ def _draw(stream, done: threading.Event, delay: float) -> None:
             # a compressed file reads as more bytes than it holds: the total grows with them
             progress.update(task, completed=read.value, total=max(total, read.value, 1))
             progress.refresh()
-            if done.wait(REFRESH):
+            if done.wait(REFRESH) or yields_to():
                 break
