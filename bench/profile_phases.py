@@ -32,7 +32,7 @@ def main() -> None:
     import logscan.cli  # noqa: F401  typer, click
     lap("import the CLI (typer)")
     from logscan.diagnose.pipeline import diagnose_paths
-    from logscan.render import RENDERERS
+    from logscan.render import render
     from logscan.settings import Settings
     lap("import the pipeline, scanner, renderers (rich)")
     from logscan.catalogue import load_catalogue
@@ -53,7 +53,7 @@ def main() -> None:
 
     settings = Settings(now=datetime(2030, 1, 1, tzinfo=timezone.utc), processes=1)
     diagnosis = diagnose_paths([log], settings, catalogue, on_phase=on_phase)
-    RENDERERS["human"](diagnosis)
+    render("human", diagnosis)
     lap("render the report")
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", "pass"], check=True)

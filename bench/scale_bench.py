@@ -68,7 +68,7 @@ def measure(path: Path, profile: bool = False) -> dict:
 
     from logscan.catalogue import load_catalogue
     from logscan.diagnose.pipeline import diagnose_paths
-    from logscan.render import RENDERERS
+    from logscan.render import render
     from logscan.settings import Settings
 
     catalogue = load_catalogue()
@@ -90,9 +90,9 @@ def measure(path: Path, profile: bool = False) -> dict:
     settings = Settings(now=datetime.fromisoformat(NOW))
     start = time.perf_counter()
     diagnosis = diagnose_paths([str(path)], settings, catalogue, on_phase=lap)
-    RENDERERS["json"](diagnosis)
+    render("json", diagnosis)
     lap("json report")
-    RENDERERS["human"](diagnosis)
+    render("human", diagnosis)
     lap("human report")
     if profiler is not None:
         profiler.disable()

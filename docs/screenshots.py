@@ -54,10 +54,11 @@ def _browser(width: int, height: int):
 
 
 def terminal(out: Path) -> None:
-    from logscan.render.human import render_human
+    from logscan.render import render
+    from logscan.render.context import RenderContext
 
-    report = render_human(_diagnosis("restart-loop"), color=True, width=TERMINAL_COLUMNS,
-                          timeline=True)
+    report = render("human", _diagnosis("restart-loop"),
+                    RenderContext(color=True, width=TERMINAL_COLUMNS, timeline=True))
     console = Console(record=True, width=TERMINAL_COLUMNS, file=open(os.devnull, "w"),
                       force_terminal=True, color_system="truecolor")
     console.print(Text.from_ansi(report.rstrip("\n")), soft_wrap=True)
@@ -78,11 +79,11 @@ def terminal(out: Path) -> None:
 
 
 def page(out: Path) -> None:
-    from logscan.render.html import render_html
+    from logscan.render import render
 
     with tempfile.TemporaryDirectory() as tmp:
         html = Path(tmp) / "report.html"
-        html.write_text(render_html(_diagnosis("stall-mid-training")), encoding="utf-8")
+        html.write_text(render("html", _diagnosis("stall-mid-training")), encoding="utf-8")
         browser = _browser(1280, 1150)
         try:
             browser.get(html.as_uri())

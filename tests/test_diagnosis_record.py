@@ -68,3 +68,15 @@ def test_the_sweep_tells_a_hang_by_the_catalogues_word_and_keeps_quiet_on_an_old
     # a fingerprint an older logscan stored (no version) cannot match: not told again for that alone
     assert change_of("FAILED", "582b4bcd6a42fd70f93a02c91d67b69c", crashed, alerted=False) is None
     assert change_of("FAILED", "v3:" + "0" * 32, crashed, alerted=False) == Change.ROOT_CAUSE_CHANGED
+
+
+def test_every_format_has_one_renderer_and_its_report_file_option():
+    """A format is its module's `render`, one entry of the registry: the --FORMAT-output options
+    and the settings' check follow from Format, which the registry covers exactly."""
+    from logscan.cli.options import ReportFiles, report_field
+    from logscan.render import RENDERERS
+    from logscan.vocabulary import Format
+    from dataclasses import fields
+
+    assert list(RENDERERS) == list(Format)
+    assert [f.name for f in fields(ReportFiles)] == [report_field(fmt) for fmt in Format]

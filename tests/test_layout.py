@@ -112,3 +112,11 @@ def test_the_walker_sees_function_level_relative_and_from_imports():
     assert imports_of(source, "logscan.model.job") == {
         "logscan.diagnose", "logscan.diagnose.verdict", "logscan.render", "logscan.render.human",
         "logscan.cli"}
+
+
+def test_renderers_read_the_diagnosis_alone():
+    """A renderer reads the finished Diagnosis and its context: nothing of the scanner (its clock
+    included), the job model or the rules."""
+    reached = {m: sorted(i for i in GRAPH[m] if unit_of(i) in ("scan", "model", "findings", "files"))
+               for m in GRAPH if unit_of(m) == "render"}
+    assert not any(reached.values()), {m: r for m, r in reached.items() if r}

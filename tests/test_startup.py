@@ -31,9 +31,10 @@ def _typer_needs_pydantic() -> bool:
 
 # Modules a small job's command loads only when its output needs them (pydantic: none of logscan's
 # own outputs needs it).
-# (pydantic reads its plugins' entry points with importlib.metadata.)
-OWN_PYDANTIC = () if _typer_needs_pydantic() else ("pydantic", "importlib.metadata")
-HEAVY = ("pandas", "drain3", "rich", *OWN_PYDANTIC)
+OWN_PYDANTIC = () if _typer_needs_pydantic() else ("pydantic",)
+# pydantic's plugin loader reads entry points with importlib.metadata
+METADATA = () if _typer_needs_pydantic() else ("importlib.metadata",)
+HEAVY = ("pandas", "drain3", "rich", *OWN_PYDANTIC, *METADATA)
 OTHER_COMMANDS = tuple(f"logscan.cli.{name}" for name in ("check", "report", "sweep", "rules", "lint"))
 
 

@@ -101,6 +101,9 @@ def usage_error(exc) -> int:
     if _is(exc, "MissingParameter") and exc.param is not None:
         param = exc.param
         message = f"{where} needs {param.metavar or param.name.upper()}"
+    elif _is(exc, "NoSuchOption"):  # said alike whichever click words it
+        maybe = sorted(exc.possibilities or ())
+        message = f"no such option: {exc.option_name}" + (f" (did you mean {', '.join(maybe)}?)" if maybe else "")
     else:
         message = _sentence(exc.format_message()).rstrip(".")
     say(f"logscan: error: {message} (see '{where} --help')")
