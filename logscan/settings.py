@@ -32,7 +32,7 @@ from logscan.config import display_path, parse_duration, parse_time
 from logscan.errors import ConfigError
 from logscan.expectations import EXPECTATIONS, Expectations, Kind
 from logscan.limits import MAX_COUNT, MAX_DURATION, MAX_PROCESSES, STALL_AFTER
-from logscan.vocabulary import FailOn, Format, JobStatus
+from logscan.vocabulary import FailOn, Format, JobStatus, WebhookPayload
 
 MATCHERS = ("python", "hyperscan", "auto")  # LOGSCAN_MATCHER, read by the scanner
 
@@ -45,6 +45,8 @@ CONFIG_KEYS = {
     "fail-on": "fail_on",
     "stall-after": "stall_after",
     "format": "format",
+    "webhook-url": "webhook_url",      # a secret: read only from a file no one else can read
+    "webhook-payload": "webhook_payload",
     "check": "expectations",  # the table [tool.logscan.check]: keys are the flags without `--`
 }
 # Flags, by the Settings field each one sets (for messages).
@@ -62,6 +64,8 @@ FLAG_NAMES = {
     "output": "--output",
     "reports": "--FORMAT-output",  # (format, file) pairs: extra reports from the same run
     "default_format": "--format",  # the format when neither flag nor file names one
+    "webhook_url": "--webhook",
+    "webhook_payload": "--webhook-payload",
     **{f"expect_{e.field}": e.flag for e in EXPECTATIONS},
 }
 # Keys of the [tool.logscan.check] table, and the expectation each one sets.
@@ -89,6 +93,10 @@ class Settings:
     reports: tuple[tuple[Format, Path], ...] = ()  # (format, file): more reports of the same run
     expectations: Expectations = Expectations()  # what `logscan check` asks the logs to show
     config_path: Path | None = None  # the config file these settings came from, if any
+    # Where alerts are POSTed (a sweep's, a watch's), and as what: --webhook, else
+    # $LOGSCAN_WEBHOOK_URL, else the config file's `webhook-url` (the file's mode checked).
+    webhook_url: str | None = None
+    webhook_payload: str = "auto"
 
     def selects(self, rule_id: str) -> bool:
         return selected(rule_id, self.select, self.ignore)
@@ -178,10 +186,40 @@ class Settings:
             values["output"] = Path(value)
         if given("reports") is not None:
             values["reports"] = _reports(flags["reports"], values.get("output"))
+        where, value = pick("webhook_url")
+        environ = os.environ if env is None else env
+        if given("webhook_url") is None and environ.get(WEBHOOK_VARIABLE):
+            where, value = f"${WEBHOOK_VARIABLE}", environ[WEBHOOK_VARIABLE]
+        elif where is not None and given("webhook_url") is None:
+            _private(path, file_label)
+        if where is not None:
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError(f"{where} must be a URL, not {_kind(value)}")
+            values["webhook_url"] = value.strip()
+        where, value = pick("webhook_payload")
+        if where is not None:
+            values["webhook_payload"] = str(_choice(where, value, WebhookPayload))
         values["expectations"] = _expectations(
             flags, from_file.get("expectations") if gate else None, given)
         check_matcher(os.environ if env is None else env)
         return cls(**values, config_path=path)
+
+
+WEBHOOK_VARIABLE = "LOGSCAN_WEBHOOK_URL"
+
+
+def _private(path: Path | None, file_label: str) -> None:
+    """A config file that holds a webhook URL (a secret: anyone who has it can post to the
+    channel) must be readable by its owner alone."""
+    if path is None:
+        return
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return
+    if mode & 0o077:
+        raise ConfigError(f"{file_label}: setting 'webhook-url' is a secret, but the file is readable "
+                          f"by others (mode {mode & 0o777:o}): chmod 600 it, or set ${WEBHOOK_VARIABLE} instead")
 
 
 def _reports(value, output: Path | None) -> tuple[tuple[Format, Path], ...]:

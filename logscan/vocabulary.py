@@ -65,6 +65,15 @@ class FailOn(StrEnum):
     NEVER = "never"
 
 
+class WebhookPayload(StrEnum):
+    """What an alert's POST body looks like, for the service behind the webhook's URL."""
+
+    AUTO = "auto"        # by the URL's host: Slack's and Teams' own hosts, else json
+    SLACK = "slack"      # {"text": ...}: Slack's incoming webhooks (and Mattermost, Rocket.Chat)
+    TEAMS = "teams"      # an Adaptive Card message: a Microsoft Teams Workflows webhook
+    JSON = "json"        # {"text": ..., "job_id", "change", "verdict", ...}: a receiver of one's own
+
+
 class JobStatus(StrEnum):
     """What the platform reports for a job: `--job-status`, or a `job_status` file."""
 

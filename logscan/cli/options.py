@@ -21,7 +21,7 @@ from typing import Annotated, Optional
 import typer
 
 from logscan.expectations import EXPECTATIONS, Kind
-from logscan.vocabulary import FailOn, Format, JobStatus
+from logscan.vocabulary import FailOn, Format, JobStatus, WebhookPayload
 
 # The name of the Settings field an option sets (Settings.resolve checks it), where it has one.
 SETTING = "setting"
@@ -88,6 +88,20 @@ class DiagnoseOptions:
         help="Processes for reading and diagnosing (default 0: one per core).")] = _setting("processes")
     config: ConfigFile = None
     isolated: Isolated = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlertOptions:
+    """Where the commands that alert (sweep, watch) POST each new failure, and as what."""
+
+    webhook: Annotated[Optional[str], typer.Option(
+        "--webhook", metavar="URL",
+        help="POST each new failure to URL (default: $LOGSCAN_WEBHOOK_URL, else the config file's "
+             "webhook-url; a URL on the command line is visible to every user of the machine).")] = _setting("webhook_url")
+    webhook_payload: Annotated[Optional[str], typer.Option(
+        "--webhook-payload", metavar="KIND", **completes(WebhookPayload),
+        help=f"What the POST holds: {', '.join(WebhookPayload)} (default auto: Slack's or Teams' "
+             "own format by the URL's host, else json).")] = _setting("webhook_payload")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,7 +17,7 @@ import typer
 from logscan.cli.exit_codes import (EXIT_BUSY, EXIT_HEALTHY, EXIT_INTERNAL, EXIT_INTERRUPTED,
                                     EXIT_UNDELIVERED, EXIT_USAGE)
 from logscan.cli.common import checked_catalogue, fail, load_settings, say
-from logscan.cli.options import DiagnoseOptions, completes, setting_flags
+from logscan.cli.options import AlertOptions, DiagnoseOptions, completes, setting_flags
 from logscan.scan.progress import showing
 from logscan.sweep.series import DEFAULT_SERIES_MODE, SeriesMode
 
@@ -77,7 +77,7 @@ def parse_shard(value: str | None, environ=None) -> tuple[int, int] | None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Sweep(DiagnoseOptions):
+class Sweep(DiagnoseOptions, AlertOptions):
     """Sweep shared output directories: find every job, read only what is new, report each change once."""
 
     dirs: Annotated[list[str], typer.Argument(
@@ -95,8 +95,6 @@ class Sweep(DiagnoseOptions):
         "--export", metavar="FILE", help="Write every job to FILE.csv, FILE.jsonl or FILE.parquet (the documented schema).")] = None
     prometheus: Annotated[Optional[Path], typer.Option(
         "--prometheus", metavar="FILE", help="Write metrics for node_exporter's textfile collector (atomically).")] = None
-    webhook: Annotated[Optional[str], typer.Option(
-        "--webhook", metavar="URL", help="POST each new failure as JSON with a Slack-compatible 'text' field.")] = None
     shard: Annotated[Optional[str], typer.Option(
         "--shard", metavar="K/N", help="Sweep only the jobs whose stable hash falls in shard K of N "
         f"(0-based); {SHARD_FROM_ENVIRONMENT}/N takes K from ${SHARD_INDEX_VARIABLE} (a Kubernetes indexed Job).")] = None
@@ -124,12 +122,12 @@ def sweep(*, options: Sweep) -> int:
     from logscan.errors import LogscanError
 
     try:
-        if options.webhook is not None:
+        if settings.webhook_url is not None:
             from logscan.sweep.alerts import check_url
 
-            check_url(options.webhook)
+            check_url(settings.webhook_url)
         return _run(options.dirs, options.state, settings, SweepFormat(options.format), options.all_jobs,
-                    options.summary, options.export, options.prometheus, options.webhook, shard_k_n,
+                    options.summary, options.export, options.prometheus, settings.webhook_url, shard_k_n,
                     options.progress, SeriesMode(options.series))
     except LogscanError as exc:
         fail(str(exc))
@@ -335,7 +333,7 @@ def _post(run, webhook: str) -> list[str]:
         return [f"webhook: the server asked not to be posted to before {until} (Retry-After): "
                 f"{kept} alert(s) kept in the state and sent by a sweep after that"]
     outcome = send(webhook, alerts, delivered=lambda seqs: run.posted(seqs, answered_by=where),
-                   as_digest=not known["answered"])
+                   as_digest=not known["answered"], payload=run.settings.webhook_payload)
     run.set_webhook_retry_at(where, outcome.retry_at)
     return outcome.problems
 

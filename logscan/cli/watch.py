@@ -6,13 +6,14 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from logscan.cli.common import checked_catalogue, emit, fail, load_settings, say, whole_number
-from logscan.cli.exit_codes import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_INTERRUPTED, EXIT_USAGE
-from logscan.cli.options import DiagnoseOptions, completes, setting_flags
+from logscan.cli.exit_codes import EXIT_FINDINGS, EXIT_HEALTHY, EXIT_INTERRUPTED, EXIT_UNDELIVERED, EXIT_USAGE
+from logscan.cli.options import AlertOptions, DiagnoseOptions, completes, setting_flags
 
 WATCH_EXIT_HELP = f"""\b
 Exit status:
@@ -20,6 +21,7 @@ Exit status:
   {EXIT_FINDINGS}    an error finding (a crash, a hang, a stall): at once, or at the end with --keep-going;
        or the job ended FAILED or INCONCLUSIVE
   {EXIT_USAGE}    usage, config or input error (one line on stderr)
+  {EXIT_UNDELIVERED}   the job ended HEALTHY but an alert could not be delivered to the webhook
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)"""
 
 
@@ -37,7 +39,7 @@ def register(app: typer.Typer) -> None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Watch(DiagnoseOptions):
+class Watch(DiagnoseOptions, AlertOptions):
     """Follow a running job's logs: each failure as soon as it is known, a stall once it is one,
     and the verdict when the job ends."""
 
@@ -70,8 +72,6 @@ def watch(*, options: Watch) -> int:
     from logscan.vocabulary import Severity, Verdict
     from logscan.watch.follow import POLL_INTERVAL, Follower
 
-    from pathlib import Path
-
     if options.now is not None or options.jobs is not None:
         fail(f"--{'now' if options.now is not None else 'jobs'} is not for watch: it reads the clock, "
              "and one process follows one job")
@@ -95,8 +95,15 @@ def watch(*, options: Watch) -> int:
             deadline = time.monotonic() + parse_duration(options.for_).total_seconds()
         except LogscanError as exc:
             fail(f"--for: {exc}")
+    outbox = None
     try:
         catalogue = checked_catalogue(settings)
+        if settings.webhook_url is not None:
+            from logscan.sweep.alerts import check_url
+            from logscan.watch.alerts import Outbox
+
+            check_url(settings.webhook_url)
+            outbox = Outbox(settings.webhook_url, settings.webhook_payload)
     except LogscanError as exc:
         fail(str(exc))
     follower = Follower(directory, settings, catalogue, Scanner(catalogue, settings.progress_patterns),
@@ -106,6 +113,17 @@ def watch(*, options: Watch) -> int:
     say(f"logscan: watching {directory} (stall after {int(settings.stall_after.total_seconds())} s of silence)")
     failed = False
     update = None
+
+    def ending(status: int) -> int:
+        if outbox is not None:
+            outbox.deliver()
+            if outbox.owed:
+                for problem in outbox.problems:
+                    say(f"logscan: {problem}")
+                return EXIT_UNDELIVERED if status == EXIT_HEALTHY else status
+        return status
+
+    job = str(Path(directory).resolve())
     try:
         while True:
             try:
@@ -116,17 +134,22 @@ def watch(*, options: Watch) -> int:
                 at = datetime.now(timezone.utc)
                 for finding in update.new:
                     emit(show_finding(finding, update.diagnosis, at))
-                    failed = failed or finding.severity == Severity.ERROR
+                    if finding.severity == Severity.ERROR:
+                        failed = True
+                        if outbox is not None:
+                            outbox.add(finding, update.diagnosis, job)
+                if outbox is not None:
+                    outbox.deliver()
                 if update.ended:
                     emit(show_end(update.diagnosis, update.ended_because, at))
                     healthy = update.diagnosis.verdict == Verdict.HEALTHY and not failed
-                    return EXIT_HEALTHY if healthy else EXIT_FINDINGS
+                    return ending(EXIT_HEALTHY if healthy else EXIT_FINDINGS)
                 if failed and not keep_going:
-                    return EXIT_FINDINGS
+                    return ending(EXIT_FINDINGS)
             if deadline is not None and time.monotonic() >= deadline:
                 if update is not None:
                     emit(show_end(update.diagnosis, "--for ran out", datetime.now(timezone.utc)))
-                return EXIT_FINDINGS if failed else EXIT_HEALTHY
+                return ending(EXIT_FINDINGS if failed else EXIT_HEALTHY)
             time.sleep(every)
     except KeyboardInterrupt:
         sys.stderr.write("\n")

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from logscan.errors import InputError
+from logscan.vocabulary import WebhookPayload as Payload
 from logscan.render.inert import slack_text
 from logscan.rule_ids import UNEXPLAINED_FAILURE
 from logscan.sweep.changes import FAILED_CHANGES, Change
@@ -49,6 +50,41 @@ RETRY_AFTER_MAX = 3600.0         # seconds: the longest wait a server's Retry-Af
 RETRY_AFTER_UNREADABLE = 60.0    # seconds: the wait for a Retry-After that asks nothing sensible
 RETRY_AFTER_ABSURD = 366 * 86400.0  # seconds: asking longer than this is a garbled header
 ALERT_LINE_CHARS = 200  # of a log line quoted in an alert
+
+
+# Hosts of each service's incoming webhooks: Slack's, Teams' Workflows (Power Automate, Logic Apps)
+# and the retired Office 365 connectors' host, which still names a Teams channel.
+_PAYLOAD_HOSTS = ((Payload.SLACK, ("hooks.slack.com",)),
+                  (Payload.TEAMS, (".webhook.office.com", ".logic.azure.com", ".powerautomate.com",
+                                   ".powerplatform.com")))
+
+
+def payload_for(url: str, asked: Payload | str = Payload.AUTO) -> Payload:
+    """The payload a URL gets: the one asked for, else the one its host's service reads."""
+    if Payload(asked) != Payload.AUTO:
+        return Payload(asked)
+    host = (urllib.parse.urlsplit(url).hostname or "").lower()
+    for payload, hosts in _PAYLOAD_HOSTS:
+        if any(host == h or host.endswith(h if h.startswith(".") else "." + h) for h in hosts):
+            return payload
+    return Payload.JSON
+
+
+def shaped(body: dict, payload: Payload) -> dict:
+    """An alert or digest (`text` and its fields) as `payload` reads it."""
+    if payload == Payload.SLACK:
+        return {"text": body["text"]}
+    if payload == Payload.TEAMS:
+        # Teams reads a card's text blocks as Markdown: no link a log line writes (`[x](url)`)
+        # becomes one (a zero-width space between its parts); the text is otherwise as Slack's.
+        lines = body["text"].replace("](", "]\u200b(").split("\n")
+        blocks = [{"type": "TextBlock", "text": lines[0], "weight": "Bolder", "wrap": True}]
+        blocks += [{"type": "TextBlock", "text": line, "wrap": True, "spacing": "None"} for line in lines[1:]]
+        return {"type": "message", "summary": lines[0][:100], "attachments": [{
+            "contentType": "application/vnd.microsoft.card.adaptive", "contentUrl": None,
+            "content": {"$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+                        "type": "AdaptiveCard", "version": "1.4", "body": blocks}}]}
+    return body
 
 
 def check_url(url: str) -> None:
@@ -130,11 +166,13 @@ class Outcome:
 
 
 def send(url: str, alerts: Iterable[tuple[int, dict]], delivered: Callable[[list[int]], None],
-         as_digest: bool = False, deadline: float | None = None) -> Outcome:
+         as_digest: bool = False, deadline: float | None = None, payload: Payload = Payload.AUTO) -> Outcome:
     """POST each alert in order (or, `as_digest` or past DIGEST_BURST of them, one digest of them
     all), calling `delivered(seqs)` as each is acknowledged with a 2xx; the first that cannot be
     delivered ends this sweep's delivery (it and the rest are kept)."""
     ends = time.monotonic() + (DEADLINE if deadline is None else deadline)
+    payload = payload_for(url, payload)
+    encode = lambda body: json.dumps(shaped(body, payload), ensure_ascii=True).encode()  # noqa: E731
     alerts = iter(alerts)
     ahead = list(itertools.islice(alerts, DIGEST_BURST + 1))
     first = as_digest
@@ -146,8 +184,7 @@ def send(url: str, alerts: Iterable[tuple[int, dict]], delivered: Callable[[list
             if len(named) < DIGEST_LISTS:
                 named.append(change)
         if len(seqs) > 1:
-            answer = _deliver(url, json.dumps(digest(named, len(seqs), first),
-                                              ensure_ascii=True).encode(), ends)
+            answer = _deliver(url, encode(digest(named, len(seqs), first)), ends)
             if answer.delivered:
                 delivered(seqs)
                 return Outcome([])
@@ -159,7 +196,7 @@ def send(url: str, alerts: Iterable[tuple[int, dict]], delivered: Callable[[list
         if problem is not None:
             kept += 1
             continue
-        answer = _deliver(url, json.dumps(message(change), ensure_ascii=True).encode(), ends)
+        answer = _deliver(url, encode(message(change)), ends)
         if answer.delivered:
             delivered([seq])
         else:
