@@ -473,7 +473,11 @@ def install_venv() -> str:
 
 def test_the_readmes_cron_line_runs_under_crons_environment(tmp_path, webhook):
     block = one_block("## Cron", "crontab")
-    (entry,) = [line for line in block.text.splitlines() if line.strip() and not line.startswith("#")]
+    lines = [line for line in block.text.splitlines() if line.strip() and not line.startswith("#")]
+    # cron's own environment lines (NAME=value) come before the entry they are for
+    settings = dict(line.split("=", 1) for line in lines if re.match(r"^[A-Z_]+=", line))
+    (entry,) = [line for line in lines if not re.match(r"^[A-Z_]+=", line)]
+    assert "://" not in entry, "a webhook's URL on the command line is seen by every user (ps)"
     schedule, command = entry.split(None, 5)[:5], entry.split(None, 5)[5]
     assert schedule == ["*/5", "*", "*", "*", "*"]
     assert "%" not in command  # cron would turn it into a newline
@@ -490,7 +494,8 @@ def test_the_readmes_cron_line_runs_under_crons_environment(tmp_path, webhook):
     venv_bin = Path(install_venv().replace("~", str(home), 1)) / "bin"
     venv_bin.mkdir(parents=True)
     (venv_bin / "logscan").symlink_to(INSTALLED)
-    cron = {"HOME": str(home), "LOGNAME": "alice", "SHELL": "/bin/sh", "PATH": "/usr/bin:/bin"}
+    cron = {"HOME": str(home), "LOGNAME": "alice", "SHELL": "/bin/sh", "PATH": "/usr/bin:/bin",
+            **{name: relocated(value, root, webhook) for name, value in settings.items()}}
     tick = ["/bin/sh", "-c", command]
 
     first = run(tick, cron, home)
@@ -513,7 +518,7 @@ def systemd_units() -> dict[str, str]:
     """The unit files of ## systemd, by the file name the paragraph before each gives."""
     units = {}
     for block in examples("## systemd"):
-        if block.language == "ini":
+        if block.language == "ini" and "/etc/systemd/system/" in block.caption:
             (name,) = re.findall(r"`/etc/systemd/system/([\w.@-]+)`:\s*$", block.caption)
             units[name] = block.text
     assert set(units) == {"logscan-sweep.service", "logscan-sweep.timer"}
@@ -555,6 +560,11 @@ def test_the_readmes_systemd_service_runs_its_sweep_into_its_state_directory(tmp
     binary.symlink_to(INSTALLED)
     environment = dict(assignment.split("=", 1) for value in service.get("Environment", [])
                        for assignment in shlex.split(value))
+    assert "://" not in exec_start, "a webhook's URL on the command line is seen by every user (ps)"
+    for path in service.get("EnvironmentFile", []):  # each shown in its own block, by its path
+        (shown,) = [b for b in examples("## systemd") if b.language == "env" and f"`{path}`" in b.caption]
+        environment.update(line.split("=", 1) for line in relocated(shown.text, root, webhook).splitlines()
+                           if line.strip() and not line.startswith("#"))
     (state_directory,) = service["StateDirectory"]
     state = root / "var" / "lib" / state_directory  # systemd makes it, owned by User=, before it starts
     state.mkdir(parents=True)
@@ -600,7 +610,10 @@ def test_the_readmes_kubernetes_cronjob_pods_run_their_command_and_keep_state_on
     image_bin = tmp_path / "image-bin"  # the image: ddp-logscan installed, logscan on its PATH
     image_bin.mkdir()
     (image_bin / "logscan").symlink_to(INSTALLED)
-    container_env = {e["name"]: in_pod(e["value"]) for e in container.get("env", [])}
+    assert not any("://" in word for word in argv), "a webhook's URL in a pod's command is seen in its spec"
+    # A value from a Secret is the URL the cluster holds: the test's server.
+    container_env = {e["name"]: in_pod(e["value"]) if "value" in e else webhook.url
+                     for e in container.get("env", []) if "value" in e or "secretKeyRef" in e.get("valueFrom", {})}
 
     def run_pods(attempt: str, indexes: list[int]) -> dict[int, subprocess.CompletedProcess]:
         """Pods of one CronJob run, together, each on a fresh disk of its own."""
