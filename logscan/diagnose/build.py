@@ -10,6 +10,7 @@ from logscan.scan.events import format_master
 from logscan.findings.signatures import signature_findings
 from logscan.findings.expectations import expectation_findings
 from logscan.diagnosis import Diagnosis, InputNote, ProcessSummary, WorkerSummary
+from logscan.files.discovery import EMPTY_NOTE
 from logscan.limits import MAX_RULE_TIMEOUTS, RUNAWAY_BUDGET
 from logscan.scan.finders import USER_PROGRESS_FLAG
 from logscan.model.job import Job
@@ -144,7 +145,7 @@ def diagnose_job(job: Job, settings, found) -> Diagnosis:
     missing_nodes = sorted({n for f in findings if f.rule in (MISSING_WORKER, MISSING_WORKER_LOG)
                             for n in f.node_ranks})
     missing_ranks = sorted({r for f in findings if f.rule == MISSING_RANK for r in f.ranks})
-    verdict, reason = judge(job, findings)
+    verdict, reason = judge(job, findings, [path for path, note in found.notes if note == EMPTY_NOTE])
     # A failed job's report is about its failure; otherwise the known-harmless warnings are named,
     # so that a paste of them is not left without a word on them.
     nothing_failed = verdict != Verdict.FAILED

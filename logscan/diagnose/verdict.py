@@ -8,10 +8,13 @@ is missing.
 
 from __future__ import annotations
 
+import os
+
 from logscan.model.job import END_MARKER, Job, Worker
 from logscan.scan.prefixes import strip_prefixes
 from logscan.catalogue import Group
-from logscan.rule_ids import DEATH_SIGNAL_RECEIVED, ERROR_LINE, SIBLING_TERMINATED, WORKER_GROUP_SUCCEEDED
+from logscan.rule_ids import (DEATH_SIGNAL_RECEIVED, ERROR_LINE, SIBLING_TERMINATED, TORCHRUN_STARTED,
+                              WORKER_GROUP_SUCCEEDED)
 from logscan.vocabulary import JobStatus, Severity, Verdict
 
 
@@ -36,8 +39,34 @@ def _unexplained_errors(worker: Worker):
         [e.where for e in worker.exits if e.exitcode] + stopped_after[:1]
 
 
-def judge(job: Job, findings) -> tuple[Verdict, str]:
-    """(verdict, why): the reason names the evidence, or what is missing."""
+def judge(job: Job, findings, empty_logs: list[str] = ()) -> tuple[Verdict, str]:
+    """(verdict, why): the reason names the evidence, or what is missing. `empty_logs`: log files
+    of the job that hold nothing at all."""
+    verdict, reason = _judge(job, findings)
+    silent = _silent_peer(job, empty_logs) if verdict == Verdict.HEALTHY else None
+    if silent is not None:
+        return Verdict.INCONCLUSIVE, silent
+    return verdict, reason
+
+
+def _silent_peer(job: Job, empty_logs: list[str]) -> str | None:
+    """Why a job that looks healthy may not be: a peer Worker's log (named as a Worker's log
+    here is) holds nothing, while another Worker printed torchrun's start-up banner. torchrun
+    prints that banner whenever it starts more than one process (and OMP_NUM_THREADS is unset, as
+    it is for all Workers alike): the empty Worker started one process (an uneven GPU count, which
+    the launch lines would show) or never ran; the world that trained was not the one asked for."""
+    names = {os.path.basename(f) for w in job.workers if _shows_ddp(w) for f in w.files}
+    empty = [path for path in empty_logs if os.path.basename(path) in names]
+    banner = next((h.where for w in job.workers for h in w.hits
+                   if h.rule_id == TORCHRUN_STARTED and "OMP_NUM_THREADS" in h.where.text), None)
+    if not empty or banner is None:
+        return None
+    return (f"{empty[0]} is empty while {banner.file}:{banner.line} is torchrun's banner for more than "
+            f"one process: that Worker started a single process (an uneven GPU count) or none, so the "
+            f"world that trained may not be the one the job asked for; its launch line would say")
+
+
+def _judge(job: Job, findings) -> tuple[Verdict, str]:
     errors = [f for f in findings if f.severity == Severity.ERROR]
     if errors:
         return Verdict.FAILED, _failed_because(errors)

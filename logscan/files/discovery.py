@@ -125,6 +125,7 @@ def sniff(path: str) -> Sniffed:
 
 BINARY_NOTE = "binary file, not a log: skipped"
 OWN_REPORT_NOTE = "a logscan report, not a log: skipped"
+EMPTY_NOTE = "empty file"
 
 
 def why_not_a_log(name: str, text: bytes, named: bool) -> str | None:
@@ -357,7 +358,7 @@ def _consider(path: str, display: str, found: Discovery, seen_files, named: bool
         return
     seen_files.add((info.st_dev, info.st_ino))
     if info.st_size == 0:
-        found.notes.append((display, "empty file"))
+        found.notes.append((display, EMPTY_NOTE))
         return
     try:
         head, whole, _ = sniff(path)

@@ -23,7 +23,7 @@ import zlib
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 
-from logscan.files.discovery import (SNIFF_BYTES, Discovery, LogFile, copy_local_rank, read_job_status,
+from logscan.files.discovery import (EMPTY_NOTE, SNIFF_BYTES, Discovery, LogFile, copy_local_rank, read_job_status,
                                settle, sniff, stream_of, why_not_a_log)
 from logscan.files.reader import ReadState, open_regular
 from logscan.limits import STALL_RHYTHM_FLOOR
@@ -396,7 +396,7 @@ def survey_job(job: JobDir, old: dict[str, FileRecord], reader: FileReader) -> S
             continue
         records.append(record)
         if record.kind == EMPTY:
-            found.notes.append((stat_now.display, "empty file"))
+            found.notes.append((stat_now.display, EMPTY_NOTE))
         if record.kind != LOG or not surveys:
             if record.kind == SKIP:
                 found.skipped.append(stat_now.display)
