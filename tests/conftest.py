@@ -101,3 +101,26 @@ def render_html(diagnosis) -> str:
     from logscan.render import render
 
     return render("html", diagnosis)
+
+
+@pytest.fixture
+def webhook_server():
+    """A local HTTP server that answers every POST 200 and keeps its JSON body: (url, received)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    received = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self):
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *_):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/hook", received
+    server.shutdown()

@@ -9,8 +9,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -204,27 +202,10 @@ def test_prometheus_file_parses(run_cli, outputs, tmp_path):
     assert [p.name for p in metrics.parent.iterdir()] == ["logscan.prom"]  # renamed into place
 
 
-def test_webhook_posts_each_new_failure_to_a_local_server(run_cli, outputs, tmp_path):
-    received = []
-
-    class Hook(BaseHTTPRequestHandler):
-        def do_POST(self):
-            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *_):
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Hook)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_port}/hook"
-        sweep(run_cli, outputs, tmp_path / "s.db", "--webhook", url)
-        sweep(run_cli, outputs, tmp_path / "s.db", "--webhook", url)
-    finally:
-        server.shutdown()
+def test_webhook_posts_each_new_failure_to_a_local_server(run_cli, outputs, tmp_path, webhook_server):
+    url, received = webhook_server
+    sweep(run_cli, outputs, tmp_path / "s.db", "--webhook", url)
+    sweep(run_cli, outputs, tmp_path / "s.db", "--webhook", url)
     # The first answer is one digest of every failure found (test_sweep_attacks follows on).
     assert [sorted(m["job_ids"]) for m in received] == [sorted(f"{outputs}/{w}" for w in FAILING)]
     assert all(line.startswith("- new failure: FAILED ") for line in received[0]["text"].splitlines()[1:])

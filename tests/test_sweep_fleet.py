@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
 import tomllib
 from datetime import datetime, timedelta
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -162,7 +160,7 @@ def test_the_terminal_table_never_splits_a_job_id():
 
 # Alert text: a group that did not match leaves no "?".
 
-def test_an_alert_for_an_oom_without_its_numbers_has_no_placeholder(run_cli, tmp_path):
+def test_an_alert_for_an_oom_without_its_numbers_has_no_placeholder(run_cli, tmp_path, webhook_server):
     outputs = tmp_path / "outputs"
     job = outputs / "u" / "job"
     shutil.copytree(SAMPLES / "crash-mid-training", job, ignore=shutil.ignore_patterns("expected.json"))
@@ -174,25 +172,8 @@ def test_an_alert_for_an_oom_without_its_numbers_has_no_placeholder(run_cli, tmp
     assert len(cut) == 1
     lines[cut[0]] = "[rank1]: RuntimeError: CUDA error: out of memory\n"
     log.write_text("".join(lines))
-    received = []
-
-    class Hook(BaseHTTPRequestHandler):
-        def do_POST(self):
-            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *_):
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Hook)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        sweep(run_cli, outputs, tmp_path / "s.db", "--webhook",
-              f"http://127.0.0.1:{server.server_port}/hook")
-    finally:
-        server.shutdown()
+    url, received = webhook_server
+    sweep(run_cli, outputs, tmp_path / "s.db", "--webhook", url)
     [alert] = received
     assert "cuda-out-of-memory" in alert["text"] and alert["text"].endswith("GPU ran out of memory.")
     assert "?" not in alert["text"], alert["text"]

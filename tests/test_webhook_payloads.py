@@ -5,10 +5,7 @@ body as Slack, Microsoft Teams or a receiver of one's own reads it. Real samples
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
@@ -17,25 +14,6 @@ from logscan.errors import ConfigError
 from logscan.settings import WEBHOOK_VARIABLE, Settings
 from logscan.sweep.alerts import payload_for, shaped
 from logscan.vocabulary import WebhookPayload
-
-
-@pytest.fixture
-def hook():
-    received = []
-
-    class Hook(BaseHTTPRequestHandler):
-        def do_POST(self):
-            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *_):
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/hook", received
-    server.shutdown()
 
 
 @pytest.fixture
@@ -92,8 +70,8 @@ def test_a_teams_card_turns_no_log_text_into_a_link():
     ("teams", {"type", "summary", "attachments"}),
 ])
 def test_a_sweep_posts_the_payload_asked_for_with_the_url_from_the_environment(
-        run_cli, outputs, tmp_path, hook, monkeypatch, payload, keys):
-    url, received = hook
+        run_cli, outputs, tmp_path, webhook_server, monkeypatch, payload, keys):
+    url, received = webhook_server
     monkeypatch.setenv(WEBHOOK_VARIABLE, url)
     result = run_cli("sweep", outputs, "--state", tmp_path / "s.db", "--now", POST_MORTEM_NOW,
                      "--webhook-payload", payload)
@@ -102,8 +80,8 @@ def test_a_sweep_posts_the_payload_asked_for_with_the_url_from_the_environment(
     assert url not in result.output
 
 
-def test_watch_posts_each_new_failure_as_the_sweep_does(run_cli, outputs, hook, monkeypatch):
-    url, received = hook
+def test_watch_posts_each_new_failure_as_the_sweep_does(run_cli, outputs, webhook_server, monkeypatch):
+    url, received = webhook_server
     monkeypatch.setenv(WEBHOOK_VARIABLE, url)
     result = run_cli("watch", outputs / "run-1", "--interval", "0.05", "--for", "30s", "--webhook-payload", "json")
     assert result.exit_code == 1, result.output
