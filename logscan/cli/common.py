@@ -290,7 +290,7 @@ def exit_status(diagnosis, fail_on: FailOn) -> int:
     HEALTHY or FAILED.)"""
     if fail_on == FailOn.NEVER:
         return EXIT_HEALTHY
-    if diagnosis.fails:
+    if diagnosis.fails or diagnosis.unmet:  # an unmet expectation fails a gate whatever the job did
         return EXIT_FINDINGS
     worst = diagnosis.worst_severity()
     if worst is not None and SEVERITY_ORDER[worst] <= SEVERITY_ORDER[Severity(fail_on)]:

@@ -12,7 +12,7 @@ from logscan.model.job import END_MARKER, Job, Worker
 from logscan.scan.prefixes import strip_prefixes
 from logscan.catalogue import Group
 from logscan.rule_ids import DEATH_SIGNAL_RECEIVED, ERROR_LINE, SIBLING_TERMINATED, WORKER_GROUP_SUCCEEDED
-from logscan.vocabulary import JobStatus, Severity, Verdict
+from logscan.vocabulary import JobStatus, Role, Severity, Verdict
 
 
 def _shows_ddp(worker: Worker) -> bool:
@@ -37,8 +37,11 @@ def _unexplained_errors(worker: Worker):
 
 
 def judge(job: Job, findings) -> tuple[Verdict, str]:
-    """(verdict, why): the reason names the evidence, or what is missing."""
-    errors = [f for f in findings if f.severity == Severity.ERROR]
+    """(verdict, why): the reason names the evidence, or what is missing. The job's verdict: an
+    unmet expectation of a gate is the gate's result, not the job's."""
+    rules = job.catalogue.rules
+    errors = [f for f in findings if f.severity == Severity.ERROR
+              and not (f.rule in rules and rules[f.rule].role == Role.EXPECTATION)]
     if errors:
         return Verdict.FAILED, _failed_because(errors)
     if job.job_status == JobStatus.RUNNING:
