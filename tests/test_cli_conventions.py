@@ -150,3 +150,18 @@ def test_shell_completion_is_on():
     script = subprocess.run([command, "--show-completion", "bash"], capture_output=True, text=True,
                             timeout=60, env={**os.environ, "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"})
     assert script.returncode == 0 and "_LOGSCAN_COMPLETE" in script.stdout
+
+
+@pytest.mark.parametrize("command", [
+    ("scan", str(SAMPLES / "healthy-2x2"), "--format", "json", "--now", POST_MORTEM_NOW),
+    ("check", str(SAMPLES / "healthy-2x2"), "--format", "json", "--now", POST_MORTEM_NOW),
+    ("report", str(SAMPLES / "healthy-2x2"), "--now", POST_MORTEM_NOW),
+    ("lint", "--command", "torchrun --nnodes 2 train.py", "--format", "json"),
+], ids=lambda command: command[0])
+def test_dash_o_dash_is_standard_output(run_cli, tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    result = run_cli(*command, "--isolated", "-o", "-")
+    assert result.exit_code in (0, 1), result.output
+    assert result.stdout.lstrip().startswith(("{", "<!DOCTYPE html>")), result.stdout[:200]
+    assert not (tmp_path / "-").exists()
+    assert "wrote" not in result.stderr

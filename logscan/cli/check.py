@@ -3,8 +3,8 @@
 The job's verdict and root cause are what the logs show; the gate's result is apart from them: an
 unmet expectation (a finding of its own id, evidence and hint) fails the gate, one the lines cannot
 check (no times) is said and does not. With no expectations the gate still fails when the logs
-show nothing to judge (verdict INCONCLUSIVE). Paths in every
-format are as the user gave them; reports for CI systems can go to several files at once.
+show nothing to judge (verdict INCONCLUSIVE). Paths in every format are as the user gave them;
+reports for CI systems can go to several files at once.
 """
 
 from dataclasses import dataclass, field

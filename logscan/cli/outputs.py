@@ -14,6 +14,7 @@ from logscan.cli.common import (diagnose_or_fail, exit_status, fail, load_settin
 from logscan.cli.exit_codes import EXIT_HEALTHY
 from logscan.render import RENDERERS
 from logscan.render.context import RenderContext
+from logscan.settings import STANDARD_OUTPUT
 from logscan.vocabulary import ExpectationStatus, Format, Role, Verdict
 
 # When the command started: a JUnit report says how long its check took.
@@ -156,7 +157,7 @@ def diagnose_command(*, options, gate: bool = False, page: bool = False, verbose
     status = exit_status(diagnosis, settings.fail_on)
     if page:
         write_report(rendered(Format.HTML, diagnosis, catalogue, settings), settings.output)
-        if settings.output is not None:  # else the page itself is the output
+        if settings.output not in (None, STANDARD_OUTPUT):  # else the page itself is the output
             say(f"logscan: wrote {settings.output}: {diagnosis.summary()}")
         return status
     # On a terminal the human report wraps to its width; in a pipe or a file no line is cut.

@@ -2,7 +2,6 @@
 HTML file (see logscan.render.html)."""
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -23,8 +22,8 @@ class Report(JobOptions):
     findings and the Worker table. The exit status follows the verdict, as for scan."""
 
     paths: Paths = field(kw_only=False)
-    output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", metavar="FILE", help="Write the page to FILE (default: standard output).")
+    output: Annotated[Optional[str], typer.Option(
+        "--output", "-o", metavar="FILE", help="Write the page to FILE (- : standard output).")
     ] = field(default=None, metadata={SETTING: "output"})
 
     def __post_init__(self) -> None:
