@@ -5,9 +5,11 @@ RenderContext (the Diagnosis itself is finished: fingerprints and all)."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from logscan.cli.common import (diagnose_or_fail, exit_status, fail, load_settings, say, to_terminal, use_color,
                                 write_report)
@@ -136,6 +138,26 @@ def verdict_line(status: int, diagnosis) -> str:
             f"{unchecked}")
 
 
+# What may stand in a page's file name of the job's name; anything else becomes `_`.
+_NOT_IN_FILE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def page_file(job: str, page_text: str) -> str:
+    """Write the page to ./logscan-report-JOB.html, or the next free numbered name beside it
+    (nothing is replaced); what was written, and which file was kept, as the user reads it."""
+    from logscan.errors import LogscanError
+    from logscan.output_files import write_new
+
+    wanted = Path(f"logscan-report-{_NOT_IN_FILE_NAME.sub('_', job).strip('._') or 'job'}.html")
+    try:
+        written = write_new(wanted, page_text)
+    except LogscanError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write {wanted}: {exc.strerror or exc} (give -o FILE)")
+    return str(written) if written == wanted else f"{written} ({wanted} exists, kept)"
+
+
 def diagnose_command(*, options, gate: bool = False, page: bool = False, verbose: bool = False,
                      timeline: bool = False) -> int:
     """What scan (`verbose`, `timeline`), check (`gate`) and report (`page`) do with their
@@ -156,7 +178,11 @@ def diagnose_command(*, options, gate: bool = False, page: bool = False, verbose
         diagnosis, catalogue = diagnose_or_fail(list(options.paths), settings)
     status = exit_status(diagnosis, settings.fail_on)
     if page:
-        write_report(rendered(Format.HTML, diagnosis, catalogue, settings), settings.output)
+        page_text = rendered(Format.HTML, diagnosis, catalogue, settings)
+        if settings.output is None and to_terminal(settings):  # not 17 KB of HTML on a terminal
+            say(f"logscan: wrote {page_file(diagnosis.job, page_text)}: {diagnosis.summary()}")
+            return status
+        write_report(page_text, settings.output)
         if settings.output not in (None, STANDARD_OUTPUT):  # else the page itself is the output
             say(f"logscan: wrote {settings.output}: {diagnosis.summary()}")
         return status

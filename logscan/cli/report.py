@@ -1,5 +1,6 @@
 """`logscan report PATH... -o report.html`: the post-mortem page of one job, one self-contained
-HTML file (see logscan.render.html)."""
+HTML file (see logscan.render.html). With no -o, a terminal gets a file, not the HTML: the page
+goes to ./logscan-report-JOB.html (a free numbered name if that exists) and one line says where."""
 
 from dataclasses import dataclass, field
 from typing import Annotated, Optional
@@ -23,7 +24,8 @@ class Report(JobOptions):
 
     paths: Paths = field(kw_only=False)
     output: Annotated[Optional[str], typer.Option(
-        "--output", "-o", metavar="FILE", help="Write the page to FILE (- : standard output).")
+        "--output", "-o", metavar="FILE", help="Write the page to FILE (- : standard output). Default: standard output in a pipe; "
+                                        "on a terminal, a new ./logscan-report-JOB.html, named on stderr.")
     ] = field(default=None, metadata={SETTING: "output"})
 
     def __post_init__(self) -> None:
