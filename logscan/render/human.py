@@ -47,6 +47,7 @@ class _Report:
         if not self.wrap:
             self.console.print(Text(" " * indent) + text, soft_wrap=True)
             return
+        text = _paths_fitted(text, max(8, self.width - indent - hang))
         if indent + hang == 0:
             self.console.print(text)
             return
@@ -57,6 +58,20 @@ class _Report:
         grid.add_column(overflow="fold", max_width=max(8, self.width - indent - hang))
         grid.add_row(Text(" " * indent) + text[:hang], text[hang:])
         self.console.print(grid)
+
+
+# A word holding a path (a `/` with something on either side).
+_PATH_WORD = re.compile(r"\S+/\S+")
+
+
+def _paths_fitted(text: Text, room: int) -> Text:
+    """`text` with every path longer than `room` shortened from the left, so that wrapping never
+    folds a path letter by letter over two lines."""
+    for found in reversed([m for m in _PATH_WORD.finditer(text.plain) if len(m.group()) > room]):
+        start, end = found.span()
+        style = text.get_style_at_offset(Console(), start)
+        text = text[:start] + Text(shorten_path(found.group(), room), style=style) + text[end:]
+    return text
 
 
 def _dash(value) -> str:
