@@ -380,3 +380,18 @@ def test_sweep_all_lists_job_names_in_natural_order(run_cli, tmp_path):
     lines = run_cli("sweep", root, "--state", state, "--now", POST_MORTEM_NOW, "--all", "--format", "human")
     listed = [re.search(r"outputs/(job-\d+)", line) for line in lines.stdout.splitlines()]
     assert [found[1] for found in listed if found] == natural, lines.stdout
+
+
+def test_sweep_all_on_an_80_column_terminal_fits_and_never_splits_a_job_id(run_cli, outputs, tmp_path):
+    from logscan.sweep.listing import render_table
+
+    report = sweep(run_cli, outputs, tmp_path / "s.db", "--all")
+    table = render_table(report["jobs"], report["sweep"], color=False, width=80)
+    lines = table.splitlines()
+    ids = {job["job_id"] for job in report["jobs"]}
+    # Only a job id longer than the terminal itself is left to the terminal to wrap.
+    assert all(len(line) <= 80 or line.strip() in ids for line in lines), table
+    for job in report["jobs"]:
+        assert any(line.strip() == job["job_id"] for line in lines), (job["job_id"], table)
+    wide = render_table(report["jobs"], report["sweep"], color=False, width=400)
+    assert wide.splitlines()[0].split() == ["job", "verdict", "root", "cause", "Workers", "last", "activity", "change"]
