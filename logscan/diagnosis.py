@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from logscan.rule_ids import UNEXPLAINED_FAILURE
-from logscan.vocabulary import (FAILING_VERDICTS, LEVEL_OF_SEVERITY, SEVERITY_ORDER, JobStatus, Level,
-                                MarkStage, ProcessRole, RunStage, Severity, TimeAxis, Verdict)
+from logscan.vocabulary import (FAILING_VERDICTS, LEVEL_OF_SEVERITY, SEVERITY_ORDER, ExpectationStatus, JobStatus,
+                                Level, MarkStage, ProcessRole, RunStage, Severity, TimeAxis, Verdict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +203,18 @@ class HarmlessNote:
 
 
 @dataclass(frozen=True)
+class ExpectationResult:
+    """One expectation a gate asked for, held to the logs. Not met, its finding (same rule id)
+    says what the logs show instead and `why` is that finding's message; not checked, `why` says
+    what the lines lack to show it."""
+
+    rule: str
+    asked: str        # as typed: `--expect-workers 2`
+    status: ExpectationStatus
+    why: str = ""
+
+
+@dataclass(frozen=True)
 class InputNote:
     path: str
     problem: str
@@ -246,6 +258,9 @@ class Diagnosis:
     harmless: tuple[HarmlessNote, ...] = ()
     # Not one line of the logs says anything failed: no error finding, no error-like line.
     no_failure_seen: bool = False
+    # What a gate (`logscan check`) asked the logs to show, each with what it found: the gate's
+    # result, apart from the verdict and root cause, which are the job's.
+    expectations: tuple[ExpectationResult, ...] = ()
 
     @property
     def healthy(self) -> bool:
@@ -262,6 +277,15 @@ class Diagnosis:
         Its novel lines are then what a reader has to go on, and reports lead with them."""
         root = self.root_cause
         return self.verdict == Verdict.INCONCLUSIVE or (root is not None and root.rule == UNEXPLAINED_FAILURE)
+
+    @property
+    def unmet(self) -> tuple[ExpectationResult, ...]:
+        """The expectations not met: each fails the gate whatever the verdict."""
+        return tuple(e for e in self.expectations if e.status == ExpectationStatus.NOT_MET)
+
+    def is_expectation(self, f: Finding) -> bool:
+        """`f` is an unmet expectation's finding: the gate's result, not the job's."""
+        return any(e.rule == f.rule for e in self.unmet)
 
     def consequences_of(self, f: Finding) -> list[Finding]:
         """The findings that follow from `f` (the root cause's cascades)."""

@@ -44,6 +44,21 @@ class Expectation:
     def key(self) -> str:
         return self.flag.removeprefix("--")
 
+    def asked(self, value) -> str:
+        """The flag and value as a user types them: `--expect-workers 2`, `--max-time-to-first-batch 5m`."""
+        if self.kind is Kind.SWITCH:
+            return self.flag
+        if self.kind is Kind.DURATION:
+            return f"{self.flag} {_duration_text(value)}"
+        return f"{self.flag} {value}"
+
+
+def _duration_text(value: timedelta) -> str:
+    seconds = int(value.total_seconds())
+    parts = [(seconds // 86400, "d"), (seconds % 86400 // 3600, "h"), (seconds % 3600 // 60, "m"),
+             (seconds % 60, "s")]
+    return "".join(f"{n}{unit}" for n, unit in parts if n) or "0s"
+
 
 EXPECTATIONS = (
     Expectation("workers", Kind.COUNT, "--expect-workers", "N",

@@ -4,6 +4,8 @@ Two ways, by what the file is for:
 - A report (`-o FILE`, `--json-output FILE`, ...) is written through the name it is given, as a
   shell's `>` would: a symbolic link is followed (`-o /dev/stdout` works), a device or a pipe
   takes the text. A FIFO that nothing reads is refused at once rather than waited on for ever.
+- A page written for someone at a terminal (`logscan report` with no -o) goes to a new file:
+  nothing already there is replaced (write_new).
 - A file that another program reads while it may be rewritten (node_exporter's metrics, an export)
   is written beside its name and renamed over it, so no reader sees half of it. The rename would
   replace whatever the name is: a symbolic link, a device (as root, `/dev/full` would become a
@@ -84,3 +86,23 @@ def write_through(path: Path, text: str) -> None:
             data = data[os.write(fd, data):]
     finally:
         os.close(fd)
+
+
+# How many numbered names write_new tries before it gives up.
+NEW_FILE_TRIES = 1000
+
+
+def write_new(path: Path, text: str) -> Path:
+    """`text` in a file that did not exist: `path`, else the first of `stem-2.ext`, `stem-3.ext`,
+    ... that is free (created exclusively: nothing there is replaced, not even between the look
+    and the write); the file written. An InputError when none is free, an OSError otherwise."""
+    for n in range(1, NEW_FILE_TRIES + 1):
+        candidate = path if n == 1 else path.with_name(f"{path.stem}-{n}{path.suffix}")
+        try:
+            with open(candidate, "x", encoding="utf-8") as handle:
+                handle.write(text)
+        except FileExistsError:
+            continue
+        return candidate
+    raise InputError(f"cannot write {path}: it and {NEW_FILE_TRIES - 1} numbered names beside it exist; "
+                     f"give -o FILE")

@@ -75,6 +75,10 @@ CHECK_KEYS = {e.key: e for e in EXPECTATIONS}
 _GLOBAL_FLAGS = re.compile(r"\A(?:\(\?[aiLmsux]+\))+")
 
 
+# `-o -`: the report to standard output, as every tool takes `-` (a file named `-` is `./-`).
+STANDARD_OUTPUT = "-"
+
+
 @dataclass(frozen=True)
 class Settings:
     # What the pipeline reads.
@@ -89,7 +93,8 @@ class Settings:
     # What the command does with the diagnosis.
     format: Format = Format.HUMAN
     fail_on: FailOn = FailOn.ERROR
-    output: Path | None = None  # None: standard output
+    # None: not given, standard output; STANDARD_OUTPUT: `-o -`, standard output asked for.
+    output: Path | str | None = None
     reports: tuple[tuple[Format, Path], ...] = ()  # (format, file): more reports of the same run
     expectations: Expectations = Expectations()  # what `logscan check` asks the logs to show
     config_path: Path | None = None  # the config file these settings came from, if any
@@ -183,7 +188,7 @@ class Settings:
         if where is not None:
             if not isinstance(value, (str, os.PathLike)) or not os.fspath(value):
                 raise ConfigError(f"{where} must be a file name, not {_kind(value)}")
-            values["output"] = Path(value)
+            values["output"] = STANDARD_OUTPUT if value == STANDARD_OUTPUT else Path(value)
         if given("reports") is not None:
             values["reports"] = _reports(flags["reports"], values.get("output"))
         where, value = pick("webhook_url")

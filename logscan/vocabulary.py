@@ -29,6 +29,14 @@ class Verdict(StrEnum):
     INCONCLUSIVE = "INCONCLUSIVE"
 
 
+class ExpectationStatus(StrEnum):
+    """What a gate (`logscan check`) found of one expectation it asked for."""
+
+    HELD = "held"
+    NOT_MET = "not met"          # fails the gate
+    NOT_CHECKED = "not checked"  # the lines cannot show it (no times): said, and the gate not failed
+
+
 # The verdicts a gate does not pass: a failed job, and logs that show nothing to judge.
 FAILING_VERDICTS = (Verdict.FAILED, Verdict.INCONCLUSIVE)
 

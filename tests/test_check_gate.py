@@ -1,4 +1,5 @@
-"""`logscan check`: expectations are findings, the gate's exit status, config, and paths as typed."""
+"""`logscan check`: unmet expectations are findings of the gate, apart from the job's verdict and root
+cause; the gate's exit status, config, and paths as typed."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def test_unmet_expectations_are_findings_with_their_own_ids(run_cli):
     report = json.loads(result.stdout)
     rules = {f["rule"]: f for f in report["findings"]}
     assert set(rules) == {"expect-workers", "expect-world-size", "expect-gpus-per-node"}
-    assert report["root_cause"]["rule"] == "expect-workers"
+    assert report["root_cause"] is None and report["verdict"] == "HEALTHY"
     for f in rules.values():
         assert f["hint"] and f["evidence"], f
         assert f["evidence"][0]["file"].startswith(str(SAMPLES / "healthy-2x2"))
@@ -153,3 +154,57 @@ def test_each_format_output_file_gets_its_own_format(run_cli, tmp_path):
     assert files[Format.HTML].read_text().startswith("<!DOCTYPE html>")
     assert files[Format.JUNIT].read_text().startswith("<?xml")
     assert "$schema" in json.loads(files[Format.SARIF].read_text())
+
+
+def test_an_unmet_expectation_fails_the_gate_and_leaves_the_job_as_the_logs_show_it(run_cli, tmp_path):
+    reports = {fmt: tmp_path / f"report.{fmt}" for fmt in ("junit", "sarif", "github")}
+    args = [arg for fmt, file in reports.items() for arg in (f"--{fmt}-output", file)]
+    result = check(run_cli, SAMPLES / "healthy-2x2", "--expect-workers", "4", "--expect-first-batch",
+                   "--format", "json", *args)
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "HEALTHY" and report["root_cause"] is None, report["summary"]
+    assert {f["rule"]: f["role"] for f in report["findings"]} == {"expect-workers": "finding"}
+    assert [(e["rule"], e["asked"], e["status"]) for e in report["expectations"]] == [
+        ("expect-workers", "--expect-workers 4", "not met"),
+        ("expect-first-batch", "--expect-first-batch", "held")]
+    assert "expected 4 Worker(s)" in report["expectations"][0]["why"]
+    assert "logscan: check fails (not met: --expect-workers 4)" in result.stderr
+    assert set(junit_failures(reports["junit"])) == {"expect-workers (--expect-workers 4)"}
+    sarif = json.loads(reports["sarif"].read_text())["runs"][0]
+    (unmet,) = sarif["results"]
+    assert unmet["ruleId"] == "expect-workers" and unmet["level"] == "error"
+    assert unmet["properties"] == {"root_cause": False, "consequence": False, "expectation": "not met"}
+    assert sarif["properties"]["verdict"] == "HEALTHY"
+    github = reports["github"].read_text()
+    assert "root cause" not in github and "consequence" not in github
+    assert "title=logscan check%3A not met%3A --expect-workers 4" in github
+
+
+def test_an_unmet_expectation_is_no_consequence_of_a_failed_jobs_root_cause(run_cli):
+    result = check(run_cli, SAMPLES / "self-sigkill", "--expect-workers", "4", "--format", "json")
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)
+    root = expected(SAMPLES / "self-sigkill")["expect"]["root_cause"]
+    assert report["verdict"] == "FAILED" and report["root_cause"]["rule"] == root["rule"]
+    (unmet,) = [f for f in report["findings"] if f["rule"] == "expect-workers"]
+    assert unmet["role"] == "finding" and unmet["caused_by"] is None
+
+
+def test_an_expectation_the_lines_cannot_check_is_not_checked_and_says_why(run_cli, tmp_path):
+    # healthy-2x2's lines carry no times: how long the first batch took cannot be read from them.
+    junit = tmp_path / "junit.xml"
+    result = check(run_cli, SAMPLES / "healthy-2x2", "--max-time-to-first-batch", "5m",
+                   "--expect-workers", "2", "--format", "json", "--junit-output", junit)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["findings"] == [] and report["verdict"] == "HEALTHY"
+    unchecked = report["expectations"][1]
+    assert (unchecked["asked"], unchecked["status"]) == ("--max-time-to-first-batch 5m", "not checked")
+    assert "timestamp" in unchecked["why"]
+    assert "not checked: --max-time-to-first-batch 5m (" in result.stderr, result.stderr
+    skipped = [case for case in ET.parse(junit).getroot().iter("testcase") if case.find("skipped") is not None]
+    assert [case.get("name") for case in skipped] == [
+        "expect-time-to-first-batch (--max-time-to-first-batch 5m)"]
+    human = check(run_cli, SAMPLES / "healthy-2x2", "--max-time-to-first-batch", "5m")
+    assert "not checked" in human.stdout and "Look at what the slow Worker did" not in human.stdout

@@ -96,7 +96,7 @@ def test_rules_lists_every_rule(run_cli):
 
     result = run_cli("rules")
     assert result.exit_code == 0
-    listed = {line.split()[0] for line in result.output.splitlines()}
+    listed = {line.split()[0] for line in result.output.splitlines() if line[:1] != " "}
     assert listed == set(load_catalogue().rules)
 
 
@@ -109,3 +109,28 @@ def test_rules_explain_prints_every_section(run_cli):
 
 def test_rules_explain_unknown_exits_2(run_cli):
     assert run_cli("rules", "explain", "nope").exit_code == 2
+
+
+def test_rules_fits_80_columns_with_whole_words():
+    from typer.testing import CliRunner
+
+    from logscan.catalogue import load_catalogue
+    from logscan.cli import app
+
+    result = CliRunner().invoke(app, ["rules", "--isolated"], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, max(lines, key=len)
+    # Each summary is its words in order, wrapped between them: none is cut.
+    rules = load_catalogue().rules
+    said: dict[str, list[str]] = {}
+    for line in lines:
+        first = line.split(maxsplit=2)
+        if line[:1] != " ":
+            current = first[0]
+            said[current] = first[2].split() if len(first) > 2 else []
+        else:
+            said[current] += line.split()
+    assert set(said) == set(rules)
+    for rule_id, words in said.items():
+        assert words == str(rules[rule_id].summary).split(), rule_id

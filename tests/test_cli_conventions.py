@@ -150,3 +150,63 @@ def test_shell_completion_is_on():
     script = subprocess.run([command, "--show-completion", "bash"], capture_output=True, text=True,
                             timeout=60, env={**os.environ, "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"})
     assert script.returncode == 0 and "_LOGSCAN_COMPLETE" in script.stdout
+
+
+@pytest.mark.parametrize("command", [
+    ("scan", str(SAMPLES / "healthy-2x2"), "--format", "json", "--now", POST_MORTEM_NOW),
+    ("check", str(SAMPLES / "healthy-2x2"), "--format", "json", "--now", POST_MORTEM_NOW),
+    ("report", str(SAMPLES / "healthy-2x2"), "--now", POST_MORTEM_NOW),
+    ("lint", "--command", "torchrun --nnodes 2 train.py", "--format", "json"),
+], ids=lambda command: command[0])
+def test_dash_o_dash_is_standard_output(run_cli, tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    result = run_cli(*command, "--isolated", "-o", "-")
+    assert result.exit_code in (0, 1), result.output
+    assert result.stdout.lstrip().startswith(("{", "<!DOCTYPE html>")), result.stdout[:200]
+    assert not (tmp_path / "-").exists()
+    assert "wrote" not in result.stderr
+
+
+def _report_on_a_terminal(cwd: Path, *args: str) -> tuple[int, bytes, bytes]:
+    """`logscan report` with a pseudo-terminal as standard output, as a person runs it: (exit
+    status, what reached the terminal, stderr)."""
+    import pty
+
+    main, child = pty.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-m", "logscan", "report", *args, "--now", POST_MORTEM_NOW,
+                               "--isolated"], stdout=child, stderr=subprocess.PIPE, cwd=cwd, timeout=120)
+        os.set_blocking(main, False)
+        shown = b""
+        try:
+            while chunk := os.read(main, 65536):
+                shown += chunk
+        except (BlockingIOError, OSError):
+            pass
+    finally:
+        os.close(main)
+        os.close(child)
+    return done.returncode, shown, done.stderr
+
+
+def test_report_on_a_terminal_writes_a_file_and_says_where(tmp_path):
+    status, shown, said = _report_on_a_terminal(tmp_path, str(SAMPLES / "healthy-2x2"))
+    page = tmp_path / "logscan-report-healthy-2x2.html"
+    assert status == 0, said
+    assert b"<html" not in shown and page.read_text().startswith("<!DOCTYPE html>")
+    assert said.decode().splitlines() == [
+        f"logscan: wrote logscan-report-healthy-2x2.html: HEALTHY healthy-2x2: 2 Worker(s), finished (30/30 steps)"]
+    page.write_text("kept\n")
+    status, shown, said = _report_on_a_terminal(tmp_path, str(SAMPLES / "healthy-2x2"))
+    assert page.read_text() == "kept\n"
+    again = tmp_path / "logscan-report-healthy-2x2-2.html"
+    assert again.read_text().startswith("<!DOCTYPE html>")
+    assert "logscan-report-healthy-2x2.html exists, kept" in said.decode(), said
+    status, shown, said = _report_on_a_terminal(tmp_path, str(SAMPLES / "healthy-2x2"), "-o", "-")
+    assert shown.startswith(b"<!DOCTYPE html>") and not said
+
+
+def test_report_in_a_pipe_writes_the_page_to_standard_output(run_cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("report", SAMPLES / "healthy-2x2", "--now", POST_MORTEM_NOW, "--isolated")
+    assert result.stdout.startswith("<!DOCTYPE html>") and list(tmp_path.iterdir()) == []

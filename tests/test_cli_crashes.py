@@ -153,7 +153,7 @@ def test_an_unexpected_exception_is_one_line_exit_3(monkeypatch, capsys):
     assert call_main(monkeypatch, "scan", HEALTHY) == 3
     captured = capsys.readouterr()
     assert captured.out == ""
-    one_line(captured.err.encode(), "RuntimeError: a bug\\x0aspanning lines (please report)",
+    one_line(captured.err.encode(), "RuntimeError: a bug\\x0aspanning lines (a bug in logscan:",
              prefix="logscan: internal error: ")
 
 
@@ -237,3 +237,37 @@ def test_jobs_never_exceed_the_usable_cores():
 
     assert ScanPool(load_catalogue(), Settings(processes=1024)).workers == usable_cores()
     assert ScanPool(load_catalogue(), Settings(processes=1)).workers == 1
+
+
+@pytest.mark.parametrize("asked", [("--debug",), ()], ids=["--debug", "LOGSCAN_DEBUG=1"])
+def test_debug_shows_an_internal_errors_traceback(monkeypatch, capsys, asked):
+    import logscan.diagnose.pipeline
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(logscan.diagnose.pipeline, "diagnose_paths", broken)
+    monkeypatch.setattr("logscan.cli._debug", False)  # as a new process starts; undone after
+    if not asked:
+        monkeypatch.setenv("LOGSCAN_DEBUG", "1")
+    assert call_main(monkeypatch, *asked, "scan", HEALTHY) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):") and "in broken" in err, err
+    assert err.rstrip().splitlines()[-1].startswith("logscan: internal error: RuntimeError: a bug"), err
+
+
+def test_without_debug_an_internal_error_says_how_to_see_the_traceback_and_where_to_report_it(
+        monkeypatch, capsys):
+    import logscan.diagnose.pipeline
+    from logscan.cli.common import project_url
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(logscan.diagnose.pipeline, "diagnose_paths", broken)
+    monkeypatch.delenv("LOGSCAN_DEBUG", raising=False)
+    monkeypatch.setattr("logscan.cli._debug", False)
+    assert call_main(monkeypatch, "scan", HEALTHY) == 3
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "Traceback" not in line and "logscan --debug" in line and "LOGSCAN_DEBUG=1" in line, line
+    assert (project_url() or "the project's issues") in line, line

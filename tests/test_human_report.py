@@ -119,3 +119,31 @@ def test_independent_is_a_validated_catalogue_field(tmp_path):
             "docs": {k: "t" for k in ("what", "why", "example", "fix")}}
     with pytest.raises(RuleFileError, match="independent"):
         parse_rule(tmp_path / "x.toml", data)
+
+
+def test_at_80_columns_no_path_is_broken_mid_token(tmp_path, monkeypatch):
+    # A real sample copied under long directory names (synthetic placement, real lines), with a
+    # file that is not a log, so that the report's note names long paths too.
+    import shutil
+
+    from logscan.config import parse_time
+    from logscan.diagnose.pipeline import diagnose_paths
+    from logscan.settings import Settings
+    from conftest import POST_MORTEM_NOW
+
+    deep = tmp_path / "shared-outputs-of-the-training-platform-team" / "experiment-2026-12-01-baseline-run-000042"
+    shutil.copytree(SAMPLES / "self-sigkill", deep, ignore=shutil.ignore_patterns("expected.json"))
+    (deep / "worker-1" / "model.ckpt").write_bytes(b"\x00\x01 not a log")
+    monkeypatch.chdir(tmp_path)
+    d = diagnose_paths([str(deep.relative_to(tmp_path))], Settings(now=parse_time(POST_MORTEM_NOW)))
+    report = render_human(d, width=80, verbose=True)
+    assert d.inputs or d.skipped
+    def bare(token: str) -> str:
+        return re.sub(r":\d+$", "", token.strip(",:()[]"))
+
+    whole = {bare(t) for t in [*_paths(d), *d.skipped, *(t for f in d.findings for e in f.evidence
+                                                           for t in e.text.split())]}
+    shown = {bare(token) for line in report.splitlines() for token in line.split() if "/" in token}
+    broken = [token for token in shown if token not in whole and not token.startswith("…")]
+    assert not broken, report
+    assert max(len(line) for line in report.splitlines()) <= 80

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -347,3 +348,31 @@ def test_many_jobs_are_diagnosed_across_processes_as_in_one(run_cli, outputs, tm
     strip = ("changed_at", "diagnosed_at", "first_seen", "swept_at")
     assert [{k: v for k, v in j.items() if k not in strip} for j in forked["jobs"]] == \
         [{k: v for k, v in j.items() if k not in strip} for j in alone["jobs"]]
+
+
+def test_sweep_all_lists_job_names_in_natural_order(run_cli, tmp_path):
+    root = tmp_path / "outputs"
+    names = ["job-12", "job-9", "job-100", "job-10", "job-2"]
+    for name in names:
+        shutil.copytree(SAMPLES / "healthy-2x2", root / name, ignore=shutil.ignore_patterns("expected.json"))
+    state = tmp_path / "s.db"
+    natural = ["job-2", "job-9", "job-10", "job-12", "job-100"]
+    assert [Path(job["job_id"]).name for job in sweep(run_cli, root, state, "--all")["jobs"]] == natural
+    lines = run_cli("sweep", root, "--state", state, "--now", POST_MORTEM_NOW, "--all", "--format", "human")
+    listed = [re.search(r"outputs/(job-\d+)", line) for line in lines.stdout.splitlines()]
+    assert [found[1] for found in listed if found] == natural, lines.stdout
+
+
+def test_sweep_all_on_an_80_column_terminal_fits_and_never_splits_a_job_id(run_cli, outputs, tmp_path):
+    from logscan.sweep.listing import render_table
+
+    report = sweep(run_cli, outputs, tmp_path / "s.db", "--all")
+    table = render_table(report["jobs"], report["sweep"], color=False, width=80)
+    lines = table.splitlines()
+    ids = {job["job_id"] for job in report["jobs"]}
+    # Only a job id longer than the terminal itself is left to the terminal to wrap.
+    assert all(len(line) <= 80 or line.strip() in ids for line in lines), table
+    for job in report["jobs"]:
+        assert any(line.strip() == job["job_id"] for line in lines), (job["job_id"], table)
+    wide = render_table(report["jobs"], report["sweep"], color=False, width=400)
+    assert wide.splitlines()[0].split() == ["job", "verdict", "root", "cause", "Workers", "last", "activity", "change"]

@@ -130,12 +130,21 @@ def _print_version(value: bool) -> None:
 VERSION_FLAGS = ("--version", "-V")
 
 
+# `LOGSCAN_DEBUG=1` (or `logscan --debug COMMAND`): an internal error shows its traceback.
+DEBUG_ENV = "LOGSCAN_DEBUG"
+_debug = False
+
+
 def _root(
     show_version: Annotated[bool, typer.Option(
         *VERSION_FLAGS, is_eager=True, callback=_print_version,
         help="Print logscan's version and exit.")] = False,
+    debug: Annotated[bool, typer.Option(
+        "--debug", help=f"Show the traceback of an internal error (or set {DEBUG_ENV}=1).")] = False,
 ) -> None:
     """Diagnose PyTorch DDP jobs launched with torchrun from their per-Worker logs."""
+    global _debug
+    _debug = _debug or debug
 
 
 def command_app(commands: tuple[str, ...] = COMMANDS) -> typer.Typer:
@@ -198,8 +207,30 @@ def _unexpected(exc: Exception) -> int:
 
     if isinstance(exc, OSError) and _raised_in_click_echo(exc):
         return fail_stdout(exc)
-    say(f"logscan: internal error: {type(exc).__name__}: {exc} (please report)")
+    if _debugging():
+        from traceback import format_exception
+
+        for line in "".join(format_exception(exc)).rstrip("\n").split("\n"):
+            say(line)
+        say(f"logscan: internal error: {type(exc).__name__}: {exc} (please report it at {_report_to()})")
+        return EXIT_INTERNAL
+    say(f"logscan: internal error: {type(exc).__name__}: {exc} (a bug in logscan: `logscan --debug "
+        f"COMMAND ...` or {DEBUG_ENV}=1 shows its traceback; please report it at {_report_to()})")
     return EXIT_INTERNAL
+
+
+def _debugging() -> bool:
+    return _debug or os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _report_to() -> str:
+    """Where a bug is reported: the project's address in the package metadata, if it has one."""
+    from logscan.cli.common import project_url
+
+    try:
+        return project_url() or "the project's issues"
+    except Exception:  # reading metadata must not hide the error being reported
+        return "the project's issues"
 
 
 def _raised_in_click_echo(exc: BaseException) -> bool:

@@ -1,8 +1,10 @@
 """`logscan check PATH... [expectations]`: scan, plus what the smoke run must show; a CI gate.
 
-Each expectation is a finding like any other (own id, evidence, hint). With no expectations the
-gate still fails when the logs show nothing to judge (verdict INCONCLUSIVE). Paths in every
-format are as the user gave them; reports for CI systems can go to several files at once.
+The job's verdict and root cause are what the logs show; the gate's result is apart from them: an
+unmet expectation (a finding of its own id, evidence and hint) fails the gate, one the lines cannot
+check (no times) is said and does not. With no expectations the gate still fails when the logs
+show nothing to judge (verdict INCONCLUSIVE). Paths in every format are as the user gave them;
+reports for CI systems can go to several files at once.
 """
 
 from dataclasses import dataclass, field
@@ -14,8 +16,8 @@ from logscan.cli.options import ExpectationOptions, JobOptions, Paths, ReportFil
 
 CHECK_EXIT_HELP = f"""\b
 Exit status:
-  {EXIT_HEALTHY}    every expectation holds, the verdict is HEALTHY or RUNNING, and no finding
-       reaches --fail-on (default: error)
+  {EXIT_HEALTHY}    every expectation holds (or could not be checked: no times), the verdict is
+       HEALTHY or RUNNING, and no finding reaches --fail-on (default: error)
   {EXIT_FINDINGS}    otherwise: an expectation not met, a FAILED job, logs that show nothing to
        judge (INCONCLUSIVE), or findings at or above --fail-on
   {EXIT_USAGE}    usage, config or input error (one line on stderr)

@@ -105,9 +105,11 @@ def emit(report: str) -> None:
         raise typer.Exit(EXIT_USAGE) from None
 
 
-def write_report(report: str, output: Path | None) -> None:
-    """The report to FILE, or to standard output."""
-    if output is None:
+def write_report(report: str, output: Path | str | None) -> None:
+    """The report to FILE, or to standard output (no -o, or `-o -`)."""
+    from logscan.settings import STANDARD_OUTPUT
+
+    if output is None or output == STANDARD_OUTPUT:
         emit(report)
         return
     from logscan.errors import LogscanError
@@ -290,7 +292,7 @@ def exit_status(diagnosis, fail_on: FailOn) -> int:
     HEALTHY or FAILED.)"""
     if fail_on == FailOn.NEVER:
         return EXIT_HEALTHY
-    if diagnosis.fails:
+    if diagnosis.fails or diagnosis.unmet:  # an unmet expectation fails a gate whatever the job did
         return EXIT_FINDINGS
     worst = diagnosis.worst_severity()
     if worst is not None and SEVERITY_ORDER[worst] <= SEVERITY_ORDER[Severity(fail_on)]:
@@ -299,7 +301,9 @@ def exit_status(diagnosis, fail_on: FailOn) -> int:
 
 
 def to_terminal(settings) -> bool:
-    return settings.output is None and sys.stdout is not None and sys.stdout.isatty()
+    from logscan.settings import STANDARD_OUTPUT
+
+    return settings.output in (None, STANDARD_OUTPUT) and sys.stdout is not None and sys.stdout.isatty()
 
 
 def use_color(color: bool | None, settings) -> bool:

@@ -32,7 +32,8 @@ def lint(
         "--train-script", metavar="FILE", help="Training script to check (repeatable).")] = [],
     format: Annotated[Optional[str], typer.Option(
         "--format", "-f", metavar="FORMAT", help="Report format (as for scan: human, json, ...).")] = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE", help="Write the report to FILE.")] = None,
+    output: Annotated[Optional[str], typer.Option(
+        "--output", "-o", metavar="FILE", help="Write the report to FILE (- : standard output).")] = None,
     fail_on: Annotated[Optional[str], typer.Option(
         metavar="LEVEL", help="Exit 1 on findings at or above this severity: error, warning or never.")] = None,
     rules: RuleDirs = [],

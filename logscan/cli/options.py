@@ -121,8 +121,8 @@ class ReportOptions:
     format: Annotated[Optional[str], typer.Option(
         "--format", "-f", metavar="FORMAT", **completes(Format),
         help=f"Report format on standard output (or -o FILE): {', '.join(Format)}.")] = _setting("format")
-    output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", metavar="FILE", help="Write the report to FILE.")] = _setting("output")
+    output: Annotated[Optional[str], typer.Option(
+        "--output", "-o", metavar="FILE", help="Write the report to FILE (- : standard output).")] = _setting("output")
     fail_on: Annotated[Optional[str], typer.Option(
         "--fail-on", metavar="LEVEL", **completes(FailOn),
         help=f"Exit 1 on findings at or above this severity: {', '.join(FailOn)} "

@@ -5,16 +5,19 @@ RenderContext (the Diagnosis itself is finished: fingerprints and all)."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from logscan.cli.common import (diagnose_or_fail, exit_status, fail, load_settings, say, to_terminal, use_color,
                                 write_report)
 from logscan.cli.exit_codes import EXIT_HEALTHY
 from logscan.render import RENDERERS
 from logscan.render.context import RenderContext
-from logscan.vocabulary import Format, Role, Verdict
+from logscan.settings import STANDARD_OUTPUT
+from logscan.vocabulary import ExpectationStatus, Format, Role, Verdict
 
 # When the command started: a JUnit report says how long its check took.
 _STARTED = time.monotonic()
@@ -47,49 +50,17 @@ def checked_rules(catalogue, settings) -> list[str]:
     return [rule_id for rule_id in ids if settings.selects(rule_id)]
 
 
-def expectations_asked(settings, catalogue) -> list[tuple[str, str]]:
-    """(rule id, the flag and value asked, as typed: `--expect-workers 2`) of each expectation this
-    run checked, in the order EXPECTATIONS declares them."""
-    from logscan.expectations import Kind, asked_for
-
-    checked = set(checked_rules(catalogue, settings))
-    out = []
-    for expectation in asked_for(settings.expectations):
-        if expectation.rule not in checked:
-            continue
-        value = getattr(settings.expectations, expectation.field)
-        if expectation.kind is Kind.SWITCH:
-            shown = expectation.flag
-        elif expectation.kind is Kind.DURATION:
-            shown = f"{expectation.flag} {_duration_text(value)}"
-        else:
-            shown = f"{expectation.flag} {value}"
-        out.append((expectation.rule, shown))
-    return out
-
-
-def _duration_text(value) -> str:
-    seconds = int(value.total_seconds())
-    parts = [(seconds // 86400, "d"), (seconds % 86400 // 3600, "h"), (seconds % 3600 // 60, "m"),
-             (seconds % 60, "s")]
-    return "".join(f"{n}{unit}" for n, unit in parts if n) or "0s"
-
-
-def expectation_results(diagnosis, settings, catalogue) -> list[tuple[str, str, bool]]:
-    """(rule id, as asked, held) of each expectation the run checked: held when it has no finding."""
-    failed = {f.rule for f in diagnosis.findings}
-    return [(rule_id, shown, rule_id not in failed)
-            for rule_id, shown in expectations_asked(settings, catalogue)]
-
-
-def expectations_markdown(results) -> str:
-    """The step summary's account of the gate: each expectation asked and whether it held."""
-    if not results:
+def expectations_markdown(d) -> str:
+    """The step summary's account of the gate: each expectation asked and what it found."""
+    if not d.expectations:
         return ("\n### Expectations\n\nNone were asked for: the gate checked the verdict and "
                 "`--fail-on` only.\n")
-    rows = "".join(f"| `{shown}` | {'held' if held else '**not met**'} |\n"
-                   for _rule, shown, held in results)
-    return f"\n### Expectations\n\n| expectation | result |\n| --- | --- |\n{rows}"
+    from logscan.render.markdown import md_inline
+
+    shown = {ExpectationStatus.HELD: "held", ExpectationStatus.NOT_MET: "**not met**",
+             ExpectationStatus.NOT_CHECKED: "not checked"}
+    rows = "".join(f"| `{e.asked}` | {shown[e.status]} | {md_inline(e.why)} |\n" for e in d.expectations)
+    return f"\n### Expectations\n\n| expectation | result | why |\n| --- | --- | --- |\n{rows}"
 
 
 def context_for(fmt: Format, catalogue, settings, view: View = View()) -> RenderContext:
@@ -113,7 +84,6 @@ def context_for(fmt: Format, catalogue, settings, view: View = View()) -> Render
         hostname = ""
     return RenderContext(
         catalogue=catalogue, checked=tuple(checked_rules(catalogue, settings)),
-        expectations=tuple(expectations_asked(settings, catalogue)),
         color=view.color and fmt == Format.HUMAN, width=view.width, verbose=view.verbose,
         timeline=view.timeline, tool_version=tool_version, information_uri=information_uri,
         hostname=hostname, started=settings.now or datetime.now(timezone.utc),
@@ -125,7 +95,7 @@ def rendered(fmt: Format, diagnosis, catalogue, settings, view: View = View(), g
     """The report of `diagnosis` in `fmt`, as this run writes it."""
     text = RENDERERS[fmt].render(diagnosis, context_for(fmt, catalogue, settings, view))
     if fmt == Format.MARKDOWN and gate:
-        text += expectations_markdown(expectation_results(diagnosis, settings, catalogue))
+        text += expectations_markdown(diagnosis)
     return text
 
 
@@ -146,19 +116,46 @@ def write_reports(report, settings, catalogue, view: View, quiet: bool = False, 
             fail(f"cannot append to $GITHUB_STEP_SUMMARY ({summary}): {exc.strerror or exc}")
 
 
-def verdict_line(status: int, diagnosis, results) -> str:
-    """What the gate decided, on stderr: why it failed, or which expectations it verified."""
-    if status != EXIT_HEALTHY and diagnosis.verdict == Verdict.INCONCLUSIVE:
+def verdict_line(status: int, diagnosis) -> str:
+    """What the gate decided, on stderr: why it failed, or which expectations it verified; and
+    which it could not check, with why."""
+    if status != EXIT_HEALTHY and diagnosis.verdict == Verdict.INCONCLUSIVE and not diagnosis.unmet:
         return f"logscan: check fails: the logs show nothing to judge: {diagnosis.verdict_reason}"
-    unmet = [shown for _rule, shown, held in results if not held]
-    held = [shown for _rule, shown, ok in results if ok]
+    by = {status: [e for e in diagnosis.expectations if e.status == status] for status in ExpectationStatus}
+    unchecked = "".join(f"; not checked: {e.asked} ({e.why})" for e in by[ExpectationStatus.NOT_CHECKED])
     if status != EXIT_HEALTHY:
-        told = f"not met: {', '.join(unmet)}" if unmet else f"verdict {diagnosis.verdict}"
-        return f"logscan: check fails ({told})"
+        unmet = by[ExpectationStatus.NOT_MET]
+        told = [f"not met: {', '.join(e.asked for e in unmet)}"] if unmet else []
+        if diagnosis.fails or not unmet:
+            told.append(f"verdict {diagnosis.verdict}")
+        return f"logscan: check fails ({'; '.join(told)}){unchecked}"
+    held = by[ExpectationStatus.HELD]
     if not held:
-        return ("logscan: check passes: no expectation was asked for (the verdict and --fail-on "
-                "were checked)")
-    return f"logscan: check passes: {len(held)} expectation(s) held: {', '.join(held)}"
+        return ("logscan: check passes: no expectation was "
+                + ("checked" if unchecked else "asked for")
+                + f" (the verdict and --fail-on were checked){unchecked}")
+    return (f"logscan: check passes: {len(held)} expectation(s) held: {', '.join(e.asked for e in held)}"
+            f"{unchecked}")
+
+
+# What may stand in a page's file name of the job's name; anything else becomes `_`.
+_NOT_IN_FILE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def page_file(job: str, page_text: str) -> str:
+    """Write the page to ./logscan-report-JOB.html, or the next free numbered name beside it
+    (nothing is replaced); what was written, and which file was kept, as the user reads it."""
+    from logscan.errors import LogscanError
+    from logscan.output_files import write_new
+
+    wanted = Path(f"logscan-report-{_NOT_IN_FILE_NAME.sub('_', job).strip('._') or 'job'}.html")
+    try:
+        written = write_new(wanted, page_text)
+    except LogscanError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write {wanted}: {exc.strerror or exc} (give -o FILE)")
+    return str(written) if written == wanted else f"{written} ({wanted} exists, kept)"
 
 
 def diagnose_command(*, options, gate: bool = False, page: bool = False, verbose: bool = False,
@@ -181,8 +178,12 @@ def diagnose_command(*, options, gate: bool = False, page: bool = False, verbose
         diagnosis, catalogue = diagnose_or_fail(list(options.paths), settings)
     status = exit_status(diagnosis, settings.fail_on)
     if page:
-        write_report(rendered(Format.HTML, diagnosis, catalogue, settings), settings.output)
-        if settings.output is not None:  # else the page itself is the output
+        page_text = rendered(Format.HTML, diagnosis, catalogue, settings)
+        if settings.output is None and to_terminal(settings):  # not 17 KB of HTML on a terminal
+            say(f"logscan: wrote {page_file(diagnosis.job, page_text)}: {diagnosis.summary()}")
+            return status
+        write_report(page_text, settings.output)
+        if settings.output not in (None, STANDARD_OUTPUT):  # else the page itself is the output
             say(f"logscan: wrote {settings.output}: {diagnosis.summary()}")
         return status
     # On a terminal the human report wraps to its width; in a pipe or a file no line is cut.
@@ -190,5 +191,5 @@ def diagnose_command(*, options, gate: bool = False, page: bool = False, verbose
     view = View(color=use_color(options.color, settings), width=width, verbose=verbose, timeline=timeline)
     write_reports(diagnosis, settings, catalogue, view, quiet=options.quiet, gate=gate)
     if gate and not options.quiet:
-        say(verdict_line(status, diagnosis, expectation_results(diagnosis, settings, catalogue)))
+        say(verdict_line(status, diagnosis))
     return status

@@ -1,8 +1,8 @@
 """`logscan report PATH... -o report.html`: the post-mortem page of one job, one self-contained
-HTML file (see logscan.render.html)."""
+HTML file (see logscan.render.html). With no -o, a terminal gets a file, not the HTML: the page
+goes to ./logscan-report-JOB.html (a free numbered name if that exists) and one line says where."""
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -23,8 +23,9 @@ class Report(JobOptions):
     findings and the Worker table. The exit status follows the verdict, as for scan."""
 
     paths: Paths = field(kw_only=False)
-    output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", metavar="FILE", help="Write the page to FILE (default: standard output).")
+    output: Annotated[Optional[str], typer.Option(
+        "--output", "-o", metavar="FILE", help="Write the page to FILE (- : standard output). Default: standard output in a pipe; "
+                                        "on a terminal, a new ./logscan-report-JOB.html, named on stderr.")
     ] = field(default=None, metadata={SETTING: "output"})
 
     def __post_init__(self) -> None:

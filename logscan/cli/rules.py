@@ -1,11 +1,13 @@
 """`logscan rules` lists the catalogue; `logscan rules explain ID` prints one rule's documentation.
 
 The catalogue is the one `scan` would use: the built-in rules, the config file's `rules`
-directories and every `--rules DIR`.
+directories and every `--rules DIR`. On a terminal (or with $COLUMNS set) the summaries wrap
+between words to its width; in a pipe each rule is one line.
 """
 
 from __future__ import annotations
 
+import textwrap
 from typing import Annotated
 
 import typer
@@ -46,8 +48,35 @@ def rules_list(ctx: typer.Context, rules: RuleDirs = [], config: ConfigFile = No
 
     catalogue = _catalogue(rules, config, isolated)
     width = max(len(r) for r in catalogue.rules)
-    emit("".join(f"{rule.id:{width}}  {rule.severity:7}  {inert(text(rule.summary))}\n"
-                 for rule in sorted(catalogue.rules.values(), key=lambda r: r.id)))
+    lead = width + 2 + SEVERITY_COLUMN + 2
+    columns = _columns()
+    # The summary wraps between words within the line; at least a few words a line, or the
+    # terminal wraps it instead.
+    room = max(columns - lead, MIN_SUMMARY) if columns is not None else None
+    out = []
+    for rule in sorted(catalogue.rules.values(), key=lambda r: r.id):
+        summary = inert(text(rule.summary))
+        lines = (textwrap.wrap(summary, room, break_long_words=False, break_on_hyphens=False)
+                 if room is not None else [summary]) or [""]
+        out.append(f"{rule.id:{width}}  {rule.severity:{SEVERITY_COLUMN}}  {lines[0]}".rstrip() + "\n")
+        out += [" " * lead + line + "\n" for line in lines[1:]]
+    emit("".join(out))
+
+
+SEVERITY_COLUMN = 7
+MIN_SUMMARY = 24
+
+
+def _columns() -> int | None:
+    """The terminal's width, or $COLUMNS where it is set; None in a pipe without it: one line a
+    rule, for grep."""
+    import os
+    import shutil
+    import sys
+
+    if sys.stdout is not None and sys.stdout.isatty() or os.environ.get("COLUMNS", "").strip().isdigit():
+        return shutil.get_terminal_size().columns
+    return None
 
 
 @rules_app.command("explain", cls=LogscanCommand)

@@ -8,7 +8,7 @@ from dataclasses import replace
 from logscan.findings import CODE_RULES
 from logscan.scan.events import format_master
 from logscan.findings.signatures import signature_findings
-from logscan.findings.expectations import expectation_findings
+from logscan.findings.expectations import hold_to_expectations
 from logscan.diagnosis import Diagnosis, InputNote, ProcessSummary, WorkerSummary
 from logscan.files.discovery import EMPTY_NOTE
 from logscan.limits import MAX_RULE_TIMEOUTS, RUNAWAY_BUDGET
@@ -32,7 +32,8 @@ def _run(job: Job, rule) -> list:
     return CODE_RULES[rule.id](job, rule) if rule.id in CODE_RULES else []
 
 
-def run_rules(job: Job, settings) -> list:
+def run_rules(job: Job, settings) -> tuple[list, tuple]:
+    """(every finding, expectations' included; the result of each expectation a gate asked for)."""
     selected = [r for r in job.catalogue.rules.values()
                 if settings.selects(r.id) and r.role != Role.EXPECTATION]
     findings = [f for rule in selected if not rule.fallback for f in _run(job, rule)]
@@ -40,7 +41,8 @@ def run_rules(job: Job, settings) -> list:
         # Fallback rules say what there is to read when nothing else explains the job.
         findings += [f for rule in selected if rule.fallback for f in _run(job, rule)]
     # What a gate asked the logs to show (logscan check), judged with everything else found.
-    return findings + expectation_findings(job, settings, findings, CODE_RULES)
+    unmet, expectations = hold_to_expectations(job, settings, findings, CODE_RULES)
+    return findings + unmet, expectations
 
 
 def _summaries(job: Job) -> tuple[WorkerSummary, ...]:
@@ -140,7 +142,8 @@ def _fingerprinted(job: Job, findings: list) -> list:
 
 def diagnose_job(job: Job, settings, found) -> Diagnosis:
     """The one finished Diagnosis: after the root-cause pass nothing in it is worked out again."""
-    findings = _fingerprinted(job, run_rules(job, settings))
+    findings, expectations = run_rules(job, settings)
+    findings = _fingerprinted(job, findings)
     findings, _, first = choose_root_cause(job, findings)
     missing_nodes = sorted({n for f in findings if f.rule in (MISSING_WORKER, MISSING_WORKER_LOG)
                             for n in f.node_ranks})
@@ -167,5 +170,6 @@ def diagnose_job(job: Job, settings, found) -> Diagnosis:
         files_scanned=len(job.scans), bytes_scanned=sum(s.size for s in job.scans),
         lines_scanned=sum(s.lines for s in job.scans), clock_note=clock_note(job),
         finished=run_end(job), harmless=harmless_notes(job) if nothing_failed else (),
-        no_failure_seen=no_failure_seen, time_axis=time_axis(workers), stuck=stuck)
+        no_failure_seen=no_failure_seen, time_axis=time_axis(workers), stuck=stuck,
+        expectations=expectations)
     return replace(diagnosis, novel_lines=novel_lines(job, root)) if diagnosis.fails else diagnosis

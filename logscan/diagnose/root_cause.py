@@ -93,9 +93,9 @@ def _first_failure(job: Job, errors: list[Finding], root: Finding) -> Place | No
 def choose_root_cause(job: Job, findings: list[Finding]):
     """(the findings, the root cause marked and its consequences linked to its fingerprint; the
     root cause, one of them; where the job first failed). Every finding has its fingerprint."""
-    errors = [f for f in findings if f.severity == Severity.ERROR]
-    # An unmet expectation (logscan check) explains the job only when nothing the logs show does.
-    errors = [f for f in errors if _role(job, f) != Role.EXPECTATION] or errors
+    # An unmet expectation (logscan check) is the gate's result: never the job's root cause, nor
+    # a consequence of it.
+    errors = [f for f in findings if f.severity == Severity.ERROR and _role(job, f) != Role.EXPECTATION]
     if not errors:
         return findings, None, None
     follows = lambda f: _role(job, f) == Role.CASCADE  # noqa: E731
@@ -113,7 +113,7 @@ def choose_root_cause(job: Job, findings: list[Finding]):
         else:
             root = min(errors, key=lambda f: (_precedence(job, f), f.sort_key))
             explained = follows
-    out = []
+    out, judged = [], {id(f) for f in errors}
     rules = job.catalogue.rules
     for f in findings:
         # A finding that needs a fix of its own (a masked exit status: the launch command) is
@@ -121,7 +121,7 @@ def choose_root_cause(job: Job, findings: list[Finding]):
         independent = f.rule in rules and rules[f.rule].independent
         if f is root:
             f = replace(f, is_root=True)
-        elif f.severity == Severity.ERROR and explained(f) and not independent:
+        elif id(f) in judged and explained(f) and not independent:
             f = replace(f, caused_by=root.fingerprint, cascade=True)
         out.append(f)
     return out, next(f for f in out if f.is_root), _first_failure(job, errors, root)

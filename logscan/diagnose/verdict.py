@@ -15,7 +15,7 @@ from logscan.scan.prefixes import strip_prefixes
 from logscan.catalogue import Group
 from logscan.rule_ids import (DEATH_SIGNAL_RECEIVED, ERROR_LINE, SIBLING_TERMINATED, TORCHRUN_STARTED,
                               WORKER_GROUP_SUCCEEDED)
-from logscan.vocabulary import JobStatus, Severity, Verdict
+from logscan.vocabulary import JobStatus, Role, Severity, Verdict
 
 
 def _shows_ddp(worker: Worker) -> bool:
@@ -67,7 +67,10 @@ def _silent_peer(job: Job, empty_logs: list[str]) -> str | None:
 
 
 def _judge(job: Job, findings) -> tuple[Verdict, str]:
-    errors = [f for f in findings if f.severity == Severity.ERROR]
+    # The job's verdict: an unmet expectation of a gate is the gate's result, not the job's.
+    rules = job.catalogue.rules
+    errors = [f for f in findings if f.severity == Severity.ERROR
+              and not (f.rule in rules and rules[f.rule].role == Role.EXPECTATION)]
     if errors:
         return Verdict.FAILED, _failed_because(errors)
     if job.job_status == JobStatus.RUNNING:

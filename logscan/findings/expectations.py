@@ -4,21 +4,30 @@ Each expectation's code takes the job model, its catalogue entry (rules/expect-*
 "expectation"), the run's Expectations and the findings of every other rule, and returns one
 finding when the expectation is not met (none when it holds or was not asked for). A finding says
 what was expected, what the logs show instead, and cites the lines that show it. An expectation the
-logs cannot show (no launch line, no timestamps) is not met: a gate never passes on missing
-evidence.
+logs cannot show because the job left no evidence of it (no launch line, no progress) is not met: a
+gate never passes on missing evidence. One the lines cannot show whatever the job did (a time
+limit, on lines that carry no times) is NotChecked: the gate says so, and why, and is not failed
+by it.
+
+The findings are the gate's, not the job's: the root-cause pass and the verdict leave them out.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from logscan.findings.base import finding, plural
-from logscan.diagnosis import format_duration
-from logscan.expectations import Expectations, asked_for
+from logscan.diagnosis import ExpectationResult, format_duration
+from logscan.expectations import EXPECTATIONS, Expectations, asked_for
 from logscan.model.job import Job
-from logscan.vocabulary import Role, Severity
+from logscan.vocabulary import ExpectationStatus, Role, Severity
 
 
+@dataclass(frozen=True)
+class NotChecked:
+    """What an expectation's code returns when the lines cannot show it either way: why."""
+
+    why: str
 
 
 def _launch_lines(job: Job):
@@ -147,8 +156,8 @@ def expect_time_to_first_batch(job: Job, rule, expect: Expectations, findings) -
         if took > limit:
             slow.append((w, took, start, first))
     if not timed:
-        return _unmet(rule, f"expected the first batch within {format_duration(limit)}: no Worker "
-                            "has a timestamped launch line and a timestamped progress line")
+        return NotChecked("no Worker has both a timestamped launch line and a timestamped progress "
+                          "line; collect logs with timestamps (kubectl logs --timestamps)")
     if not slow:
         return []
     said = ", ".join(f"{w.label} took {format_duration(t)}"
@@ -170,20 +179,28 @@ def expect_max_warnings(job: Job, rule, expect: Expectations, findings) -> list:
     return _unmet(rule, f"expected at most {limit} warning(s), found {len(warnings)} ({rules})")
 
 
-def expectation_findings(job: Job, settings, findings: list, code_rules) -> list:
-    """Every asked-for expectation the job does not meet, in catalogue order; `code_rules` maps
-    each expectation's id to its function (logscan.findings.CODE_RULES)."""
+def hold_to_expectations(job: Job, settings, findings: list, code_rules) -> tuple[list, tuple]:
+    """(the findings of the asked-for expectations the job does not meet, the result of each one
+    asked), in catalogue order; `code_rules` maps each expectation's id to its function
+    (logscan.findings.CODE_RULES)."""
     expect = getattr(settings, "expectations", None)
     if expect is None or not expect.any:
-        return []
-    out = []
+        return [], ()
+    asked = {e.rule: e.asked(getattr(expect, e.field)) for e in asked_for(expect)}
+    unmet, results = [], []
     for rule in job.catalogue.with_role(Role.EXPECTATION):
-        if rule.id not in code_rules:
+        if rule.id not in code_rules or rule.id not in asked or not settings.selects(rule.id):
             continue
-        if not settings.selects(rule.id):
-            continue
-        out += code_rules[rule.id](job, rule, expect, findings)
-    return out
+        found = code_rules[rule.id](job, rule, expect, findings)
+        if isinstance(found, NotChecked):
+            results.append(ExpectationResult(rule.id, asked[rule.id], ExpectationStatus.NOT_CHECKED, found.why))
+        elif found:
+            unmet += found
+            results.append(ExpectationResult(rule.id, asked[rule.id], ExpectationStatus.NOT_MET, found[0].message))
+        else:
+            results.append(ExpectationResult(rule.id, asked[rule.id], ExpectationStatus.HELD))
+    order = [e.rule for e in EXPECTATIONS]
+    return unmet, tuple(sorted(results, key=lambda r: order.index(r.rule)))
 
 
 def asked(catalogue, expect: Expectations, code_rules) -> list[str]:

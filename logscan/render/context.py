@@ -14,8 +14,6 @@ class RenderContext:
     # SARIF's rule list and JUnit's testcases cover them.
     catalogue: object | None = None
     checked: tuple[str, ...] | None = None
-    # (rule id, the flag and value asked) of each expectation of `logscan check`.
-    expectations: tuple[tuple[str, str], ...] = ()
     # The human report: colour, the terminal's width (None: a pipe or file), every evidence line,
     # the stage timeline.
     color: bool = False

@@ -2,7 +2,9 @@
 
 The root cause, and any error that stands alone, is an `::error`; an error that is only a
 consequence of another (a cascade, or caused by it) is a `::notice` titled as one, so one failure
-with its consequences shows as one error on the pull request, not one per rank it took down.
+with its consequences shows as one error on the pull request, not one per rank it took down. An
+unmet expectation of a gate is an error titled as the gate's (`logscan check: not met:
+--expect-workers 4`); one the lines cannot check, a warning saying why.
 
 GitHub shows at most 10 errors, 10 warnings and 10 notices per step, so the most telling come
 first and the rest are counted in one notice (the step summary, `markdown`, has them all). Text
@@ -18,7 +20,7 @@ from logscan.diagnosis import Diagnosis, Finding
 from logscan.render.context import RenderContext
 from logscan.render.inert import inert, no_legacy_commands, no_workflow_commands
 from logscan.render.order import ordered
-from logscan.vocabulary import Level, Severity, Verdict
+from logscan.vocabulary import ExpectationStatus, Level, Severity, Verdict
 
 MAX_PER_LEVEL = 10
 # The annotation each level is.
@@ -48,7 +50,9 @@ def _body(f: Finding) -> str:
     return "\n".join(inert(line) for line in lines)
 
 
-def _title(f: Finding) -> str:
+def _title(f: Finding, asked: dict[str, str]) -> str:
+    if f.rule in asked:
+        return f"logscan check: not met: {asked[f.rule]}"
     lead = "root cause: " if f.is_root else (
         "consequence: " if f.severity == Severity.ERROR and f.is_consequence else "")
     return f"logscan {lead}{f.heading}"
@@ -61,13 +65,19 @@ def render(d: Diagnosis, context: RenderContext) -> str:
             f.severity == Severity.ERROR for f in d.findings)):
         out.append(command("error", d.summary(), title=f"logscan: {d.verdict}"))
         left["error"] -= 1
+    unmet = {e.rule: e.asked for e in d.unmet}
+    for e in d.expectations:
+        if e.status == ExpectationStatus.NOT_CHECKED:
+            out.append(command("warning", f"not checked: {e.asked}: {e.why}", title="logscan check"))
+            left["warning"] -= 1
     for f in ordered(d):
         kind = COMMANDS[f.level]
         if left[kind] == 0:
             hidden += 1
             continue
         left[kind] -= 1
-        out.append(command(kind, _body(f), file=f.location.file, line=f.location.line, title=_title(f)))
+        out.append(command(kind, _body(f), file=f.location.file, line=f.location.line,
+                           title=_title(f, unmet)))
     if hidden:
         out.append(command("notice", f"{hidden} more finding(s) not annotated (GitHub shows "
                                      f"{MAX_PER_LEVEL} per level): see the step summary",

@@ -23,7 +23,7 @@ from logscan.render.context import RenderContext
 from logscan.render.inert import inert, no_workflow_commands
 from logscan.render.order import (first_failure_apart, novel_lines_reason, readable_time, shorten_path,
                                   straggler_line, stuck_lines)
-from logscan.vocabulary import Severity, Verdict
+from logscan.vocabulary import ExpectationStatus, Severity, Verdict
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 # A directory of 100,000 stray logs must not make a 100,000-row report: past these, the human
@@ -47,6 +47,7 @@ class _Report:
         if not self.wrap:
             self.console.print(Text(" " * indent) + text, soft_wrap=True)
             return
+        text = _paths_fitted(text, max(8, self.width - indent - hang))
         if indent + hang == 0:
             self.console.print(text)
             return
@@ -57,6 +58,20 @@ class _Report:
         grid.add_column(overflow="fold", max_width=max(8, self.width - indent - hang))
         grid.add_row(Text(" " * indent) + text[:hang], text[hang:])
         self.console.print(grid)
+
+
+# A word holding a path (a `/` with something on either side).
+_PATH_WORD = re.compile(r"\S+/\S+")
+
+
+def _paths_fitted(text: Text, room: int) -> Text:
+    """`text` with every path longer than `room` shortened from the left, so that wrapping never
+    folds a path letter by letter over two lines."""
+    for found in reversed([m for m in _PATH_WORD.finditer(text.plain) if len(m.group()) > room]):
+        start, end = found.span()
+        style = text.get_style_at_offset(Console(), start)
+        text = text[:start] + Text(shorten_path(found.group(), room), style=style) + text[end:]
+    return text
 
 
 def _dash(value) -> str:
@@ -192,6 +207,28 @@ class _Findings:
                         indent=indent + 2, hang=2)
 
 
+# How each expectation's result reads in the gate's section.
+_EXPECTATION_STYLE = {ExpectationStatus.HELD: "green", ExpectationStatus.NOT_MET: "bold red",
+                      ExpectationStatus.NOT_CHECKED: "yellow"}
+
+
+def _gate(r: _Report, d: Diagnosis, report: "_Findings") -> None:
+    """What `logscan check` asked the logs to show, and what it found: the gate's result, apart
+    from the job's verdict above. An unmet one shows its finding's evidence and hint."""
+    r.line()
+    r.line(Text("Expectations (logscan check):", style="bold"))
+    unmet = {f.rule: f for f in d.findings if d.is_expectation(f)}
+    for e in d.expectations:
+        head = Text(f"{e.status:12}", style=_EXPECTATION_STYLE[e.status])
+        head.append(inert(e.asked), style="bold")
+        if e.why:
+            head.append(": " + inert(e.why))
+        r.line(head, hang=12)
+        if e.rule in unmet:
+            report.evidence(unmet[e.rule], 4)
+            report.hint(unmet[e.rule], 4)
+
+
 def _line_at(r: _Report, file: str, line: int, text: str, indent: int) -> None:
     """`file:line  text` on one line where it fits; else the place, and the text under it."""
     where, text = inert(f"{file}:{line}"), inert(text.strip())
@@ -284,7 +321,7 @@ def render(d: Diagnosis, context: RenderContext) -> str:
         report.block(root, label="root cause: ", message=False)
     _novel(r, d, verbose)
     known = {f.fingerprint for f in d.findings}
-    others = [f for f in d.findings if f is not root and
+    others = [f for f in d.findings if f is not root and not d.is_expectation(f) and
               (f.caused_by is None or f.caused_by not in known)]
     if others:
         r.line()
@@ -292,6 +329,8 @@ def render(d: Diagnosis, context: RenderContext) -> str:
                     style="bold"))
         for f in others:
             report.block(f, indent=0)
+    if d.expectations:
+        _gate(r, d, report)
     if d.stuck:
         _stuck(r, d)
     _harmless(r, d)

@@ -98,6 +98,8 @@ def diagnosis_record(d: Diagnosis) -> dict:
         "no_failure_seen": d.no_failure_seen,
         "harmless": [{"rule": n.rule, "meaning": n.meaning, "file": n.file, "line": n.line, "text": n.text,
                       "count": n.count, "reference": n.reference} for n in d.harmless],
+        "expectations": [{"rule": e.rule, "asked": e.asked, "status": e.status, "why": e.why}
+                         for e in d.expectations],
         "inputs": [{"path": n.path, "problem": n.problem} for n in d.inputs],
         "stats": {"files": d.files_scanned, "bytes": d.bytes_scanned, "lines": d.lines_scanned,
                   "skipped_files": len(d.skipped)},

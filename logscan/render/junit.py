@@ -3,7 +3,8 @@ strict Apache Ant schema and Jenkins' xunit-plugin schema.
 
 One testsuite per job (in a <testsuites> of one), and a testcase a person can read per question the run asked: `verdict`
 (fails when the job FAILED or the logs show nothing to judge), one per expectation asked, named
-with its value (`expect-workers (--expect-workers 2)`), and one per rule checked, passing ones
+with its value (`expect-workers (--expect-workers 2)`) and skipped when the lines cannot check
+it (no times), and one per rule checked, passing ones
 included so that a fixed failure shows as resolved. The count does not grow with the Workers: a
 rule's findings on every Worker are one testcase, its failure naming each place. An error finding
 fails its testcase with message, places, evidence and hint; warnings and notes are listed in the
@@ -25,7 +26,7 @@ from logscan.diagnosis import Diagnosis, Finding
 from logscan.render.context import RenderContext
 from logscan.render.inert import inert, no_legacy_commands_in_data
 from logscan.render.order import ordered, place_of, rules_of
-from logscan.vocabulary import Severity
+from logscan.vocabulary import ExpectationStatus, Severity
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 VERDICT_CASE = "verdict"
@@ -59,9 +60,9 @@ def _stamp(when: datetime | None) -> str:
 
 
 def render(d: Diagnosis, context: RenderContext) -> str:
-    """The context's `expectations`: (rule id, the flag and value asked) of each expectation of
-    the run; `hostname`, `started` and `elapsed`: where, when and how long the check ran."""
-    asked = dict(context.expectations)
+    """The context's `hostname`, `started` and `elapsed`: where, when and how long the check ran."""
+    asked = {e.rule: e.asked for e in d.expectations}
+    unchecked = {e.rule: e.why for e in d.expectations if e.status == ExpectationStatus.NOT_CHECKED}
     hostname, started, elapsed = context.hostname, context.started, context.elapsed
     job = xml_text(d.job) or "job"
     # The Ant schema allows no attribute on <testsuites>, and asks a suite inside it for an id
@@ -78,7 +79,7 @@ def render(d: Diagnosis, context: RenderContext) -> str:
     rule_ids = [rule_id for rule_id, _rule in rules_of(d, context.catalogue, context.checked)]
     # The verdict, then the expectations asked, then every other rule: what was asked reads first.
     cases = [VERDICT_CASE, *(r for r in rule_ids if r in asked), *(r for r in rule_ids if r not in asked)]
-    failures, notes = 0, []
+    failures, skipped, notes = 0, 0, []
     for rule_id in cases:
         name = f"{rule_id} ({asked[rule_id]})" if rule_id in asked else rule_id
         case = ET.SubElement(suite, "testcase", classname=xml_text(f"logscan.{d.job}") or "logscan",
@@ -88,6 +89,10 @@ def render(d: Diagnosis, context: RenderContext) -> str:
                 failures += 1
                 failure = ET.SubElement(case, "failure", type=d.verdict, message=xml_text(d.summary()))
                 failure.text = _lines([d.summary(), f"why: {d.verdict_reason}"])
+            continue
+        if rule_id in unchecked:
+            skipped += 1
+            ET.SubElement(case, "skipped", message=xml_text(f"not checked: {unchecked[rule_id]}"))
             continue
         found = by_rule.get(rule_id, [])
         errors = [f for f in found if f.severity == Severity.ERROR]
@@ -103,7 +108,7 @@ def render(d: Diagnosis, context: RenderContext) -> str:
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
-    suite.set("skipped", "0")
+    suite.set("skipped", str(skipped))
     suite.set("time", f"{max(elapsed, 0.0):.3f}")
     ET.indent(suites)
     return no_legacy_commands_in_data(ET.tostring(suites, encoding="unicode", xml_declaration=True),

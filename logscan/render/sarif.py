@@ -1,5 +1,7 @@
 """SARIF 2.1.0 for code-scanning UIs: rule metadata (name, help, default level) from the
-catalogue, one result per finding with its fingerprint, the verdict as a tool notification.
+catalogue, one result per finding with its fingerprint, the verdict as a tool notification. An
+unmet expectation of a gate is a result marked `expectation`; one the lines cannot check is a
+warning notification; the run's properties list each expectation asked and what it found.
 
 A file inside the directory logscan ran in (the checkout, in CI) is a URI relative to the base
 `%SRCROOT%`, which `originalUriBaseIds` resolves, so code scanning opens it in the repository; a
@@ -19,7 +21,7 @@ from logscan.diagnosis import Diagnosis
 from logscan.render.context import RenderContext
 from logscan.render.inert import no_legacy_commands_in_data
 from logscan.render.order import ordered, rules_of
-from logscan.vocabulary import LEVEL_OF_SEVERITY
+from logscan.vocabulary import LEVEL_OF_SEVERITY, ExpectationStatus
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 BASE_ID = "%SRCROOT%"
@@ -96,7 +98,8 @@ def render(d: Diagnosis, context: RenderContext) -> str:
             "relatedLocations": [_location(e.file, e.line, d, base_dir, snippet=e.text, id=i)
                                  for i, e in enumerate(f.evidence[1:], 1)],
             "partialFingerprints": {"logscanFingerprint": f.fingerprint},
-            "properties": {"root_cause": f.is_root, "consequence": f.is_consequence},
+            "properties": {"root_cause": f.is_root, "consequence": f.is_consequence,
+                           **({"expectation": ExpectationStatus.NOT_MET} if d.is_expectation(f) else {})},
         })
     driver = {"name": "logscan",
               "rules": [_rule(rule_id, rule) for rule_id, rule in rules]}
@@ -111,10 +114,17 @@ def render(d: Diagnosis, context: RenderContext) -> str:
             "toolExecutionNotifications": [{
                 "level": "error" if d.fails else "note",
                 "message": {"text": d.summary()},
-                "descriptor": {"id": "verdict"}}],
+                "descriptor": {"id": "verdict"}}] + [{
+                # The gate could not hold the lines to this expectation: said, not failed.
+                "level": "warning",
+                "message": {"text": f"not checked: {e.asked}: {e.why}"},
+                "descriptor": {"id": e.rule}} for e in d.expectations
+                if e.status == ExpectationStatus.NOT_CHECKED],
         }],
         "results": results,
-        "properties": {"verdict": d.verdict, "verdict_reason": d.verdict_reason},
+        "properties": {"verdict": d.verdict, "verdict_reason": d.verdict_reason,
+                       **({"expectations": [{"rule": e.rule, "asked": e.asked, "status": e.status, "why": e.why}
+                                            for e in d.expectations]} if d.expectations else {})},
     }
     if base_dir is not None:
         run["originalUriBaseIds"] = {BASE_ID: {"uri": Path(base_dir).as_uri().rstrip("/") + "/"}}

@@ -399,25 +399,28 @@ class Sweep:
         self.db.execute("COMMIT")
 
     def all_jobs(self) -> Iterator[dict]:
-        """Every job of the swept DIRs (and shard) as last diagnosed, by job id, read a batch
-        at a time."""
+        """Every job of the swept DIRs (and shard) as last diagnosed, by job id in natural order
+        (`job-9` before `job-12`); the ids are sorted in memory, the records read a batch at a
+        time."""
         roots = sorted({os.path.abspath(d) for d in self.dirs})
         marks = ",".join("?" * len(roots))
-        after = ("", "")
-        while True:
-            rows = self.db.execute(
+        keys = self.db.execute(f"SELECT shown, job FROM jobs WHERE root IN ({marks})",
+                               [*map(st.stored_path, roots)]).fetchall()
+        keys.sort(key=lambda key: (run_order(key[0]), key))  # as a series orders its runs
+        for start in range(0, len(keys), OUTBOX_BATCH):
+            batch = [job for _, job in keys[start:start + OUTBOX_BATCH]]
+            rows = {row[7]: row for row in self.db.execute(
                 f"SELECT shown, rel, record, first_seen, changed_at, diagnosed_at, root, job FROM jobs "
-                f"WHERE root IN ({marks}) AND (shown, job) > (?, ?) ORDER BY shown, job LIMIT ?",
-                [*map(st.stored_path, roots), *after, OUTBOX_BATCH]).fetchall()
-            for shown, rel, record, first_seen, changed_at, diagnosed_at, root, _ in rows:
+                f"WHERE job IN ({','.join('?' * len(batch))})", batch)}
+            for job in batch:
+                if job not in rows:  # gone since the ids were read
+                    continue
+                shown, rel, record, first_seen, changed_at, diagnosed_at, root, _ = rows[job]
                 rel, root = st.loaded_path(rel), st.loaded_path(root)
                 if self.shard is not None and shard_of(rel, self.shard[1]) != self.shard[0]:
                     continue
                 yield {"job_id": shown, "rel": rel, "root": root, "first_seen": first_seen,
                        "changed_at": changed_at, "diagnosed_at": diagnosed_at, **json.loads(record)}
-            if len(rows) < OUTBOX_BATCH:
-                return
-            after = (rows[-1][0], rows[-1][7])
 
     def _against_history(self, result: JobResult):
         """The job's diagnosis with its novel lines ranked against its series' earlier healthy

@@ -99,6 +99,16 @@ def render_table(rows: list[dict], stats: dict, color: bool, width: int | None =
         table.add_row(*cells[-1])
     console = Console(record=True, width=width, color_system="standard" if color else None,
                       force_terminal=color, file=_Discard(), highlight=False)
+    if rows and width is not None and _unbroken_width(table, cells) > width:
+        # Too narrow for the table (long job ids): each job's id on a line of its own, whole,
+        # and its other cells on the next, wrapped between words.
+        for job, verdict, root, workers, last, change in cells:
+            console.print(job, soft_wrap=True)
+            rest = (verdict, root, Text(f"{workers.plain} Worker(s)"), last, change)
+            line = Text("  ").join(cell for cell in rest if cell.plain)
+            console.print(Text("  ") + line, overflow="fold")
+        console.print(Text(summary_line(stats), style="dim"))
+        return console.export_text(styles=color)
     if rows:
         # Narrower than its unbreakable cells (a long job id), the table is as wide as they
         # need and the terminal wraps its lines, rather than rich folding an id mid-word.
