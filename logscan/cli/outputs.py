@@ -121,7 +121,7 @@ def verdict_line(status: int, diagnosis) -> str:
     which it could not check, with why."""
     if status != EXIT_HEALTHY and diagnosis.verdict == Verdict.INCONCLUSIVE and not diagnosis.unmet:
         return f"logscan: check fails: the logs show nothing to judge: {diagnosis.verdict_reason}"
-    by = {status: [e for e in diagnosis.expectations if e.status == status] for status in ExpectationStatus}
+    by = {result: [e for e in diagnosis.expectations if e.status == result] for result in ExpectationStatus}
     unchecked = "".join(f"; not checked: {e.asked} ({e.why})" for e in by[ExpectationStatus.NOT_CHECKED])
     if status != EXIT_HEALTHY:
         unmet = by[ExpectationStatus.NOT_MET]

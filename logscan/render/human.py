@@ -67,9 +67,11 @@ _PATH_WORD = re.compile(r"\S+/\S+")
 def _paths_fitted(text: Text, room: int) -> Text:
     """`text` with every path longer than `room` shortened from the left, so that wrapping never
     folds a path letter by letter over two lines."""
-    for found in reversed([m for m in _PATH_WORD.finditer(text.plain) if len(m.group()) > room]):
+    too_long = [m for m in _PATH_WORD.finditer(text.plain) if len(m.group()) > room]
+    console = Console() if too_long else None
+    for found in reversed(too_long):
         start, end = found.span()
-        style = text.get_style_at_offset(Console(), start)
+        style = text.get_style_at_offset(console, start)
         text = text[:start] + Text(shorten_path(found.group(), room), style=style) + text[end:]
     return text
 
