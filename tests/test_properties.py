@@ -428,3 +428,17 @@ def test_interleaved_env_prints_are_all_recovered(case, chunk):
     scan = SCANNER.scan_file(write(text.encode()), "x.log", chunk_size=chunk)
     assert Counter((e.rank, e.local_rank, e.world_size) for e in scan.envs) == Counter(prints), text
     assert scan.env_markers == len(prints)
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\n\n\n", b"\r\n", b"\r\n\r\n"], ids=["lf", "lf-blank", "crlf", "crlf-blank"])
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+def test_the_last_line_with_text_does_not_depend_on_trailing_blank_lines_or_read_blocks(tmp_path, ending, chunk):
+    """A log that ends in blank lines (a summary's trailing newlines), read in blocks of any size:
+    its last line is the last one with text, at that line's number (synthetic lines)."""
+    lines = [b"step 1/2 loss 1.0", b"step 2/2 loss 0.9", b"training finished"]
+    path = tmp_path / "launch_ddp.log"
+    eol = b"\r\n" if ending.startswith(b"\r") else b"\n"
+    path.write_bytes(eol.join(lines) + ending)
+    scan = Scanner(load_catalogue()).scan_file(str(path), "launch_ddp.log", chunk_size=chunk)
+    last = scan.last_line
+    assert last.text.rstrip("\r") == "training finished" and last.line == 3, (last.line, last.text)

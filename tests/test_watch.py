@@ -244,3 +244,14 @@ def test_what_watch_writes_beside_the_logs_is_never_read_as_a_log(tmp_path):
                  stream.end_json(diagnosis, "the platform says failed", at)):
         assert "RuntimeError" in text  # it quotes the log
         assert why_not_a_log("logscan-watch.log", text.encode(), named=False) == OWN_REPORT_NOTE, text
+
+
+def test_a_log_whose_lines_only_look_like_the_watchs_stays_a_log():
+    """A script's own `HH:MM:SS error name: message` lines, with no indented evidence under them,
+    are a log (synthetic lines in that shape)."""
+    from logscan.files.discovery import why_not_a_log
+
+    text = (b"12:00:01 error data-loader: shard 17 missing, skipped\n"
+            b"12:00:02 info train: step 1/100 loss 2.31\n"
+            b"12:00:03 ended (epoch 0): loss 2.1\n")
+    assert why_not_a_log("train.log", text, named=False) is None

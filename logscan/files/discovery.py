@@ -49,7 +49,8 @@ OWN_REPORT = re.compile(rb"""(?sx)^(?:
   | ::(?:error|warning|notice)\ [^\n]*title=logscan
   | [^\n]*:\d+:\ (?:error|warning|info):\ [a-z0-9]+(?:-[a-z0-9]+)+(?:\ \(|:\ )
   | logscan:\ watching\ 
-  | \d{2}:\d{2}:\d{2}\ (?:(?:error|warning)\ [a-z0-9]+(?:-[a-z0-9]+)+(?:\ \(|:\ )|ended\ \()
+  | \d{2}:\d{2}:\d{2}\ (?:(?:error|warning)\ [a-z0-9]+(?:-[a-z0-9]+)+(?:\ \(|:\ )[^\n]*\n[ ]{4}\S
+                         |ended\ \([^\n]*\):\ (?:HEALTHY|FAILED|RUNNING|INCONCLUSIVE)\ )
   | \{"event":\ "(?:finding|end)"
 )""")
 # Trees of the machine itself, never walked whatever a link or an argument says.

@@ -366,10 +366,11 @@ class FileInterpreter:
         if head is not None:
             scan.first_time = strip_prefixes(_decode(head)).time
         if tail is not None:
-            # Blank lines after it are counted in line_count: the last line with text is above them.
+            # Blank lines after it (CRLF ones too) are counted in line_count: the last line with
+            # text is above them, as the scanner's `tail` takes it.
             blank_after = 0
             for raw in reversed(tail_lines):
-                if raw.strip(b"\r\n"):
+                if raw.strip(b"\r"):
                     break
                 blank_after += 1
             scan.last_line = self._line_at_end(tail, line_count - blank_after)

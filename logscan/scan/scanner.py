@@ -298,7 +298,8 @@ class Scanner:
                 while held - recent[0][1] > TAIL_LINES:
                     held -= recent.popleft()[1]
                 last_block = block
-                if block.strip(b"\n"):
+                # not a block of blank lines alone (CRLF ones too), counted in C without a copy
+                if newlines != len(block) and newlines + block.count(b"\r") != len(block):
                     last_text_block = block
         except OSError as exc:
             found.read_error = exc.strerror or str(exc)
@@ -310,7 +311,7 @@ class Scanner:
         if last_text_block is not None:
             # The last line with text: blank lines after it (a summary's trailing newline) are
             # not where the log ended, whichever block they came in.
-            tail = last_text_block.rstrip(b"\n")
+            tail = last_text_block.rstrip(b"\r\n")
             found.tail = tail[tail.rfind(b"\n") + 1:][:MAX_RAW]
         return found
 
