@@ -197,3 +197,22 @@ def worker_vanished(job: Job, rule):
                            [end, *(f.where for f in others[:2])], node_rank=worker.node_rank,
                            worker=worker.label))
     return out
+
+
+def failure_elsewhere(job: Job, rule):
+    """Processes failed only because they lost a peer or the store, and the logs hold no failure
+    of their own: the first failure is on a rank or Worker whose lines are not here (a paste of one
+    rank's traceback, or one Worker's log of several)."""
+    # A lost peer a process reported itself: torchrun's SIGTERM to the siblings of a failed process
+    # is no such report.
+    lost = [f for f in job.failures if f.cascade and f.exitcode is None]
+    if not lost or any(not f.cascade for f in job.failures):
+        return []
+    same = _same_error(lost)[0]
+    first = same[0]
+    ranks = sorted({f.rank for f in lost if f.rank is not None})
+    who = plural(ranks, "rank", "ranks") if ranks else "a process" if len(lost) == 1 else f"{len(lost)} processes"
+    message = (f"{who} failed with {first.summary}: {'it' if len(lost) == 1 else 'they'} lost a peer or the "
+               f"store's host, and the failure that caused it is not in these lines")
+    # The ranks named are the ones that lost a peer, not the one that failed: no rank is the cause.
+    return [finding(rule, message, [f.where for f in lost], ranks=tuple(ranks))]
