@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from logscan.catalogue import Group
 from logscan.exit_signals import SIGNALS
-from logscan.findings.base import cause_hint, finding, hits, plural
+from logscan.findings.base import cause_hint, finding, hits, plural, when_in_training
 from logscan.model.failures import SIGKILL, SIGTERM, Failure, earlier_attempt_failures
 from logscan.model.job import ROUND_FAILURE, Job
 from logscan.rule_ids import WORKER_GROUP_RESTART, WORKER_KILLED
@@ -23,8 +23,7 @@ def _crashes(job: Job, rule, during: bool):
     told_killed = {w.label for w in job.workers if any(h.rule_id == WORKER_KILLED for h in w.hits)}
     crashes = [f for f in failures if not f.cascade and f.exitcode != SIGTERM
                and not (f.exitcode == SIGKILL and f.worker.label in told_killed)]
-    when = "after training had started" if during else \
-        "before the first batch" if job.shows_start_up else "(no line shows whether training had started)"
+    when = when_in_training(job, during)
     terminated = {f.rank for f in failures if f.exitcode == SIGTERM and f.rank is not None}
     out = [_crash_finding(job, rule, same, when, terminated) for same in _same_error(crashes)]
     if out:
