@@ -1270,6 +1270,23 @@ scenario(**{**SCENARIOS[-1].__dict__, "name": "stall-still-running-prod-plain", 
             "description": SCENARIOS[-1].description.replace("Every line stamped as `kubectl logs --timestamps` "
                                                             "does. ", "Lines carry no times. ")})
 
+# A healthy job copied while it trains: steps 0.5 s apart from rank 0, the platform says running. Read
+# at the moment of the copy it is running; read much later with the platform still saying running, the
+# same lines are a stall.
+scenario(
+    name="running-mid-training-prod", short="rmtp", layout="logs/<hostname>.log",
+    workers=workers(2, log="logs/job-rmtp-worker-{i}.log"),
+    env={"LOOP_STYLE": "logging", "STEP_SLEEP": "0.5", "TRAIN_STEPS": "400", "PRINT_ENV": "0",
+         "PYTHONUNBUFFERED": "1"},
+    cmd=STAMPED_CMD, snapshot_after=40, limit=120, check=_has("step 20/400"),
+    description=_PROD + "). Every line stamped as `kubectl logs --timestamps` does. 400 steps 0.5 s apart; the "
+    "logs were copied 40 s after launch while the job trained normally, and the platform says running.",
+    expect=exp(["stall-during-training"], root="stall-during-training", first="none",
+               note="applies when scanned long after the copy with the platform still saying running (the "
+               "samples are read at a fixed later time); read within seconds of its last line it is RUNNING with "
+               "no finding (tests/test_running_jobs.py)."),
+)
+
 # Stalls the platform ended before any timeout, with no straggler's line to name anyone: the silence
 # before the stop, against the job's own rhythm, says the stall came first.
 scenario(
@@ -1515,6 +1532,27 @@ for _name, _short, _cmd, _status, _env, _expect, _what in (
              train_script="train_lightning.py" if _name.startswith("lightning") else "train_accelerate.py",
              limit=240, description=(_LIGHTNING if _name.startswith("lightning") else _ACCELERATE) + _what,
              expect=_expect)
+
+# The Hugging Face Trainer under torchrun, in production shape: its own tqdm bar and `{'loss': ...}` dicts
+# from rank 0, its DDP warnings from every rank.
+_HF_TRAINER = ("Hugging Face Trainer (transformers 5, a tiny BERT from its config, CPU, gloo) under torchrun, "
+               + _PROD + "). ")
+for _name, _short, _cmd, _status, _env, _expect, _what in (
+        ("hf-trainer-healthy-prod", "hftp", GUIDE_CMD, True, {}, exp([]),
+         "30 steps; the Trainer's bar reaches 30/30 and it prints its train_runtime dict."),
+        ("hf-trainer-healthy-prod-quiet-nostatus", "hftpqn", QUIET_CMD, False, {}, exp([]),
+         "No `DDP launch:` line, no platform status kept."),
+        ("hf-trainer-collate-prod", "hftcp", GUIDE_CMD, True, {"FAIL_KIND": "runtime", "FAIL_RANKS": "3"},
+         exp(["crash-during-training"], root="crash-during-training", node_rank=1, rank=3, cause="collator"),
+         "Rank 3's data collator raises ValueError at its 10th batch; the other ranks lose their peer."),
+        ("hf-trainer-no-gpu-prod-quiet", "hftngq", QUIET_CMD, True, {"FAIL_KIND": "cuda-device", "FAIL_RANKS": "2"},
+         exp(["crash-before-first-batch"], root="crash-before-first-batch", node_rank=1, rank=2),
+         "No `DDP launch:` line. Rank 2 moves a tensor to a GPU on a node without one (a CPU build of torch), "
+         "before the Trainer."),
+):
+    scenario(name=_name, short=_short, layout="worker-N/launch_ddp.log", workers=workers(2), cmd=_cmd,
+             platform_status=_status, env={"PRINT_ENV": "0", "PYTHONUNBUFFERED": "1", **_env},
+             train_script="train_hf_trainer.py", limit=300, description=_HF_TRAINER + _what, expect=_expect)
 
 # The failing Worker's log is the one the platform did not collect: what is left shows only the
 # other Worker's processes losing their peer, in production shape.
