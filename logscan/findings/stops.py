@@ -29,7 +29,8 @@ def stopped_from_outside(job: Job, rule):
         return []
     worker, number, where = _first_stop(stops)
     known = SIGNALS.get(number)
-    when = "after training had started" if job.reached_first_batch(worker) else "before the first batch"
+    when = "after training had started" if job.reached_first_batch(worker) else \
+        "before the first batch" if job.shows_start_up else "(no line shows whether training had started)"
     others = [w for w, _, _ in stops if w is not worker]
     rest = [w for w in job.workers if w is not worker and w.started_processes]
     consequence = (f"; {plural([w.label for w in others], 'Worker', 'Workers')} "

@@ -14,7 +14,8 @@ import re
 
 from logscan.catalogue import Catalogue, Group
 from logscan.limits import STALL_AFTER
-from logscan.rule_ids import (ERROR_LINE, RENDEZVOUS_ROUND, SIBLING_TERMINATED, TORCHRUN_STARTED, TRAINING_LOOP_FINISHED,
+from logscan.rule_ids import (DEATH_SIGNAL_RECEIVED, ERROR_LINE, RENDEZVOUS_ROUND, SIBLING_TERMINATED,
+                              SLURM_STEP_TASK_FAILURE, TORCHRUN_STARTED, TRAINING_LOOP_FINISHED,
                               WORKER_GROUP_SUCCEEDED)
 from logscan.model.training import StepWarnings
 from logscan.scan.prefixes import clean
@@ -33,6 +34,18 @@ END_MARKER = re.compile(r"(?i)\b(?:training|train|run|job)\b[\s:]+(?:is\s+)?(?:f
 
 # Why torchrun began a rendezvous round (Round.reason).
 ROUND_START, ROUND_MEMBERSHIP, ROUND_FAILURE = "start", "membership", "failure"
+
+
+# Lines anyone prints: their hits say nothing of whether torchrun ran.
+NOT_TORCHRUN_TRACES = frozenset({ERROR_LINE, SLURM_STEP_TASK_FAILURE})
+
+
+def _torchrun_trace(hit) -> bool:
+    """A catalogue hit that could only be torchrun's or its processes': not one of anyone's
+    lines, nor Slurm's stop of a job or step (a death signal whose line names no signal)."""
+    if hit.rule_id in NOT_TORCHRUN_TRACES:
+        return False
+    return not (hit.rule_id == DEATH_SIGNAL_RECEIVED and hit.group(Group.SIGNAL) is None)
 
 
 def names_process(exit_: ProcessExit) -> bool:
@@ -104,7 +117,8 @@ class Worker(EventLists):
 
     @property
     def host(self) -> str | None:
-        hosts = [e.host for e in self.exits if e.host]
+        # srun's reports name the task's node, and one srun's log holds every node's
+        hosts = [e.host for e in self.exits if e.host and not e.tasks]
         return hosts[0] if hosts else None
 
     @property
@@ -204,9 +218,10 @@ class Worker(EventLists):
     def ran_torchrun(self) -> bool:
         """The launch line was printed, or torchrun itself left traces (its own logs, a traceback
         of its own, rendezvous messages): other launch scripts print no launch line. A line that
-        only looks like an error (`srun: error: ...`) is anyone's, not a trace of torchrun."""
+        only looks like an error (`srun: error: ...`) is anyone's, and Slurm's word that it
+        cancelled a step is Slurm's: neither is a trace of torchrun."""
         return (self.launch is not None or self.started_processes
-                or any(h.rule_id != ERROR_LINE for h in self.hits)
+                or any(_torchrun_trace(h) for h in self.hits)
                 or any(x.agent for x in self.exceptions))
 
     def error_lines(self, catalogue: Catalogue) -> list[Where]:

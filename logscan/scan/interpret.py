@@ -298,7 +298,8 @@ class FileInterpreter:
             return where
         if kind == "failed":
             local_rank, exitcode = value
-            self.scan.exits.append(ProcessExit(where, None, local_rank, exitcode))
+            self.scan.exits.append(ProcessExit(where, None, local_rank, exitcode, host=parsed.host,
+                                               tasks=parsed.tasks))
             self._name_pid(body, None, local_rank)
             return replace(where, local_rank=local_rank)
         if kind == "time":  # the first field of an entry

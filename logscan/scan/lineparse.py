@@ -652,9 +652,10 @@ LAUNCHER_EXIT = re.compile(
 # Slurm's srun reports the end of each task it launched (src/srun/launch.c, _task_finish) as
 # `srun: error: {hosts}: {task|tasks} {ids}: Exited with exit code {code}`, `...: {strsignal}` with
 # ` (core dumped)` when it dumped core, or `...: Out Of Memory` when its cgroup OOM-killed the step's
-# tasks (SIGKILL). No local rank: a task is a node's torchrun, or a process srun started itself.
+# tasks (SIGKILL). The ids are bit_fmt's ranges of the step's task ids: `58`, `0-57,59-63`. No local
+# rank: a task is a node's torchrun, or a process srun started itself.
 SRUN_TASK_EXIT = re.compile(
-    r"\bsrun: error: \S+: tasks? [\d,\-\[\]]+: (?:Exited with exit code (?P<status>\d+)"
+    r"\bsrun: error: (?P<host>\S+): tasks? (?P<tasks>[\d,\-\[\]]+): (?:Exited with exit code (?P<status>\d+)"
     r"|(?P<oom>Out Of Memory)|(?P<signal>[A-Z][a-z][a-z0-9 ]*?)(?: \(core dumped\))?)\s*$")
 # torch.multiprocessing.spawn (mp.spawn, start_processes) reports a process that exited without an
 # error file (spawn.py, ProcessContext.join) by its index, which is the index `fn(i, ...)` got: a
@@ -667,6 +668,27 @@ SPAWN_EXIT = re.compile(
 # execute_subprocess_async): `RuntimeError: '{cmd}' failed with returncode {code}`, then the
 # workers' stderr. It names no process: like srun's, it tells the end of the launcher it started.
 HARNESS_EXIT = re.compile(r"'[^']*' failed with returncode (?P<status>-?\d+)")
+# A step has at most this many task ids worth spelling out: a longer list is no step srun ran.
+MAX_STEP_TASKS = 1 << 20
+_TASK_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
+
+
+def srun_task_ids(text: str) -> tuple[int, ...]:
+    """The task ids srun names (bit_fmt's `3`, `0-57,59-63`, `0,2-3`), ascending; () when the
+    text is not of that form or names more than a step holds."""
+    ids: set[int] = set()
+    for piece in text.split(","):
+        found = _TASK_RANGE.fullmatch(piece)
+        if found is None:
+            return ()
+        first = int(found[1])
+        last = int(found[2]) if found[2] is not None else first
+        if last < first or len(ids) + last - first + 1 > MAX_STEP_TASKS:
+            return ()
+        ids.update(range(first, last + 1))
+    return tuple(sorted(ids))
+
+
 _LOCAL_RANK_ARGUMENT = re.compile(r"--local[_-]rank[= ](?P<local_rank>\d+)")
 _SUMMARY_RANK = re.compile(r"(-?\d+)(?:\s*\(local_rank:\s*(\d+)\))?")
 _SUMMARY_CODE = re.compile(r"-?\d+")
@@ -682,6 +704,9 @@ class SummaryLine:
 
     kind: str
     value: object = None
+    # srun's report of a task's end: the host and the task ids it names
+    host: str | None = None
+    tasks: tuple[int, ...] = ()
 
 
 @needs(_literal(b"Root Cause"), _literal(b"Failures:"),
@@ -714,7 +739,7 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         # the process raised: spawn's _wrap queued its traceback and called sys.exit(1)
         return SummaryLine("failed", (quoting, 1))
     if (task := SRUN_TASK_EXIT.search(body)) is not None and (code := _srun_exit_code(task)) is not None:
-        return SummaryLine("failed", (None, code))
+        return SummaryLine("failed", (None, code), task["host"], srun_task_ids(task["tasks"]))
     if (harness := HARNESS_EXIT.search(body)) is not None:
         return SummaryLine("failed", (None, int(harness["status"])))
     field_match = SUMMARY_FIELD.fullmatch(body)
