@@ -49,9 +49,10 @@ def _torchrun_trace(hit) -> bool:
 
 
 def names_process(exit_: ProcessExit) -> bool:
-    """torchrun's reports of an exit name the process (its rank or local rank); a launcher above
-    torchrun (Slurm's srun) names none: it tells the end of what it started, often torchrun."""
-    return exit_.rank is not None or exit_.local_rank is not None
+    """The exit is a training process's: torchrun's reports name the process (its rank or local
+    rank), another launcher's report of one of its processes may not say which (DeepSpeed's); a
+    launcher above torchrun (Slurm's srun) tells the end of what it started, often torchrun."""
+    return exit_.rank is not None or exit_.local_rank is not None or exit_.training_process
 
 
 @dataclass(frozen=True, slots=True)

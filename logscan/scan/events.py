@@ -146,6 +146,8 @@ class ProcessExit:
     # The Slurm task ids srun's report names (`tasks 0-57,59-63`): a node's torchrun each, or
     # a process srun started itself.
     tasks: tuple[int, ...] = ()
+    # A launcher's report of one of the training processes it started, which may not say which one.
+    training_process: bool = False
 
 
 @dataclass(kw_only=True)

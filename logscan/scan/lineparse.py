@@ -644,8 +644,9 @@ FAILED_LINE = re.compile(
     r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)")
 # Other launchers' report of a process's end, read as torchrun's failed line: DeepSpeed's launcher
 # (deepspeed/launcher/launch.py, sigkill_handler) logs `{cmd} exits with return code = {code}`, the
-# command a list holding `'--local_rank=N'`; before 0.6 it raised subprocess.CalledProcessError,
-# `Command '[...]' returned non-zero exit status 1.` or `... died with <Signals.SIGKILL: 9>.`
+# command a list holding `'--local_rank=N'`; before 0.6 it, and torch.distributed.launch before 1.9,
+# raised subprocess.CalledProcessError, `Command '[...]' returned non-zero exit status 1.` or
+# `... died with <Signals.SIGKILL: 9>.` (the command is the last spawned one's: _only_local_rank).
 LAUNCHER_EXIT = re.compile(
     r"exits with return code = (?P<exitcode>-?\d+)\s*$"
     r"|Command '\[.*\]' (?:returned non-zero exit status (?P<status>\d+)|died with <Signals\.\w+: (?P<signal>\d+)>)")
@@ -690,6 +691,18 @@ def srun_task_ids(text: str) -> tuple[int, ...]:
 
 
 _LOCAL_RANK_ARGUMENT = re.compile(r"--local[_-]rank[= ](?P<local_rank>\d+)")
+
+
+def _only_local_rank(body: str) -> int | None:
+    """The local rank a launcher's report of a process's end names for certain: 0, or none.
+
+    torch.distributed.launch (before 1.9, `raise CalledProcessError(returncode=process.returncode,
+    cmd=cmd)`) and DeepSpeed's launcher (`logger.error(f"{cmd} exits with return code = ...")`)
+    quote `cmd`, the variable their spawning loop left behind: the command of the last process
+    they started, whichever one failed. Its `--local_rank=N` is the node's highest local rank;
+    only when that is 0 was the failed process the node's only one."""
+    found = _LOCAL_RANK_ARGUMENT.search(body)
+    return 0 if found is not None and int(found["local_rank"]) == 0 else None
 _SUMMARY_RANK = re.compile(r"(-?\d+)(?:\s*\(local_rank:\s*(\d+)\))?")
 _SUMMARY_CODE = re.compile(r"-?\d+")
 
@@ -707,6 +720,8 @@ class SummaryLine:
     # srun's report of a task's end: the host and the task ids it names
     host: str | None = None
     tasks: tuple[int, ...] = ()
+    # the report is of a training process, whether or not it says which (DeepSpeed's launcher)
+    training_process: bool = False
 
 
 @needs(_literal(b"Root Cause"), _literal(b"Failures:"),
@@ -731,8 +746,7 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         return SummaryLine("failed", (int(failed["local_rank"]), int(failed["exitcode"])))
     if (ended := LAUNCHER_EXIT.search(body)) is not None:
         code = int(ended["exitcode"] or ended["status"] or f"-{ended['signal']}")
-        local_rank = _LOCAL_RANK_ARGUMENT.search(body)
-        return SummaryLine("failed", (int(local_rank["local_rank"]) if local_rank else None, code))
+        return SummaryLine("failed", (_only_local_rank(body), code), training_process=True)
     if (spawned := SPAWN_EXIT.search(body)) is not None and (code := _spawn_exit_code(spawned)) is not None:
         return SummaryLine("failed", (int(spawned["index"]), code))
     if (quoting := parse_spawn_quote(body)) is not None:
