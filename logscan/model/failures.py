@@ -267,7 +267,8 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     for exc in sorted(worker.exceptions, key=lambda x: x.quoted):
         if exc.agent or (exc.where.file, exc.where.line) in exit_lines:
             continue
-        prefixed = exc.where.rank is not None or exc.where.local_rank is not None
+        prefixed = (exc.where.rank is not None or exc.where.local_rank is not None
+                    or (exc.where.task is not None and worker.tasks_are_ranks))
         if not prefixed and not exited_badly and (
                 _progress_after(seen_lines, exc.where)
                 or lookups.run_finished and not _after_last_progress(seen_lines, exc.where)):

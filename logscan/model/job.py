@@ -96,6 +96,10 @@ class Worker(EventLists):
     # fill, or those lines alone where no launch line was printed (set by build_job; None there
     # when neither tells anything, and on a Worker built elsewhere, which reads `launches`).
     declared_launch: LaunchLine | None = None
+    # Its lines' srun --label task ids are global ranks: srun started the training processes
+    # itself, one task each, with no torchrun between (set by build_job). Where srun started a
+    # torchrun per node, a task id is that node's index, and no rank.
+    tasks_are_ranks: bool = False
 
     __eq__ = object.__eq__
     __hash__ = object.__hash__
@@ -281,6 +285,8 @@ class Worker(EventLists):
             return self.rank_offset + local
         if self.gpus == 1 and self.rank_offset is not None:
             return self.rank_offset
+        if where.task is not None and self.tasks_are_ranks:
+            return where.task
         return None
 
 
