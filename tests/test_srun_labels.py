@@ -100,3 +100,18 @@ def test_srun_s_labels_on_torchrun_s_node_logs_name_no_rank(run_cli, tmp_path):
     assert [(f["rule"], f["node_rank"], f["rank"], f["cause"]) for f in [labelled["root_cause"], *labelled["findings"]]] \
         == [(f["rule"], f["node_rank"], f["rank"], f["cause"]) for f in [real["root_cause"], *real["findings"]]]
     assert labelled["root_cause"]["rank"] == 2
+
+
+def test_srun_s_report_of_a_task_it_started_itself_is_that_rank_s_end(run_cli, tmp_path):
+    """The labelled tracebacks above, then srun's and slurmstepd's lines (from their format
+    strings, tests/test_slurm_task_failure.py): task 1's exit is rank 1's, told once, by its
+    traceback; no Slurm task is named apart from it."""
+    (tmp_path / "slurm-1234.out").write_text(
+        _labelled("{}: ")
+        + "srun: error: gpu-node-1: task 1: Exited with exit code 1\n"
+        + "slurmstepd: error: *** STEP 12345.0 ON gpu-node-1 CANCELLED AT 2024-03-01T10:00:00 DUE TO TASK FAILURE ***\n"
+        + "srun: error: gpu-node-1: task 0: Terminated\n")
+    report = _report(run_cli, tmp_path)
+    root = report["root_cause"]
+    assert (root["rank"], root["cause"]) == (1, "collator")
+    assert not any("Slurm task" in f["message"] for f in [root, *report["findings"]])

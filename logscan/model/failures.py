@@ -178,6 +178,8 @@ def _after_progress(lookups: _JobLookups, seen: _WorkerIndex, where: Where, sign
 def _exit_rank(worker: Worker, exit_) -> int | None:
     if exit_.rank is not None:
         return exit_.rank
+    if len(exit_.tasks) == 1 and worker.tasks_are_ranks:
+        return exit_.tasks[0]  # srun started this process itself: its task id is its rank
     if exit_.local_rank is not None and worker.rank_offset is not None:
         return worker.rank_offset + exit_.local_rank
     return worker.global_rank(exit_.where)
