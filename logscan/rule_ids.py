@@ -29,6 +29,7 @@ STOPPED_FROM_OUTSIDE = "stopped-from-outside"
 HANG_ENDED_FROM_OUTSIDE = "hang-ended-from-outside"
 STALL_DURING_TRAINING = "stall-during-training"
 RANK_LEFT_EARLY = "rank-left-early"
+FAILURE_ELSEWHERE = "failure-elsewhere"  # a lost peer, with the failure that caused it out of view
 # A signature rule code defers to: torchrun's own report of a SIGKILLed process.
 WORKER_KILLED = "worker-killed"
 # Code rules of role "expectation": what a gate asked for (logscan.expectations.EXPECTATIONS).

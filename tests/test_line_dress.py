@@ -129,3 +129,21 @@ def test_every_eras_logger_prefix_is_stripped(line):
 def test_a_bracketed_number_before_a_known_prefix_is_glue(line, body, rank, local_rank):
     stripped = strip_prefixes(line)
     assert (stripped.body, stripped.rank, stripped.local_rank) == (body, rank, local_rank)
+
+
+@pytest.mark.parametrize("line, body, rank, stamp", [
+    # a log collector's minute-resolution time, indented by the paste (as in a public NCCL report)
+    (" 2025-02-18 12:54 [rank13]:[E218 04:54:22.864467604 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught",
+     "[Rank 1] Watchdog caught", 13, datetime(2025, 2, 18, 12, 54)),
+    ("2025-02-18 12:54 - [rank2]: RuntimeError: boom", "RuntimeError: boom", 2, datetime(2025, 2, 18, 12, 54)),
+    ("\t2025-02-18 12:54:07,250 [rank0]: step 3", "step 3", 0, datetime(2025, 2, 18, 12, 54, 7, 250000)),
+])
+def test_a_date_and_time_to_the_minute_or_indented_is_a_prefix(line, body, rank, stamp):
+    """Synthetic lines: a `YYYY-MM-DD HH:MM[:SS[,fff]]` stamp (a collector's or logging's), with or
+    without seconds, at the line's start or after the blanks a paste put there."""
+    stripped = strip_prefixes(line)
+    assert (stripped.body, stripped.rank, stripped.time) == (body, rank, stamp)
+
+
+def test_a_date_inside_text_stays_text():
+    assert strip_prefixes("saved at 2025-02-18 12:54 to /ckpt").body == "saved at 2025-02-18 12:54 to /ckpt"

@@ -89,6 +89,29 @@ def test_pasted_watchdog_timeouts_at_different_collectives_name_the_rank_behind(
     assert (unprefixed["root_cause"]["rule"], unprefixed["root_cause"]["rank"]) == ("collective-timeout", 1)
 
 
+def _watchdog(rank: int, seq: int) -> str:
+    return (f"[E ProcessGroupNCCL.cpp:458] [Rank {rank}] Watchdog caught collective operation timeout: "
+            f"WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800456 milliseconds "
+            f"before timing out.")
+
+
+@pytest.mark.parametrize("timeouts", [
+    # rank 0 timed out at three collectives (works in flight, or several groups): no order
+    ((0, 96117), (0, 96120), (0, 96125), (7, 64088)),
+    # numbers far apart count in different process groups
+    ((0, 96120), (7, 64088)),
+], ids=["several-per-rank", "far-apart"])
+def test_watchdog_numbers_of_different_groups_name_no_rank_behind(run_cli, tmp_path, timeouts):
+    """SeqNum counts per process group and these lines (1.12 wording, from its format string) do not
+    say which group: a rank with several numbers, or numbers thousands apart, order nothing."""
+    report = _scan(run_cli, tmp_path, "\n".join(_watchdog(r, seq) for r, seq in timeouts) + "\n")
+    assert report["verdict"] == "FAILED"
+    root = report["root_cause"]
+    assert root["rule"] == "collective-timeout"
+    assert root["rank"] is None
+    assert "waited" in root["message"] and "never" not in root["message"]
+
+
 # --- 2. NCCL errors ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, detail", [

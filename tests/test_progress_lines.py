@@ -28,3 +28,21 @@ def test_the_edges_of_a_block_whose_ends_are_not_progress():
     finder = ProgressFinder()
     first, last = finder.first(block), finder.last(block)
     assert block[first:].startswith(steps[0]) and block[last:].startswith(steps[2])
+
+
+@pytest.mark.parametrize("line", [
+    # slurmstepd's cancel line (src/slurmd/slurmstepd/req.c and step_terminate_monitor):
+    # `*** STEP %u.%u ON %s CANCELLED AT %s ***`, with and without its `error:` label and reason
+    "slurmstepd: error: *** STEP 494583.0 ON gpu-node-3 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***",
+    "slurmstepd-gpu-node-3: error: *** STEP 12.1 ON gpu-node-3 CANCELLED AT 2024-04-20T09:09:37 ***",
+    # srun's own reports name job steps
+    "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+    "srun: error: gpu-node-3: task 3: Exited with exit code 1 at step 12",
+])
+def test_slurms_job_steps_are_not_training_steps(line):
+    """Synthetic lines from Slurm's format strings: a job step's id is no training step."""
+    assert not ProgressFinder().is_progress_line(line.encode())
+
+
+def test_a_training_step_line_is_still_progress():
+    assert ProgressFinder().is_progress_line(b"step 12/100 loss 0.52")

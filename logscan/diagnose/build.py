@@ -37,9 +37,12 @@ def run_rules(job: Job, settings) -> tuple[list, tuple]:
     selected = [r for r in job.catalogue.rules.values()
                 if settings.selects(r.id) and r.role != Role.EXPECTATION]
     findings = [f for rule in selected if not rule.fallback for f in _run(job, rule)]
-    if not any(f.severity == Severity.ERROR for f in findings):
-        # Fallback rules say what there is to read when nothing else explains the job.
-        findings += [f for rule in selected if rule.fallback for f in _run(job, rule)]
+    # Fallback rules say what there is to read when nothing else explains the job: the most
+    # specific first (by precedence), and only until one of them explains it.
+    for rule in sorted((r for r in selected if r.fallback), key=lambda r: r.precedence):
+        if any(f.severity == Severity.ERROR for f in findings):
+            break
+        findings += _run(job, rule)
     # What a gate asked the logs to show (logscan check), judged with everything else found.
     unmet, expectations = hold_to_expectations(job, settings, findings, CODE_RULES)
     return findings + unmet, expectations

@@ -135,13 +135,20 @@ QUOTED = 60
 
 def run_end(job: Job) -> str | None:
     """How the logs say the run ended, when they do: `30/30 steps` from a last progress line at
-    its total, or torchrun's report that every process exited 0."""
+    its total, a last line that says so, a framework's word that its training loop ended, or
+    torchrun's report that every process exited 0."""
     for w in job.workers:
         if w.progress_fraction() == 1.0 and (steps := w.finished_steps()):
             return f"{steps} steps"
     for w in job.workers:
         if w.last_line is not None and END_MARKER.search(w.last_line.text):
             return f"its last line: {strip_prefixes(w.last_line.text).body.strip()[:QUOTED]}"
+    for w in job.workers:
+        if (end := w.end_of_run()) is not None:
+            # A framework's own word that its loop ended (Lightning's `Trainer.fit` stopped line): it
+            # ends its line, which a progress bar's last redraw may begin.
+            said = strip_prefixes(end.text).body.strip()
+            return f"the framework says: {'…' if len(said) > QUOTED else ''}{said[-QUOTED:]}"
     ddp = [w for w in job.workers if _shows_ddp(w)]
     if ddp and all(w.group_succeeded for w in ddp):
         return "every process exited 0"

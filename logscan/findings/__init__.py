@@ -12,7 +12,7 @@ from logscan.findings.launch import (duplicate_node_rank, gpu_count_mismatch, la
                                    missing_worker_log)
 from logscan.findings.processes import missing_rank, world_size_mismatch
 from logscan.findings.crashes import (crash_before_first_batch, crash_during_training, restart_loop,
-                                    restart_recovered, worker_vanished)
+                                    failure_elsewhere, restart_recovered, worker_vanished)
 from logscan.findings.exit_status import masked_exit_code, unexplained_failure
 from logscan.findings.hangs import collective_timeout, hang_before_first_batch, hang_in_rendezvous
 from logscan.findings.stops import stopped_from_outside
@@ -44,6 +44,7 @@ CODE_RULES = {
     ids.HANG_ENDED_FROM_OUTSIDE: hang_ended_from_outside,
     ids.RANK_LEFT_EARLY: rank_left_early,
     ids.STALL_DURING_TRAINING: stall_during_training,
+    ids.FAILURE_ELSEWHERE: failure_elsewhere,
     # Expectations (Role.EXPECTATION): called with the run's Expectations and the other
     # findings, by logscan.findings.expectations.expectation_findings, not with the rules above.
     ids.EXPECT_WORKERS: expect_workers,

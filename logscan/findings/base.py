@@ -71,3 +71,11 @@ def cause_hint(job, cause: str, worker: Worker, lines: set[tuple[str, int]],
         host = f" ({worker.host})" if worker.host else ""
         where = (f"node {worker.node_rank}" if worker.node_rank is not None else worker.label) + host
     return job.catalogue.cause_hint(cause, {**HINT_DEFAULTS, **captured, "where": where})
+
+
+def when_in_training(job, trained: bool) -> str:
+    """Where in the run a failure or stop came, as far as the lines tell: after training had
+    started, before the first batch (the start-up is in view and no batch is), or unknown."""
+    if trained:
+        return "after training had started"
+    return "before the first batch" if job.shows_start_up else "(no line shows whether training had started)"

@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from logscan.catalogue import Group
 from logscan.exit_signals import SIGNALS
-from logscan.findings.base import cause_hint, finding, hits, plural
+from logscan.findings.base import cause_hint, finding, hits, plural, when_in_training
 from logscan.model.failures import SIGKILL, SIGTERM, Failure, earlier_attempt_failures
 from logscan.model.job import ROUND_FAILURE, Job
 from logscan.rule_ids import WORKER_GROUP_RESTART, WORKER_KILLED
@@ -23,8 +23,7 @@ def _crashes(job: Job, rule, during: bool):
     told_killed = {w.label for w in job.workers if any(h.rule_id == WORKER_KILLED for h in w.hits)}
     crashes = [f for f in failures if not f.cascade and f.exitcode != SIGTERM
                and not (f.exitcode == SIGKILL and f.worker.label in told_killed)]
-    when = "after training had started" if during else \
-        "before the first batch" if job.shows_start_up else "(no line shows whether training had started)"
+    when = when_in_training(job, during)
     terminated = {f.rank for f in failures if f.exitcode == SIGTERM and f.rank is not None}
     out = [_crash_finding(job, rule, same, when, terminated) for same in _same_error(crashes)]
     if out:
@@ -229,3 +228,22 @@ def worker_vanished(job: Job, rule):
                            [end, *(f.where for f in others[:2])], node_rank=worker.node_rank,
                            worker=worker.label))
     return out
+
+
+def failure_elsewhere(job: Job, rule):
+    """Processes failed only because they lost a peer or the store, and the logs hold no failure
+    of their own: the first failure is on a rank or Worker whose lines are not here (a paste of one
+    rank's traceback, or one Worker's log of several)."""
+    # A lost peer a process reported itself: torchrun's SIGTERM to the siblings of a failed process
+    # is no such report.
+    lost = [f for f in job.failures if f.cascade and f.exitcode is None]
+    if not lost or any(not f.cascade for f in job.failures):
+        return []
+    same = _same_error(lost)[0]
+    first = same[0]
+    ranks = sorted({f.rank for f in lost if f.rank is not None})
+    who = plural(ranks, "rank", "ranks") if ranks else "a process" if len(lost) == 1 else f"{len(lost)} processes"
+    message = (f"{who} failed with {first.summary}: {'it' if len(lost) == 1 else 'they'} lost a peer or the "
+               f"store's host, and the failure that caused it is not in these lines")
+    # The ranks named are the ones that lost a peer, not the one that failed: no rank is the cause.
+    return [finding(rule, message, [f.where for f in lost], ranks=tuple(ranks))]

@@ -23,6 +23,11 @@ RE_FORMED_ROUND_HINT = (
     "shared rendezvous store does this when the node that stays rank 0 does not publish the new "
     "round's MASTER_ADDR; TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 avoids it.")
 
+# How many collectives one process group's ranks can be apart: a rank enqueues a few works ahead
+# of the one NCCL runs (its watchdog reports the oldest unfinished). Numbers further apart than
+# this count in different groups.
+WORKS_IN_FLIGHT = 16
+
 
 def _silence_counts(job: Job) -> bool:
     """A log's silence says the job hangs only while the platform says it runs: with no status, a
@@ -164,23 +169,27 @@ def _found_straggler(job: Job, failures: list[Failure]) -> tuple[int | None, int
 
 def _behind_in_sequence(job: Job) -> tuple[int | None, int, list] | None:
     """NCCL's watchdog names the collective each rank timed out in (SeqNum): the others wait in
-    collective N for the one rank that is still at an earlier one."""
-    at: dict[int, tuple[int, object]] = {}
+    collective N for the one rank that is still at an earlier one. SeqNum counts per process
+    group, and the lines do not always say which group: a rank that timed out at several numbers
+    (works of several groups, or several in flight), or numbers further apart than the works one
+    group keeps in flight, are counts of different groups, and order nothing."""
+    at: dict[int, dict[int, object]] = {}
     for worker in job.workers:
         for hit in hits(worker, COLLECTIVE_TIMEOUT_LINE):
             seq = hit.group(Group.SEQ)
             rank = worker.global_rank(hit.where, dict(hit.groups))
             if seq is not None and seq.isdigit() and rank is not None:
-                at.setdefault(rank, (int(seq), hit.where))
-    if len(at) < 2:
+                at.setdefault(rank, {}).setdefault(int(seq), hit.where)
+    if len(at) < 2 or any(len(seqs) > 1 for seqs in at.values()):
         return None
-    lowest = min(seq for seq, _ in at.values())
-    behind = [rank for rank, (seq, _) in at.items() if seq == lowest]
-    if len(behind) != 1 or len({seq for seq, _ in at.values()}) < 2:
+    seq_of = {rank: next(iter(seqs)) for rank, seqs in at.items()}
+    lowest, highest = min(seq_of.values()), max(seq_of.values())
+    behind = [rank for rank, seq in seq_of.items() if seq == lowest]
+    if len(behind) != 1 or lowest == highest or highest - lowest > WORKS_IN_FLIGHT:
         return None
     rank = behind[0]
-    ahead = next(where for r, (seq, where) in at.items() if seq != lowest)
-    return job.node_of_rank(rank), rank, [at[rank][1], ahead]
+    ahead = next(at[r][seq] for r, seq in seq_of.items() if seq != lowest)
+    return job.node_of_rank(rank), rank, [at[rank][lowest], ahead]
 
 
 def rank_by_elimination(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from logscan.catalogue import Group
 from logscan.exit_signals import BY_NAME, SIGNALS, parse_signal, signal_name
-from logscan.findings.base import finding, hits, plural
+from logscan.findings.base import finding, hits, plural, when_in_training
 from logscan.model.job import Job
 from logscan.rule_ids import DEATH_SIGNAL_RECEIVED
 
@@ -29,8 +29,7 @@ def stopped_from_outside(job: Job, rule):
         return []
     worker, number, where = _first_stop(stops)
     known = SIGNALS.get(number)
-    when = "after training had started" if job.reached_first_batch(worker) else \
-        "before the first batch" if job.shows_start_up else "(no line shows whether training had started)"
+    when = when_in_training(job, job.reached_first_batch(worker))
     others = [w for w, _, _ in stops if w is not worker]
     rest = [w for w in job.workers if w is not worker and w.started_processes]
     consequence = (f"; {plural([w.label for w in others], 'Worker', 'Workers')} "

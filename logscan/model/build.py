@@ -184,15 +184,20 @@ def _declare_launch(worker: Worker) -> None:
 
 
 def _ranks_from_torchrun_reports(workers: list[Worker]) -> None:
-    """Where no launch line numbers the Workers, torchrun's failure reports still place them: an
-    entry's rank less its local rank is the Worker's first global rank. torchrun gives node_rank
+    """Where no launch line numbers the Workers, torchrun's failure reports and the processes' own
+    rank lines still place them: an entry's rank less its local rank is the Worker's first global
+    rank, and a Worker whose process says it is global rank 0 starts at 0. torchrun gives node_rank
     n the ranks from n x nproc_per_node, so the Worker whose first rank is 0 is node 0; when every
     Worker's first rank is known, their order numbers them all."""
     unnumbered = [w for w in workers if not w.launches and w.node_rank is None]
     offsets = {}
     for worker in unnumbered:
-        firsts = {e.rank - e.local_rank for e in worker.exits
+        firsts = {e.rank - e.local_rank for e in (*worker.exits, *worker.envs)
                   if e.rank is not None and e.local_rank is not None and e.rank >= e.local_rank}
+        if not firsts and any(e.rank == 0 for e in worker.envs):
+            # A rank line naming global rank 0 and no local rank (Lightning's): rank 0 is the
+            # first rank of node 0 whatever the local ranks.
+            firsts = {0}
         if len(firsts) == 1:
             offsets[id(worker)] = firsts.pop()
     for worker in unnumbered:

@@ -181,17 +181,19 @@ DEFAULT_PROGRESS = (
 # Every match of a default progress pattern holds one of these, in some letter case.
 PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|")
 
-# Words that make a line an error report, whatever progress-like words it holds; and the bars
-# of getting ready to train (loading a checkpoint, downloading, a datasets map or filter,
-# tokenising), which run before the first batch whatever their percentage says.
+# Words that make a line an error report or the scheduler's, whatever progress-like words it
+# holds; and the bars of getting ready to train (loading a checkpoint, downloading, a datasets
+# map or filter, tokenising), which run before the first batch whatever their percentage says.
 NOT_PROGRESS = re.compile(
-    rb'Error|Exception|Traceback|Warning|\bFile "'
+    rb'Error|Exception|Traceback|Warning|slurmstepd|srun:|\bFile "'
     rb'|(?i:\b(?:load|download|fetch|tokeni[sz]|preprocess|extract|generat|map\b|filter\b|resolv)'
     rb'[^|\r\n%]{0,80}?\d+%\|)')
 # What NOT_PROGRESS's two halves need a line to hold: its error words, and (lowered) a word of
 # getting ready and a bar's `%|`. `re` tries either half at every byte (2 ms on a 50 KB bar
 # line); bytes.find looks for a literal at memchr's pace.
-_ERROR_WORDS = (b"Error", b"Exception", b"Traceback", b"Warning")
+# Slurm's own lines (slurmstepd's `*** STEP 494583.0 ON node CANCELLED ...`, srun's reports) name
+# job steps, never a training step.
+_ERROR_WORDS = (b"Error", b"Exception", b"Traceback", b"Warning", b"slurmstepd", b"srun:")
 _FILE_WORD = re.compile(rb'\bFile "')
 _GETTING_READY = (b"load", b"download", b"fetch", b"tokeni", b"preprocess", b"extract",
                   b"generat", b"map", b"filter", b"resolv")

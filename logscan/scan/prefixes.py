@@ -58,7 +58,9 @@ PREFIX = re.compile(
         (?:\.(?P<glog_fraction>\d+))?[ ]+(?P<glog_process>\d+)[ ][^\]\s]+:\d+\][ \t]?
     | \[(?P<pylog_bracket>\d{4}-\d{2}-\d{2}[ ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\][ ]
         (?:[\w.]+:[ ])?(?:\[\w+\][ ])?
-    | (?P<pylog>\d{4}-\d{2}-\d{2}[ ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)(?:[ ]+[-|:][ ]+|[ ]+)
+    # a logger's or a collector's date and time, to the minute where it keeps no seconds, and where
+    # a paste indents it
+    | [ \t]*(?P<pylog>\d{4}-\d{2}-\d{2}[ ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)(?:[ ]+[-|:][ ]+|[ ]+)
     | (?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:[ \t]?
     # torch 1.9's torchrun: `[INFO] 2021-06-29 12:04:55,391 api: `
     | \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\][ ]

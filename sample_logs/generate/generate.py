@@ -1480,6 +1480,56 @@ production_twin("missing-worker", "prod-quiet-info", "mwpqi",
                     "configs' `min_nodes: 3` / `max_nodes: 3` say three nodes were expected; two logs are here."),
                 quiet=True, info=True, check=_has("2/3 clients joined", "min_nodes"))
 
+# Frameworks that take torchrun's environment themselves, in production shape: PyTorch Lightning prints
+# `Initializing distributed: GLOBAL_RANK: r, MEMBER: r+1/W` from every process, its banner and progress from
+# rank 0 and `Trainer.fit` stopped at its end; Accelerate logs with python logging's `[RANK r]` form and prints
+# its multi-line state from every process. Neither prints the guide's env check.
+_LIGHTNING = "PyTorch Lightning (Trainer(strategy=\"ddp\"), CPU, gloo) under torchrun, " + _PROD + "). "
+_ACCELERATE = ("Hugging Face Accelerate (Accelerator(cpu=True), python logging with `[RANK r]` and the state print "
+               "from every process) under torchrun, " + _PROD + "). ")
+for _name, _short, _cmd, _status, _env, _expect, _what in (
+        ("lightning-healthy-prod", "ltp", GUIDE_CMD, True, {}, exp([]),
+         "30 steps in one epoch; Lightning says `Trainer.fit` stopped: `max_epochs=1` reached."),
+        ("lightning-healthy-prod-quiet-nostatus", "ltpqn", QUIET_CMD, False, {"PROGRESS_BAR": "1"}, exp([]),
+         "No `DDP launch:` line, no platform status kept; Lightning's own progress bar (raw \\r redraws) from "
+         "rank 0."),
+        ("lightning-crash-prod", "ltcp", GUIDE_CMD, True, {"FAIL_KIND": "runtime", "FAIL_RANKS": "1"},
+         exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1),
+         "Rank 1's training_step raises RuntimeError at step 10; the other ranks lose their peer."),
+        ("lightning-data-path-prod-quiet", "ltdpq", QUIET_CMD, True, {"FAIL_KIND": "data-path", "FAIL_RANKS": "3"},
+         exp(["crash-before-first-batch"], root="crash-before-first-batch", node_rank=1, rank=3, cause="data-path"),
+         "No `DDP launch:` line. Rank 3 cannot open its data file before Trainer.fit; the other ranks wait for it "
+         "in Lightning's process group set-up until torchrun stops them."),
+        ("accelerate-healthy-prod", "acp", GUIDE_CMD, True, {}, exp([]),
+         "30 steps; rank 0 logs every 5th step and `Training completed.`"),
+        ("accelerate-crash-prod", "accp", GUIDE_CMD, True, {"FAIL_KIND": "runtime", "FAIL_RANKS": "2"},
+         exp(["crash-during-training"], root="crash-during-training", node_rank=1, rank=2),
+         "Rank 2 raises ValueError at step 10; the other ranks lose their peer in the gradient allreduce."),
+        ("accelerate-env-key-prod-quiet", "acekq", QUIET_CMD, True, {"FAIL_KIND": "env-key", "FAIL_RANKS": "3"},
+         exp(["crash-before-first-batch"], root="crash-before-first-batch", node_rank=1, rank=3, cause="env-var"),
+         "No `DDP launch:` line. Rank 3 reads an environment variable the image does not set, after its state "
+         "print and before training."),
+):
+    scenario(name=_name, short=_short, layout="worker-N/launch_ddp.log", workers=workers(2), cmd=_cmd,
+             platform_status=_status, env={"PRINT_ENV": "0", "PYTHONUNBUFFERED": "1", **_env},
+             train_script="train_lightning.py" if _name.startswith("lightning") else "train_accelerate.py",
+             limit=240, description=(_LIGHTNING if _name.startswith("lightning") else _ACCELERATE) + _what,
+             expect=_expect)
+
+# The failing Worker's log is the one the platform did not collect: what is left shows only the
+# other Worker's processes losing their peer, in production shape.
+scenario(
+    name="crash-elsewhere-not-collected-prod", short="cencp", layout="worker-N/launch_ddp.log (worker-1 not collected)",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "runtime", "FAIL_RANKS": "2", "FAIL_STEP": "10", "STEP_SLEEP": "0.1",
+         "PRINT_ENV": "0"},
+    uncollected=("worker-1/launch_ddp.log",), check=_has("non-finite loss"),
+    description=_PROD + "). Rank 2 (node 1) raises RuntimeError at step 10; node 1's log was written but is not "
+    "in the sample (the platform did not collect it). Node 0's processes lose their peer in the next allreduce.",
+    expect=exp(["failure-elsewhere"], root="failure-elsewhere", first="none",
+               note="the failing rank's log is not here: the lines show only its peers losing it"),
+)
+
 # More failure families in production shape: each as its debugging-shape scenario, without the env
 # print. Only what that print alone told is left out of the expectation (missing-rank).
 for _base, _short in (("duplicate-node-rank", "dnrp"), ("launch-mismatch", "lmp"), ("launch-env-missing", "lemp"),
