@@ -22,6 +22,9 @@ class Where:
     rank: int | None = None
     local_rank: int | None = None
     time: datetime | None = None
+    # The Slurm task id srun --label put before the line: a rank where srun started the training
+    # processes itself, a node's torchrun where it started that (logscan.model.job, Worker).
+    task: int | None = None
 
     @property
     def record(self) -> tuple[str, int, str]:

@@ -47,6 +47,8 @@ COLLECTIVE_MISMATCH = "collective-mismatch"
 # Signals that code rules read for what they mean in particular.
 COLLECTIVE_TIMEOUT_LINE = "collective-timeout-line"
 DEATH_SIGNAL_RECEIVED = "death-signal-received"
+# Slurm cancelling a step because one of its tasks failed: srun's Terminated tasks are its victims.
+SLURM_STEP_TASK_FAILURE = "slurm-step-task-failure"
 SIBLING_TERMINATED = "sibling-terminated"
 STORE_TIMEOUT = "store-timeout"
 CONNECT_FAILED = "connect-failed"

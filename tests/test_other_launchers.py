@@ -2,7 +2,12 @@
 (deepspeed/launcher/launch.py) logs `{cmd} exits with return code = {code}`, and before 0.6 raised
 subprocess.CalledProcessError. The lines are built from those format strings (a DeepSpeed run
 needs DeepSpeed and, for its launcher's usual use, GPUs); the log around them is DeepSpeed's own
-logging format."""
+logging format. torch.distributed.launch before 1.9 raised the same CalledProcessError.
+
+Both quote `cmd`, the variable their spawning loop left behind (`for local_rank in range(...):
+cmd = [...]; cmd.append(f"--local_rank={local_rank}")`): the command of the last process they
+started, whichever one failed. Its `--local_rank=N` names the failed process only when N is 0, the
+node's only process."""
 
 from __future__ import annotations
 
@@ -24,17 +29,19 @@ HEAD = """\
 
 
 @pytest.mark.parametrize("line, local_rank, exitcode", [
-    (f"[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] {CMD} exits with return code = -9", 1, -9),
-    (f"[2024-03-20 20:31:29,269] [ERROR] [launch.py:321:sigkill_handler] {CMD} exits with return code = 1", 1, 1),
+    (f"[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] {CMD} exits with return code = -9", None, -9),
+    (f"[2024-03-20 20:31:29,269] [ERROR] [launch.py:321:sigkill_handler] {CMD} exits with return code = 1", None, 1),
     ("subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', '--local_rank=3']' "
-     "died with <Signals.SIGSEGV: 11>.", 3, -11),
+     "died with <Signals.SIGSEGV: 11>.", None, -11),
+    ("subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', '--local_rank=10', "
+     "'--epochs', '0']' returned non-zero exit status 1.", None, 1),
     ("subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', '--local_rank=0']' "
      "returned non-zero exit status 1.", 0, 1),
     ("exits with return code = -7", None, -7),
 ])
 def test_deepspeeds_report_of_a_process_end_is_an_exit(line, local_rank, exitcode):
     parsed = parse_summary_line(line)
-    assert (parsed.kind, parsed.value) == ("failed", (local_rank, exitcode))
+    assert (parsed.kind, parsed.value, parsed.training_process) == ("failed", (local_rank, exitcode), True)
 
 
 @pytest.mark.parametrize("code, words", [
@@ -51,7 +58,40 @@ def test_a_process_deepspeed_saw_die_by_a_signal_is_the_crash(run_cli, tmp_path,
     # another signal is a crash.
     if code == -9:
         assert report["root_cause"]["rule"] == "worker-killed"
-        assert "(local_rank 1)" in report["root_cause"]["message"]
+        # `--local_rank=1` is the last process DeepSpeed started, not necessarily the one killed
+        assert "local_rank" not in report["root_cause"]["message"]
     else:
         assert report["root_cause"]["rule"] == "crash-before-first-batch"
         assert words in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("end, rule, words", [
+    ("died with <Signals.SIGKILL: 9>.", "worker-killed", "(local_rank 0) was killed by SIGKILL"),
+    ("returned non-zero exit status 1.", "crash-before-first-batch", "local_rank 0 on "),
+])
+def test_the_only_process_torch_distributed_launch_started_is_named(run_cli, tmp_path, end, rule, words):
+    """torch.distributed.launch with one process a node: the command it quotes, `--local_rank=0`, is
+    the failed process's (synthetic line, from `raise subprocess.CalledProcessError(returncode=...,
+    cmd=cmd)` as Python words it)."""
+    (tmp_path / "launch.log").write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.8/site-packages/torch/distributed/launch.py", line 260, in main\n'
+        "    raise subprocess.CalledProcessError(returncode=process.returncode,\n"
+        "subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', '--local_rank=0', "
+        f"'--epochs', '2']' {end}\n")
+    report = json.loads(run_cli("scan", tmp_path, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert report["verdict"] == "FAILED"
+    assert report["root_cause"]["rule"] == rule
+    assert words in report["root_cause"]["message"]
+
+
+def test_a_failed_process_torch_distributed_launch_quotes_among_several_is_not_named(run_cli, tmp_path):
+    """Four processes a node: `--local_rank=3` is the last one started, not the failed one (synthetic
+    line, as above): the root cause names no local rank."""
+    (tmp_path / "launch.log").write_text(
+        "subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', '--local_rank=3']' "
+        "returned non-zero exit status 1.\n")
+    report = json.loads(run_cli("scan", tmp_path, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert report["verdict"] == "FAILED"
+    assert "local_rank" not in report["root_cause"]["message"]
+    assert "failed with exit code 1" in report["root_cause"]["message"]

@@ -319,15 +319,16 @@ def test_damaged_paste_lines_give_a_diagnosis_never_a_traceback(run_cli, tmp_pat
 # shape, no global rank is known, and the crash still says which process of the node it was.
 # Synthetic lines from the format strings: torchrun's api.py (`failed (exitcode: %s) local_rank: %s
 # (pid: %s) of binary: %s`, logging's 1.x prefix and glog's 2.x), DeepSpeed's launch.py
-# sigkill_handler (`%s exits with return code = %s`, the command holding `--local_rank=N`), and
-# mp.spawn's ProcessExitedException (`process %d terminated with exit code %d`).
+# sigkill_handler (`%s exits with return code = %s`, the command holding `--local_rank=N`: the last
+# process it spawned, so the failed one's only when N is 0, a node of one process), and mp.spawn's
+# ProcessExitedException (`process %d terminated with exit code %d`).
 LOCAL_RANK_EXITS = [
     ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 3 (pid: 4242) "
      "of binary: /usr/bin/python3", 3),
     ("E1129 18:49:07.441000 4715 torch/distributed/elastic/multiprocessing/api.py:882] failed (exitcode: 2) "
      "local_rank: 1 (pid: 4750) of binary: /opt/venv/bin/python", 1),
     ("[2026-11-29 18:49:07,441] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'train.py', "
-     "'--local_rank=5', '--deepspeed'] exits with return code = 1", 5),
+     "'--local_rank=0', '--deepspeed'] exits with return code = 1", 0),
     ("torch.multiprocessing.spawn.ProcessExitedException: process 2 terminated with exit code 1", 2),
 ]
 

@@ -64,12 +64,16 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: s
     killed_by = SIGNALS.get(first.killed_by) if first.killed_by is not None else None
     were = "was" if len(same) == 1 else "were"
     verb = "raised" if first.exitcode is None else f"{were} killed by" if killed_by else "failed with"
+    if first.likely:
+        return _failed_task_finding(rule, first, when)
     if len(same) == 1:
         who = f"rank {first.rank}" if first.rank is not None else \
             f"local_rank {first.local_rank} on {first.worker.label}" if first.local_rank is not None else \
-            f"a process on {first.worker.label}"
+            _slurm_tasks(first) if first.tasks else f"a process on {first.worker.label}"
     elif len(ranks) == len(same):
         who = f"{plural(ranks, 'rank', 'ranks')} all"
+    elif not ranks and all(f.tasks for f in same):
+        who = f"Slurm {plural(sorted({t for f in same for t in f.tasks}), 'task', 'tasks')} all"
     else:
         who = f"{len(same)} processes" + (f" (first: rank {first.rank})" if first.rank is not None else "")
     nodes = sorted({f.node_rank for f in same if f.node_rank is not None})
@@ -88,13 +92,41 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: s
                    ranks=tuple(ranks), cause=first.cause, worker=first.worker.label, hint=hint)
 
 
+def _slurm_tasks(failure: Failure) -> str:
+    """`Slurm task 58 on gpu-node-7`: srun's own name for what ended."""
+    on = f" on {failure.host}" if failure.host else ""
+    return f"Slurm {plural(failure.tasks, 'task', 'tasks')}{on}"
+
+
+def _failed_task_finding(rule, failure: Failure, when: str):
+    """Slurm's word that a task failed, with the task srun did not have to stop named as likely."""
+    stopped = failure.stopped_tasks
+    if failure.tasks:
+        named = plural(failure.tasks, "task", "tasks")
+        message = (f"Slurm {named} likely failed first {when}: Slurm cancelled the step due to a task's "
+                   f"failure, and srun terminated {plural(stopped, 'task', 'tasks')}, not {named}")
+        hint = (f"Read the output of {named} (srun --label prefixes each line with its task id) for its "
+                f"error: the terminated tasks only followed it.")
+    else:
+        message = (f"a task of the step on {failure.worker.label} failed {when}: Slurm cancelled the step "
+                   f"due to a task's failure; srun's lines do not say which task")
+        hint = ("Rerun with srun --label to see each task's output by its task id; the task that "
+                "failed is the one srun does not report as Terminated.")
+    return finding(rule, message, [failure.where, *failure.more], worker=failure.worker.label,
+                   node_rank=failure.node_rank, hint=hint)
+
+
 def _victim_finding(rule, same: list[Failure], when: str):
     first = same[0]
     ranks = sorted({f.rank for f in same if f.rank is not None})
+    tasks = sorted({t for f in same for t in f.tasks})
     one = len(same) == 1
-    who = plural(ranks, "rank", "ranks") if ranks else ("a process" if one else f"{len(same)} processes")
+    who = plural(ranks, "rank", "ranks") if ranks else f"Slurm {plural(tasks, 'task', 'tasks')}" if tasks \
+        else ("a process" if one else f"{len(same)} processes")
+    stopper = "srun" if tasks and not ranks else "torchrun"
+    many = not one or len(tasks) > 1
     # A positive exit status is the process's own end (a wait that gave up), not torchrun's signal.
-    what = (f"{'was' if one else 'were'} terminated by torchrun" if first.exitcode is not None
+    what = (f"{'were' if many else 'was'} terminated by {stopper}" if first.exitcode is not None
             and first.exitcode <= 0 else f"then failed with {first.summary}")
     return finding(rule, f"{who} {what} {when}: a consequence of the failure above",
                    [f.where for f in same], node_rank=first.node_rank if len(same) == 1 else None,

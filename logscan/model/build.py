@@ -240,6 +240,7 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     workers = [w for stream, group in by_stream.items() for w in _split_by_launch(stream, group)]
     for worker in workers:
         _declare_launch(worker)
+        worker.tasks_are_ranks = _tasks_are_ranks(worker)
     _ranks_from_torchrun_reports(workers)
     workers.sort(key=lambda w: (w.node_rank is None, w.node_rank or 0, w.stream))
     _assign_rank_offsets(workers)
@@ -271,6 +272,21 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     for failure in job.failures:
         job._failures_by_worker.setdefault(id(failure.worker), []).append(failure)
     return job
+
+
+def _tasks_are_ranks(worker: Worker) -> bool:
+    """srun --label tagged its lines and nothing shows a torchrun between srun and the training
+    processes: srun started them itself, one task a process, and its task id is the global rank.
+    torchrun shows by its own lines (its launch, banner, rendezvous, its exception, its stop of a
+    process), its reports naming a process, or the `[rankN]:`/`[defaultN]:` tags it puts on its
+    children's lines; a training process's own error line shows nothing of it."""
+    lines = [e.where for kind in (worker.hits, worker.exceptions, worker.envs) for e in kind]
+    if not any(w.task is not None for w in lines):
+        return False
+    return not (worker.shows_start_up or any(x.agent for x in worker.exceptions)
+                or any(e.rank is not None or e.local_rank is not None for e in worker.exits)
+                or any(h.rule_id in (SIBLING_TERMINATED, WORKER_GROUP_RESTART) for h in worker.hits)
+                or any(w.rank is not None or w.local_rank is not None for w in lines))
 
 
 def _trained_silently(job: Job, worker: Worker) -> bool:

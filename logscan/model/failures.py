@@ -18,7 +18,7 @@ from logscan.exit_signals import BY_NAME, STOPPED_BY_SIGNAL, signal_name, signal
 from logscan.scan.events import PythonException
 from logscan.model.job import Job, Worker, names_process
 from logscan.model.training import StepWarnings
-from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE
+from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE, SLURM_STEP_TASK_FAILURE
 from logscan.vocabulary import JobStatus, RunStage
 
 # The exit codes (Python's -N) of the signals the failure pass reads by name.
@@ -44,6 +44,14 @@ class Failure:
     # local_rank: L`, DeepSpeed's `--local_rank=L`, mp.spawn's process index) where no global rank
     # is known: a paste without the launch shape still says which process of its node it was.
     local_rank: int | None = None
+    # The Slurm task ids srun's report names for this end (`task 58`, `tasks 0-57,59-63`), and
+    # the host it names: srun's tasks, not ranks (a task may be a node's torchrun).
+    tasks: tuple[int, ...] = ()
+    host: str | None = None
+    # Inferred, not told: Slurm cancelled the step due to a task's failure and these are the
+    # tasks srun did not have to terminate, so likely the one that failed first.
+    likely: bool = False
+    stopped_tasks: tuple[int, ...] = ()  # the tasks srun terminated, where `likely`
 
     @property
     def node_rank(self) -> int | None:
@@ -170,6 +178,8 @@ def _after_progress(lookups: _JobLookups, seen: _WorkerIndex, where: Where, sign
 def _exit_rank(worker: Worker, exit_) -> int | None:
     if exit_.rank is not None:
         return exit_.rank
+    if len(exit_.tasks) == 1 and worker.tasks_are_ranks:
+        return exit_.tasks[0]  # srun started this process itself: its task id is its rank
     if exit_.local_rank is not None and worker.rank_offset is not None:
         return worker.rank_offset + exit_.local_rank
     return worker.global_rank(exit_.where)
@@ -259,7 +269,8 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     for exc in sorted(worker.exceptions, key=lambda x: x.quoted):
         if exc.agent or (exc.where.file, exc.where.line) in exit_lines:
             continue
-        prefixed = exc.where.rank is not None or exc.where.local_rank is not None
+        prefixed = (exc.where.rank is not None or exc.where.local_rank is not None
+                    or (exc.where.task is not None and worker.tasks_are_ranks))
         if not prefixed and not exited_badly and (
                 _progress_after(seen_lines, exc.where)
                 or lookups.run_finished and not _after_last_progress(seen_lines, exc.where)):
@@ -319,11 +330,13 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     watchdog_fired = any(h.rule_id == COLLECTIVE_TIMEOUT_LINE for h in worker.hits)
     for exit_ in exits:
         rank = _exit_rank(worker, exit_)
-        if exit_.exitcode in (None, 0) or rank in explained:
+        # srun's reports name no process but do name their tasks: each set of tasks is one end
+        process = ("tasks", exit_.tasks) if rank is None and exit_.tasks else rank
+        if exit_.exitcode in (None, 0) or process in explained:
             continue
         if rank is None and (exit_.exitcode or 0) > 0 and told >= len(failed_exits):
             continue  # as many tracebacks as failed exits: they tell these failures
-        explained.add(rank)
+        explained.add(process)
         out.append(Failure(
             worker, rank, exit_.where, exit_summary(exit_.exitcode),
             exit_.exitcode == SIGTERM or rank in waited or (only_waits and (exit_.exitcode or 0) > 0)
@@ -331,8 +344,30 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             _kill_cause(lookups, worker, exit_.exitcode) if exit_.exitcode < 0 else _loose_cause(lookups, worker),
             exit_.exitcode,
             exit_.time, _after_progress(lookups, seen_lines, exit_.where, rank=rank),
-            local_rank=exit_.local_rank if rank is None else None))
-    return out
+            local_rank=exit_.local_rank if rank is None else None,
+            tasks=exit_.tasks if rank is None else (), host=exit_.host if exit_.tasks else None))
+    inferred = _failed_task(lookups, worker, exits, out, seen_lines)
+    return out if inferred is None else [*out, inferred]
+
+
+def _failed_task(lookups: _JobLookups, worker: Worker, exits, out: list[Failure],
+                 seen: _WorkerIndex) -> Failure | None:
+    """The failure Slurm's `*** STEP … CANCELLED AT … DUE TO TASK FAILURE ***` tells, where no
+    line of the Worker tells one by itself: a task failed on its own and srun had Slurm stop the
+    others. The tasks srun reports as Terminated are those it stopped; the ones inside their span
+    that it does not name are those it did not have to stop, likely the failed one. A task past the
+    span's end cannot be told from one the step never had, so the span's top is as far as it goes."""
+    cancels = [h for h in worker.hits if h.rule_id == SLURM_STEP_TASK_FAILURE]
+    if not cancels or any(not f.cascade for f in out):
+        return None
+    stopped = [e for e in exits if e.exitcode == SIGTERM and e.tasks and not names_process(e)]
+    terminated = set().union(*(e.tasks for e in stopped))
+    missing = tuple(sorted(set(range(max(terminated) + 1)) - terminated)) if terminated else ()
+    cancel = cancels[0].where
+    return Failure(worker, None, cancel, "a failure Slurm cancelled the step for", False,
+                   time=cancel.time, after_progress=_after_progress(lookups, seen, cancel),
+                   more=tuple(e.where for e in stopped), tasks=missing, likely=True,
+                   stopped_tasks=tuple(sorted(terminated)))
 
 
 def is_stale(job: Job, worker: Worker) -> bool:

@@ -14,7 +14,8 @@ import re
 
 from logscan.catalogue import Catalogue, Group
 from logscan.limits import STALL_AFTER
-from logscan.rule_ids import (ERROR_LINE, RENDEZVOUS_ROUND, SIBLING_TERMINATED, TORCHRUN_STARTED, TRAINING_LOOP_FINISHED,
+from logscan.rule_ids import (DEATH_SIGNAL_RECEIVED, ERROR_LINE, RENDEZVOUS_ROUND, SIBLING_TERMINATED,
+                              SLURM_STEP_TASK_FAILURE, TORCHRUN_STARTED, TRAINING_LOOP_FINISHED,
                               WORKER_GROUP_SUCCEEDED)
 from logscan.model.training import StepWarnings
 from logscan.scan.prefixes import clean
@@ -35,10 +36,23 @@ END_MARKER = re.compile(r"(?i)\b(?:training|train|run|job)\b[\s:]+(?:is\s+)?(?:f
 ROUND_START, ROUND_MEMBERSHIP, ROUND_FAILURE = "start", "membership", "failure"
 
 
+# Lines anyone prints: their hits say nothing of whether torchrun ran.
+NOT_TORCHRUN_TRACES = frozenset({ERROR_LINE, SLURM_STEP_TASK_FAILURE})
+
+
+def _torchrun_trace(hit) -> bool:
+    """A catalogue hit that could only be torchrun's or its processes': not one of anyone's
+    lines, nor Slurm's stop of a job or step (a death signal whose line names no signal)."""
+    if hit.rule_id in NOT_TORCHRUN_TRACES:
+        return False
+    return not (hit.rule_id == DEATH_SIGNAL_RECEIVED and hit.group(Group.SIGNAL) is None)
+
+
 def names_process(exit_: ProcessExit) -> bool:
-    """torchrun's reports of an exit name the process (its rank or local rank); a launcher above
-    torchrun (Slurm's srun) names none: it tells the end of what it started, often torchrun."""
-    return exit_.rank is not None or exit_.local_rank is not None
+    """The exit is a training process's: torchrun's reports name the process (its rank or local
+    rank), another launcher's report of one of its processes may not say which (DeepSpeed's); a
+    launcher above torchrun (Slurm's srun) tells the end of what it started, often torchrun."""
+    return exit_.rank is not None or exit_.local_rank is not None or exit_.training_process
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +96,10 @@ class Worker(EventLists):
     # fill, or those lines alone where no launch line was printed (set by build_job; None there
     # when neither tells anything, and on a Worker built elsewhere, which reads `launches`).
     declared_launch: LaunchLine | None = None
+    # Its lines' srun --label task ids are global ranks: srun started the training processes
+    # itself, one task each, with no torchrun between (set by build_job). Where srun started a
+    # torchrun per node, a task id is that node's index, and no rank.
+    tasks_are_ranks: bool = False
 
     __eq__ = object.__eq__
     __hash__ = object.__hash__
@@ -104,7 +122,8 @@ class Worker(EventLists):
 
     @property
     def host(self) -> str | None:
-        hosts = [e.host for e in self.exits if e.host]
+        # srun's reports name the task's node, and one srun's log holds every node's
+        hosts = [e.host for e in self.exits if e.host and not e.tasks]
         return hosts[0] if hosts else None
 
     @property
@@ -204,9 +223,10 @@ class Worker(EventLists):
     def ran_torchrun(self) -> bool:
         """The launch line was printed, or torchrun itself left traces (its own logs, a traceback
         of its own, rendezvous messages): other launch scripts print no launch line. A line that
-        only looks like an error (`srun: error: ...`) is anyone's, not a trace of torchrun."""
+        only looks like an error (`srun: error: ...`) is anyone's, and Slurm's word that it
+        cancelled a step is Slurm's: neither is a trace of torchrun."""
         return (self.launch is not None or self.started_processes
-                or any(h.rule_id != ERROR_LINE for h in self.hits)
+                or any(_torchrun_trace(h) for h in self.hits)
                 or any(x.agent for x in self.exceptions))
 
     def error_lines(self, catalogue: Catalogue) -> list[Where]:
@@ -265,6 +285,8 @@ class Worker(EventLists):
             return self.rank_offset + local
         if self.gpus == 1 and self.rank_offset is not None:
             return self.rank_offset
+        if where.task is not None and self.tasks_are_ranks:
+            return where.task
         return None
 
 

@@ -143,6 +143,11 @@ class ProcessExit:
     root_cause: bool = False
     # Reported by a torchrun that logs none of the processes it stops (torch 1.9).
     silent_stops: bool = False
+    # The Slurm task ids srun's report names (`tasks 0-57,59-63`): a node's torchrun each, or
+    # a process srun started itself.
+    tasks: tuple[int, ...] = ()
+    # A launcher's report of one of the training processes it started, which may not say which one.
+    training_process: bool = False
 
 
 @dataclass(kw_only=True)

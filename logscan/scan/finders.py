@@ -167,8 +167,9 @@ DEFAULT_PROGRESS = (
     # A word starts after a non-word character or a colour code (`\x1b[31mstep: 10`: torchtitan
     # colours every field of its metrics line).
     # A step counter: `step 12`, `step: 12/100`, `global_step=12`, `steps 12`; never a config
-    # print (`steps=30`, `max_steps: 1000`, `Total optimization steps = 30`, `eval_steps 500`).
-    r"(?i:(?:\x1b\[[0-9;]*m|\b)(?:global[_ ])?step\b[ \t]*[:=#]?[ \t]*\[?\d+)",
+    # print (`steps=30`, `max_steps: 1000`, `Total optimization steps = 30`, `eval_steps 500`),
+    # nor a Slurm job step's id (`*** STEP 12345.0 ON node-1 CANCELLED AT ...`).
+    r"(?i:(?:\x1b\[[0-9;]*m|\b)(?:global[_ ])?step\b[ \t]*[:=#]?[ \t]*\[?\d+(?!\d|\.(?:\d|batch\b|extern\b)))",
     r"(?i:(?:\x1b\[[0-9;]*m|\b)steps[ \t]+\d+)",
     r"(?i:(?:\x1b\[[0-9;]*m|\b)iter(?:ation)?\b[ \t]*[:=#]?[ \t]*\[?\d+)",
     # a bar past 0%

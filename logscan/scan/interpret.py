@@ -119,14 +119,23 @@ class FileInterpreter:
         # torchrun's reports name, with the process each is (None once two claim one pid).
         self._pid_only: list[tuple[str, int, int]] = []
         self._pid_process: dict[int, tuple[int | None, int | None] | None] = {}
+        # srun --label: whether a line of the file carries a label only srun writes (a padded
+        # number, or 0), and the lines whose only tag is an unpadded `N: ` (line → N): srun's
+        # labels too in such a file, where its step has fewer than ten tasks; pids elsewhere.
+        self._labelled = False
+        self._bare_numbers: dict[int, int] = {}
         self._meanings: dict[str, _Meaning] = {}
         self._keywords = _KeywordIndex.of(matchers)
 
     def line(self, raw: bytes, lineno: int) -> None:
         """Interpret one candidate line (its first MAX_RAW bytes), numbered from 1."""
         scan, context = self.scan, self.context
-        where, body, pid, header_pid = _where_and_body(scan, raw, lineno)
+        where, body, pid, header_pid, bare_number = _where_and_body(scan, raw, lineno)
         meaning = self._meaning(body)
+        if where.task is not None:
+            self._labelled = True
+        elif bare_number is not None:
+            self._bare_numbers[lineno] = bare_number
 
         if meaning.launch is not None:
             scan.launches.append(LaunchLine(where=where, **meaning.launch))
@@ -172,7 +181,8 @@ class FileInterpreter:
             where = replace(where, local_rank=context.spawn_process)
         # The process the line is from, as far as its prefixes tell: interleaved tracebacks are
         # each assembled from their own process's lines.
-        key = (where.rank, where.local_rank, pid if pid is not None else header_pid)
+        key = (where.rank, where.local_rank, pid if pid is not None else header_pid
+               if header_pid is not None else None if where.task is None else ("task", where.task))
 
         if meaning.traceback_start:
             context.headerless.discard(key)
@@ -298,7 +308,8 @@ class FileInterpreter:
             return where
         if kind == "failed":
             local_rank, exitcode = value
-            self.scan.exits.append(ProcessExit(where, None, local_rank, exitcode))
+            self.scan.exits.append(ProcessExit(where, None, local_rank, exitcode, host=parsed.host,
+                                               tasks=parsed.tasks, training_process=parsed.training_process))
             self._name_pid(body, None, local_rank)
             return replace(where, local_rank=local_rank)
         if kind == "time":  # the first field of an entry
@@ -347,6 +358,18 @@ class FileInterpreter:
             events[index] = replace(event, where=replace(
                 event.where, rank=process[0], local_rank=process[1]))
 
+    def _label_bare_numbers(self) -> None:
+        """In a file srun --label wrote, an unpadded `N: ` is task N's label, not a pid."""
+        scan, labels = self.scan, self._bare_numbers
+        for kind in ("hits", "exceptions", "exits", "envs", "progress"):
+            events = getattr(scan, kind)
+            for index, event in enumerate(events):
+                task = labels.get(event.where.line)
+                if task is not None and event.where.task is None:
+                    events[index] = replace(event, where=replace(event.where, task=task))
+        self._pid_only = [(kind, index, pid) for kind, index, pid in self._pid_only
+                          if getattr(scan, kind)[index].where.line not in labels]
+
     def late_hit(self, rule_id: str, raw: bytes, lineno: int, groups) -> None:
         """A match of a rule without keywords, found while surveying (not fed through `line`)."""
         self._late_hits.append(SignalHit(rule_id, _where(self.scan, raw, lineno), groups))
@@ -364,7 +387,9 @@ class FileInterpreter:
         them line `line_count`): when it began, what it printed last, when it ended."""
         scan = self.scan
         if head is not None:
-            scan.first_time = strip_prefixes(_decode(head)).time
+            first = strip_prefixes(_decode(head))
+            scan.first_time = first.time
+            self._labelled = self._labelled or first.task is not None
         if tail is not None:
             # Blank lines after it (CRLF ones too) are counted in line_count: the last line with
             # text is above them, as the scanner's `tail` takes it.
@@ -383,11 +408,13 @@ class FileInterpreter:
         text = _decode(raw)
         stripped = strip_prefixes(text)
         return Where(self.scan.display, lineno, text[:MAX_EVIDENCE], stripped.rank,
-                     stripped.local_rank, stripped.time)
+                     stripped.local_rank, stripped.time, stripped.task)
 
     def finish(self) -> FileScan:
         """The FileScan, once every line was fed: env prints still open are kept as they are."""
         scan = self.scan
+        if self._labelled and self._bare_numbers:
+            self._label_bare_numbers()
         self._attribute_pids()
         if self._late_hits:  # in line order among the others, wherever pieces began
             scan.hits = sorted(scan.hits + self._late_hits, key=lambda h: h.where.line)
@@ -416,15 +443,16 @@ def _where(scan: FileScan, raw: bytes, lineno: int) -> Where:
 
 
 def _where_and_body(scan: FileScan, raw: bytes, lineno: int) -> tuple[Where, str, int | None,
-                                                                      int | None]:
+                                                                      int | None, int | None]:
     """The line as evidence, its body without its prefixes (stripped once, for both), the
-    process id a prefix names and the one torch's header gives."""
+    process id a prefix names and the one torch's header gives, and an unpadded `N: ` tag (a pid
+    or srun's label)."""
     text = _evidence_text(raw)
     stripped = strip_prefixes(text)
     # A line with no prefix of its own, in one process's own file, is that process's.
     local_rank = stripped.local_rank if stripped.local_rank is not None else scan.local_rank
-    return (Where(scan.display, lineno, text, stripped.rank, local_rank, stripped.time),
-            stripped.body, stripped.pid, stripped.header_pid)
+    return (Where(scan.display, lineno, text, stripped.rank, local_rank, stripped.time, stripped.task),
+            stripped.body, stripped.pid, stripped.header_pid, stripped.bare_number)
 
 
 class _KeywordIndex:
@@ -550,7 +578,7 @@ class LineJudge:
         tells, told = known
         same = None if native and told is None else (
             _DIGITS.sub("0", body), told, stripped.rank, stripped.local_rank, stripped.pid,
-            stripped.header_pid)
+            stripped.header_pid, stripped.task)
         if len(self._by_raw) >= MEANINGS_KEPT:
             self._by_raw.clear()
         self._by_raw[raw, native] = judged = (tells, same)

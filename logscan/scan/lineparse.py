@@ -644,17 +644,19 @@ FAILED_LINE = re.compile(
     r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)")
 # Other launchers' report of a process's end, read as torchrun's failed line: DeepSpeed's launcher
 # (deepspeed/launcher/launch.py, sigkill_handler) logs `{cmd} exits with return code = {code}`, the
-# command a list holding `'--local_rank=N'`; before 0.6 it raised subprocess.CalledProcessError,
-# `Command '[...]' returned non-zero exit status 1.` or `... died with <Signals.SIGKILL: 9>.`
+# command a list holding `'--local_rank=N'`; before 0.6 it, and torch.distributed.launch before 1.9,
+# raised subprocess.CalledProcessError, `Command '[...]' returned non-zero exit status 1.` or
+# `... died with <Signals.SIGKILL: 9>.` (the command is the last spawned one's: _only_local_rank).
 LAUNCHER_EXIT = re.compile(
     r"exits with return code = (?P<exitcode>-?\d+)\s*$"
     r"|Command '\[.*\]' (?:returned non-zero exit status (?P<status>\d+)|died with <Signals\.\w+: (?P<signal>\d+)>)")
 # Slurm's srun reports the end of each task it launched (src/srun/launch.c, _task_finish) as
 # `srun: error: {hosts}: {task|tasks} {ids}: Exited with exit code {code}`, `...: {strsignal}` with
 # ` (core dumped)` when it dumped core, or `...: Out Of Memory` when its cgroup OOM-killed the step's
-# tasks (SIGKILL). No local rank: a task is a node's torchrun, or a process srun started itself.
+# tasks (SIGKILL). The ids are bit_fmt's ranges of the step's task ids: `58`, `0-57,59-63`. No local
+# rank: a task is a node's torchrun, or a process srun started itself.
 SRUN_TASK_EXIT = re.compile(
-    r"\bsrun: error: \S+: tasks? [\d,\-\[\]]+: (?:Exited with exit code (?P<status>\d+)"
+    r"\bsrun: error: (?P<host>\S+): tasks? (?P<tasks>[\d,\-\[\]]+): (?:Exited with exit code (?P<status>\d+)"
     r"|(?P<oom>Out Of Memory)|(?P<signal>[A-Z][a-z][a-z0-9 ]*?)(?: \(core dumped\))?)\s*$")
 # torch.multiprocessing.spawn (mp.spawn, start_processes) reports a process that exited without an
 # error file (spawn.py, ProcessContext.join) by its index, which is the index `fn(i, ...)` got: a
@@ -667,7 +669,40 @@ SPAWN_EXIT = re.compile(
 # execute_subprocess_async): `RuntimeError: '{cmd}' failed with returncode {code}`, then the
 # workers' stderr. It names no process: like srun's, it tells the end of the launcher it started.
 HARNESS_EXIT = re.compile(r"'[^']*' failed with returncode (?P<status>-?\d+)")
+# A step has at most this many task ids worth spelling out: a longer list is no step srun ran.
+MAX_STEP_TASKS = 1 << 20
+_TASK_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
+
+
+def srun_task_ids(text: str) -> tuple[int, ...]:
+    """The task ids srun names (bit_fmt's `3`, `0-57,59-63`, `0,2-3`), ascending; () when the
+    text is not of that form or names more than a step holds."""
+    ids: set[int] = set()
+    for piece in text.split(","):
+        found = _TASK_RANGE.fullmatch(piece)
+        if found is None:
+            return ()
+        first = int(found[1])
+        last = int(found[2]) if found[2] is not None else first
+        if last < first or len(ids) + last - first + 1 > MAX_STEP_TASKS:
+            return ()
+        ids.update(range(first, last + 1))
+    return tuple(sorted(ids))
+
+
 _LOCAL_RANK_ARGUMENT = re.compile(r"--local[_-]rank[= ](?P<local_rank>\d+)")
+
+
+def _only_local_rank(body: str) -> int | None:
+    """The local rank a launcher's report of a process's end names for certain: 0, or none.
+
+    torch.distributed.launch (before 1.9, `raise CalledProcessError(returncode=process.returncode,
+    cmd=cmd)`) and DeepSpeed's launcher (`logger.error(f"{cmd} exits with return code = ...")`)
+    quote `cmd`, the variable their spawning loop left behind: the command of the last process
+    they started, whichever one failed. Its `--local_rank=N` is the node's highest local rank;
+    only when that is 0 was the failed process the node's only one."""
+    found = _LOCAL_RANK_ARGUMENT.search(body)
+    return 0 if found is not None and int(found["local_rank"]) == 0 else None
 _SUMMARY_RANK = re.compile(r"(-?\d+)(?:\s*\(local_rank:\s*(\d+)\))?")
 _SUMMARY_CODE = re.compile(r"-?\d+")
 
@@ -682,6 +717,11 @@ class SummaryLine:
 
     kind: str
     value: object = None
+    # srun's report of a task's end: the host and the task ids it names
+    host: str | None = None
+    tasks: tuple[int, ...] = ()
+    # the report is of a training process, whether or not it says which (DeepSpeed's launcher)
+    training_process: bool = False
 
 
 @needs(_literal(b"Root Cause"), _literal(b"Failures:"),
@@ -706,15 +746,14 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         return SummaryLine("failed", (int(failed["local_rank"]), int(failed["exitcode"])))
     if (ended := LAUNCHER_EXIT.search(body)) is not None:
         code = int(ended["exitcode"] or ended["status"] or f"-{ended['signal']}")
-        local_rank = _LOCAL_RANK_ARGUMENT.search(body)
-        return SummaryLine("failed", (int(local_rank["local_rank"]) if local_rank else None, code))
+        return SummaryLine("failed", (_only_local_rank(body), code), training_process=True)
     if (spawned := SPAWN_EXIT.search(body)) is not None and (code := _spawn_exit_code(spawned)) is not None:
         return SummaryLine("failed", (int(spawned["index"]), code))
     if (quoting := parse_spawn_quote(body)) is not None:
         # the process raised: spawn's _wrap queued its traceback and called sys.exit(1)
         return SummaryLine("failed", (quoting, 1))
     if (task := SRUN_TASK_EXIT.search(body)) is not None and (code := _srun_exit_code(task)) is not None:
-        return SummaryLine("failed", (None, code))
+        return SummaryLine("failed", (None, code), task["host"], srun_task_ids(task["tasks"]))
     if (harness := HARNESS_EXIT.search(body)) is not None:
         return SummaryLine("failed", (None, int(harness["status"])))
     field_match = SUMMARY_FIELD.fullmatch(body)

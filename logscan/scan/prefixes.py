@@ -37,6 +37,10 @@ PREFIX = re.compile(
     | (?:\[\d+,(?P<mpi_rank>\d+)\])?<(?:stdout|stderr)>:[ \t]?
     # Ray's worker prefix: `(pid=123)`, `(RayTrainWorker pid=123, ip=10.0.0.2)`
     | \((?:[\w.]+[ ])?pid=(?P<ray_pid>\d+)(?:,[ ]ip=[\d.:a-f]+)?\)[ ]
+    # srun --label: the task id, padded to the width of the step's highest id: `%*d: ` (` 3: `),
+    # `%0*d: ` in older releases (`03: `), `P%u %*d: ` for a heterogeneous job's component. A
+    # padded number, or 0 (no process has pid 0), is a label; an unpadded one is read below.
+    | (?:P(?P<het_component>\d{1,4})[ ])?(?P<srun_label>[ ]{1,6}\d{1,6}|0\d{0,6}):[ ]
     # Python logging's %(process)d in a field of its own: `[pid 1234] `, `1234: `
     | \[pid[ ](?P<log_pid>\d+)\][ \t]?
     | (?P<colon_pid>\d{1,7}):[ ]
@@ -77,6 +81,10 @@ class Stripped:
     # groups lines but names no training process
     header_pid: int | None = None
     partial: bool = False        # a CRI partial record: the line goes on in the next record
+    task: int | None = None      # the Slurm task id srun --label put before the line
+    # an unpadded `N: `: a pid, or srun's label where the step has fewer than ten tasks (the file
+    # tells which: logscan.scan.interpret)
+    bare_number: int | None = None
 
 
 # Docker's json-file driver: one JSON object a line, the line itself under "log" (with its "\n").
@@ -171,7 +179,7 @@ def prefix_length(text: str) -> int:
 def strip_prefixes(line: str) -> Stripped:
     line, record_time = _unwrap_docker(line)
     body = clean(line)
-    rank = local_rank = pid = header_pid = None
+    rank = local_rank = pid = header_pid = task = bare_number = None
     stamp: datetime | None = _parse_rfc3339(record_time) if record_time else None
     yearless = None  # a header's month, day and time: kept only when no full time is there
     partial = False
@@ -187,7 +195,11 @@ def strip_prefixes(line: str) -> Stripped:
             local_rank = int(groups["tee_local"])
         elif groups["ray_pid"] is not None:
             pid = int(groups["ray_pid"])
+        elif groups["srun_label"] is not None:
+            task = int(groups["srun_label"])
         elif (number := groups["log_pid"] or groups["colon_pid"]) is not None:
+            if groups["colon_pid"] is not None and pid is None:
+                bare_number = int(number)
             pid = pid if pid is not None else int(number)
         elif groups["glog_process"] is not None and int(groups["glog_process"]) <= PID_MAX_LIMIT:
             header_pid = int(groups["glog_process"])
@@ -205,4 +217,4 @@ def strip_prefixes(line: str) -> Stripped:
             elif yearless is None and groups["c10d_md"]:
                 yearless = yearless_time(groups["c10d_md"], groups["c10d_time"])
     return Stripped(body=body[pos:], rank=rank, local_rank=local_rank, time=stamp or yearless,
-                    pid=pid, header_pid=header_pid, partial=partial)
+                    pid=pid, header_pid=header_pid, partial=partial, task=task, bare_number=bare_number)
