@@ -37,3 +37,24 @@ def test_a_crash_before_slurms_cancel_stays_the_root_cause(run_cli, tmp_path):
     report = _report(run_cli, job)
     assert report["root_cause"]["rule"] == "crash-during-training"
     assert not any(f["rule"] == "stopped-from-outside" for f in report["findings"])
+
+
+@pytest.mark.parametrize("due, said", [(" DUE TO JOB REQUEUE", "(job requeue)"), (" DUE TO TIME LIMIT", "(time limit)")])
+@pytest.mark.parametrize("end", ["Exited with exit code 1", "Killed"])
+def test_the_tasks_srun_reports_ending_after_slurms_cancel_are_its_consequence(run_cli, tmp_path, due, said, end):
+    """Slurm cancelled the job, then srun reports its tasks' ends (srun's `%s: %s %s: %s`, built from
+    its format string, launch.c _task_finish): the tasks ended because the job was stopped, so the
+    stop stays the root cause, not a task that failed by itself."""
+    srun = f"srun: error: gpu-node-3: tasks 2-3: {end}\n"
+    job = sample_copy(tmp_path, "killed-silently", "worker-0/launch_ddp.log", None, SLURM.format(due=due) + srun)
+    report = _report(run_cli, job)
+    assert report["root_cause"]["rule"] == "stopped-from-outside"
+    assert said in report["root_cause"]["message"]
+
+
+def test_a_task_srun_reports_failing_before_the_cancel_stays_a_failure(run_cli, tmp_path):
+    srun = "srun: error: gpu-node-3: task 2: Exited with exit code 1\n"
+    job = sample_copy(tmp_path, "killed-silently", "worker-0/launch_ddp.log", None,
+                      srun + SLURM.format(due=" DUE TO TIME LIMIT"))
+    report = _report(run_cli, job)
+    assert report["root_cause"]["rule"] != "stopped-from-outside"

@@ -18,7 +18,7 @@ from logscan.exit_signals import BY_NAME, STOPPED_BY_SIGNAL, signal_name, signal
 from logscan.scan.events import PythonException
 from logscan.model.job import Job, Worker, names_process
 from logscan.model.training import StepWarnings
-from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE, SLURM_STEP_TASK_FAILURE
+from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, SLURM_STEP_TASK_FAILURE
 from logscan.vocabulary import JobStatus, RunStage
 
 # The exit codes (Python's -N) of the signals the failure pass reads by name.
@@ -328,6 +328,10 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     # A rank-less abort on a Worker where a collective timed out: the watchdog's abort, whose rank
     # the logs do not tie to it (a pasted excerpt has no launch line to count ranks from).
     watchdog_fired = any(h.rule_id == COLLECTIVE_TIMEOUT_LINE for h in worker.hits)
+    # Where the scheduler stopped the job (Slurm's `*** JOB … CANCELLED AT … ***`, a time limit, a
+    # requeue, a user's cancel): the ends srun reports after it are the tasks that stop brought.
+    scheduler_stop = min((worker.position(h.where) for h in worker.hits
+                          if h.rule_id == DEATH_SIGNAL_RECEIVED and h.group(Group.SIGNAL) is None), default=None)
     for exit_ in exits:
         rank = _exit_rank(worker, exit_)
         # srun's reports name no process but do name their tasks: each set of tasks is one end
@@ -340,7 +344,8 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
         out.append(Failure(
             worker, rank, exit_.where, exit_summary(exit_.exitcode),
             exit_.exitcode == SIGTERM or rank in waited or (only_waits and (exit_.exitcode or 0) > 0)
-            or (exit_.exitcode == SIGABRT and rank is None and watchdog_fired),
+            or (exit_.exitcode == SIGABRT and rank is None and watchdog_fired)
+            or (bool(exit_.tasks) and scheduler_stop is not None and worker.position(exit_.where) > scheduler_stop),
             _kill_cause(lookups, worker, exit_.exitcode) if exit_.exitcode < 0 else _loose_cause(lookups, worker),
             exit_.exitcode,
             exit_.time, _after_progress(lookups, seen_lines, exit_.where, rank=rank),
