@@ -79,6 +79,8 @@ class _FileContext:
     announced: dict = field(default_factory=dict)
     # the local rank whose traceback mp.spawn's exception quotes, until that traceback's exception
     spawn_process: int | None = None
+    # per process: the header of its traceback, until that traceback's exception line
+    open_tracebacks: dict = field(default_factory=dict)
 
 
 class RuleTimeouts:
@@ -185,6 +187,7 @@ class FileInterpreter:
                if header_pid is not None else None if where.task is None else ("task", where.task))
 
         if meaning.traceback_start:
+            context.open_tracebacks[key] = where
             context.headerless.discard(key)
             if not context.chained.get(key):
                 context.traceback_signals[key] = {}  # an ordered set: a signal once
@@ -218,6 +221,7 @@ class FileInterpreter:
             # the exception line of the traceback a summary entry quotes, indented two spaces more
             exc = lineparse.parse_exception(body[len(lineparse.SUMMARY_INDENT):])
         if exc is not None:
+            context.open_tracebacks.pop(key, None)
             if context.announced.pop(key, None) == exc and not meaning.announced:
                 return  # the raise a THCudaCheck FAIL line already told
             if meaning.announced:
@@ -403,6 +407,8 @@ class FileInterpreter:
         first = line_count - len(tail_lines) + 1
         scan.tail_lines = [self._line_at_end(raw, first + i) for i, raw in enumerate(tail_lines)
                            if raw.strip()]
+        if (cut := self._cut_traceback()) is not None:
+            scan.exceptions.append(cut)
 
     def _line_at_end(self, raw: bytes, lineno: int) -> Where:
         text = _decode(raw)
@@ -427,6 +433,27 @@ class FileInterpreter:
             scan.agent_shapes.append(_agent_shape(where, block, fields))
         scan.agent_shapes.sort(key=lambda shape: shape.where.line)
         return scan
+
+    def _cut_traceback(self) -> PythonException | None:
+        """The traceback the log ends inside, if it does: its header came, no exception line
+        after it, and the log's last line is the header, the line right after it, or a frame's
+        indented line. Python prints the exception line last, so the exception was raised and the
+        log (a paste, an excerpt, a process killed while writing) lost it."""
+        scan, context = self.scan, self.context
+        if not context.open_tracebacks or not scan.tail_lines or scan.last_line is None:
+            return None
+        key, header = max(context.open_tracebacks.items(), key=lambda item: item[1].line)
+        last = scan.last_line
+        if header.file != last.file or header.line < scan.tail_lines[0].line or any(
+                e.where.line > header.line for e in scan.exceptions if e.where.file == header.file):
+            return None
+        body = strip_prefixes(last.text).body
+        if not (last.line - header.line <= 1 or body[:1].isspace()):
+            return None
+        # torchrun's own frames make it torchrun's exception; still a failure the lines show, whose
+        # line (ChildFailedError, a rendezvous error) would have said more.
+        told = lineparse.CUT_AGENT_EXCEPTION if context.agent_traceback.get(key) else lineparse.CUT_EXCEPTION
+        return PythonException(header, told, "", tuple(context.traceback_signals.get(key, ())))
 
 
 # The pid torchrun reports for a process: `failed (exitcode: 1) local_rank: 1 (pid: 22190)`,

@@ -1,0 +1,61 @@
+"""A traceback the log ends inside: its header came and its exception line never did, because a
+paste or an excerpt stops there, or the process was killed while writing it. Python prints the
+exception line last, so an exception was raised: a failure the lines show, whose line is lost.
+
+The inputs are real logs (import-error-one-rank-prod, node 1: rank 3's ModuleNotFoundError, then
+torchrun's own ChildFailedError traceback) cut where a paste would cut them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import POST_MORTEM_NOW, SAMPLES
+
+LINES = (SAMPLES / "import-error-one-rank-prod" / "worker-1" / "launch_ddp.log").read_text().splitlines(keepends=True)
+PROCESS_TRACEBACK = next(i for i, line in enumerate(LINES) if line.startswith("Traceback"))
+TORCHRUN_TRACEBACK = next(i for i, line in enumerate(LINES) if i > PROCESS_TRACEBACK + 5
+                          and line.startswith("Traceback"))
+
+
+def _report(run_cli, tmp_path, lines: list[str]) -> dict:
+    (tmp_path / "paste.log").write_text("".join(lines))
+    result = run_cli("scan", tmp_path / "paste.log", "--format", "json", "--isolated", "--now", POST_MORTEM_NOW)
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("cut", [
+    pytest.param(lambda: LINES[:PROCESS_TRACEBACK + 2], id="after-a-frame"),
+    pytest.param(lambda: LINES[:PROCESS_TRACEBACK + 3], id="after-a-source-line"),
+    pytest.param(lambda: LINES[:PROCESS_TRACEBACK + 1], id="at-the-header"),
+    pytest.param(lambda: LINES[:PROCESS_TRACEBACK + 1] + ["  Fil"], id="mid-word"),
+])
+def test_a_log_that_ends_inside_a_processs_traceback_is_a_failure(run_cli, tmp_path, cut):
+    report = _report(run_cli, tmp_path, cut())
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert report["root_cause"]["rule"] == "crash-before-first-batch"
+    assert "cuts off" in report["root_cause"]["message"]
+
+
+def test_a_log_that_ends_inside_torchruns_traceback_says_it_was_torchruns(run_cli, tmp_path):
+    raised = next(i for i, line in enumerate(LINES) if "raise ChildFailedError(" in line)
+    # torchrun's traceback alone, as a paste of its end gives it
+    report = _report(run_cli, tmp_path, LINES[:5] + LINES[TORCHRUN_TRACEBACK:raised])
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert "in torchrun" in report["root_cause"]["message"]
+
+
+def test_a_whole_traceback_is_read_as_before(run_cli, tmp_path):
+    report = _report(run_cli, tmp_path, LINES[:PROCESS_TRACEBACK + 5])
+    assert "ModuleNotFoundError" in report["root_cause"]["message"]
+    assert "cuts off" not in json.dumps(report)
+
+
+def test_lines_after_the_header_that_are_no_traceback_end_nothing(run_cli, tmp_path):
+    """The header with lines after it that are not the traceback's (its exception line under a
+    form nothing reads, then the run's own lines): nothing says the log ends inside it."""
+    lines = LINES[:PROCESS_TRACEBACK + 3] + ["flash_attn missing, falling back to eager attention\n",
+                                             "step 1/30 loss 1.2\n"]
+    assert "cuts off" not in json.dumps(_report(run_cli, tmp_path, lines))
