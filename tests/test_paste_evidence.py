@@ -112,6 +112,32 @@ def test_watchdog_numbers_of_different_groups_name_no_rank_behind(run_cli, tmp_p
     assert "waited" in root["message"] and "never" not in root["message"]
 
 
+# ProcessGroupNCCL's broadcastUniqueNCCLID (1.13 on), from its format string: "[" << rank_ << "] is
+# setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key
+# '" << key << "', but store->get('" << key << "') got error: " << the store's error. Synthetic.
+def _nccl_id(rank: int, error: str) -> str:
+    return (f"[{rank}] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value "
+            f"store by key '0', but store->get('0') got error: {error}")
+
+
+@pytest.mark.parametrize("error", ["Socket Timeout", "wait timeout after 300000ms"])
+@pytest.mark.parametrize("dress", ["{}", "[rank{r}]: torch.distributed.DistBackendError: {}"])
+def test_a_rank_that_timed_out_waiting_for_rank_0s_nccl_id_names_rank_0(run_cli, tmp_path, error, dress):
+    """Rank 1's first collective waited for rank 0 to publish NCCL's id: rank 0 never arrived. Not
+    torchrun's rendezvous: the line is a training process's."""
+    report = _scan(run_cli, tmp_path, dress.format(_nccl_id(1, error), r=1) + "\n")
+    assert report["verdict"] == "FAILED"
+    root = report["root_cause"]
+    assert (root["rule"], root["rank"]) == ("collective-timeout", 0)
+    assert "hang-in-rendezvous" not in _rules(report)
+
+
+def test_a_lost_store_while_fetching_the_nccl_id_is_no_wait_for_rank_0(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path, f"[rank3]: torch.distributed.DistBackendError: "
+                                      f"{_nccl_id(3, 'Connection reset by peer')}\n")
+    assert report["root_cause"]["rule"] == "failure-elsewhere"
+
+
 # --- 2. NCCL errors ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, detail", [
