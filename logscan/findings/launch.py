@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import replace
+from datetime import timedelta
 
 from logscan.findings.base import HANDFUL, few, finding, plural
 from logscan.scan.events import LAUNCH_LINE, format_master
-from logscan.model.job import Job
+from logscan.model.job import Job, Worker
 
 
 def _missing_node_ranks(job: Job) -> list[int]:
@@ -92,8 +94,9 @@ def duplicate_node_rank(job: Job, rule):
         out.append(finding(
             rule, f"{len(streams)} Worker logs claim node_rank {node_rank}: {few(streams)}",
             [w.launch.where for w in workers], node_rank=node_rank))
-    # The launch lines tell it best; without them the processes' own rank lines tell it.
-    return out or _ranks_claimed_twice(job, rule)
+    # The launch lines tell it best; without them the processes' own rank lines tell it, across
+    # Worker logs first, then within one log both nodes' output went to.
+    return out or _ranks_claimed_twice(job, rule) or _ranks_repeated_in_one_log(job, rule)
 
 
 def _ranks_claimed_twice(job: Job, rule):
@@ -131,6 +134,110 @@ def _ranks_claimed_twice(job: Job, rule):
     first = ranks[0]
     return [finding(rule, message, [twice[first][w].where for w in twice[first]],
                     rank=first if len(ranks) == 1 else None, ranks=tuple(ranks))]
+
+
+# Launchers other than torchrun take the node rank elsewhere: Lightning from NODE_RANK (else
+# GROUP_RANK), `accelerate launch` from --machine_rank.
+ONE_NODE_RANK_EACH = ("Give every node its own node rank from the platform's per-node value (torchrun "
+                      "--node_rank, Lightning's NODE_RANK, accelerate launch --machine_rank); never copy one.")
+
+
+# Two processes of one rank that printed this close together may have started together (two nodes
+# launched at once); farther apart, the second is as likely a run started after the first ended.
+SAME_START = timedelta(minutes=2)
+
+
+def _ranks_repeated_in_one_log(job: Job, rule):
+    """One log holding two nodes' output (a log path both wrote to, or a paste of both), both
+    nodes having taken one node rank: each of that node's global ranks printed its rank line twice,
+    and the other node rank's ranks never. A repeat is as often a restart (torchrun's, a
+    scheduler's requeue, a second run appended to the log), so only a repeat with nothing between
+    the two prints (no torchrun or framework line, no error, exit or progress; not minutes apart)
+    counts, and only when the world those lines name lacks ranks: at least as many as were
+    repeated, and never rank 0 alone (some scripts print on rank 0 only). A job that trained or
+    succeeded had its whole world, whatever its lines repeat."""
+    if job.elastic_beyond_repeats or job.training_started or any(w.group_succeeded for w in job.workers):
+        return []
+    if any(e.exitcode == 0 for w in job.workers for e in w.exits):
+        return []
+    seen = _ranks_seen(job)
+    out = []
+    for worker in job.workers:
+        if worker.shared_file:
+            continue  # a log several Workers wrote: its lines are dealt by rank already
+        for source, (world, pairs) in _repeats_within_a_round(worker).items():
+            repeated = sorted(pairs)
+            missing = [r for r in range(world) if r not in seen]
+            if repeated == [0] or not missing or len(missing) < len(repeated):
+                continue
+            message = (f"{worker.stream} holds two processes of each of global "
+                       f"{plural(repeated, 'rank', 'ranks')} of a world of {world} (their {source} "
+                       f"line twice, no restart between), and {plural(missing, 'rank', 'ranks')} "
+                       f"never printed {'its' if len(missing) == 1 else 'theirs'}: two nodes took "
+                       f"the same node rank and wrote to one log")
+            first = pairs[repeated[0]]
+            out.append(finding(rule, message, first, rank=repeated[0] if len(repeated) == 1 else None,
+                               ranks=tuple(repeated), hint=ONE_NODE_RANK_EACH))
+    return out
+
+
+def _ranks_seen(job: Job) -> set[int]:
+    """Every global rank a line shows running: its rank line, or a `[rankN]:`-style prefix."""
+    seen = {e.rank for w in job.workers for e in w.envs if e.rank is not None}
+    for worker in job.workers:
+        for kind in (worker.hits, worker.exceptions, worker.progress, worker.exits):
+            seen.update(event.where.rank for event in kind if event.where.rank is not None)
+    return seen
+
+
+def _round_ends(worker: Worker) -> list[tuple[int, int]]:
+    """Where, in the Worker's reading order, any line other than a rank line was read: each may
+    end a run or start another (torchrun's restart lines and banner, a framework's end of
+    training, an error, an exit, progress, a launch line), so no repeat across one is read as
+    a second process."""
+    earlier = worker.earlier_attempts
+    kinds = [worker.hits, worker.exceptions, worker.exits, worker.progress, worker.launches,
+             worker.agent_shapes]
+    if earlier is not None:
+        kinds += [earlier.hits, earlier.exceptions, earlier.exits]
+    return sorted(worker.position(event.where) for kind in kinds for event in kind)
+
+
+def _repeats_within_a_round(worker: Worker) -> dict[str, tuple[int, dict]]:
+    """By kind of rank line naming one world size: that size, and each rank printed twice with
+    no possible round end between, with its two lines."""
+    ends = _round_ends(worker)
+    by_kind: dict[str, list] = {}
+    for env in worker.envs:
+        if env.rank is not None:
+            by_kind.setdefault(env.source, []).append(env)
+    found = {}
+    for source, envs in by_kind.items():
+        worlds = {e.world_size for e in envs} - {None}
+        if len(worlds) != 1:
+            continue
+        world = worlds.pop()
+        last: dict[int, object] = {}
+        pairs: dict[int, list] = {}
+        for env in sorted(envs, key=lambda e: worker.position(e.where)):
+            before = last.get(env.rank)
+            last[env.rank] = env
+            if before is None or env.rank in pairs or not 0 <= env.rank < world:
+                continue
+            if _one_round(worker, ends, before.where, env.where):
+                pairs[env.rank] = [before.where, env.where]
+        if pairs:
+            found[source] = (world, pairs)
+    return found
+
+
+def _one_round(worker: Worker, ends: list, first, second) -> bool:
+    # A line of both kinds (a rank line a rule also matched) ends nothing between the two.
+    if bisect_left(ends, worker.position(second)) > bisect_right(ends, worker.position(first)):
+        return False
+    if first.time is not None and second.time is not None:
+        return abs(second.time - first.time) <= SAME_START
+    return True
 
 
 def _outliers(groups: dict, node0_decides: bool) -> list:
