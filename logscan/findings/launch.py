@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from logscan.findings.base import HANDFUL, few, finding, plural
 from logscan.scan.events import LAUNCH_LINE, format_master
+from logscan.scan.lineparse import ACCELERATE_KIND
 from logscan.model.job import Job, Worker
 
 
@@ -142,6 +143,11 @@ ONE_NODE_RANK_EACH = ("Give every node its own node rank from the platform's per
                       "--node_rank, Lightning's NODE_RANK, accelerate launch --machine_rank); never copy one.")
 
 
+# Rank lines printed only once init_process_group returned, that is once the whole world joined
+# the store (its TCPStore waits for world_size - 1 clients): a world of two processes per rank and
+# none for others never gets there, so a repeat of these is always a later run's.
+AFTER_THE_WORLD_FORMED = frozenset({ACCELERATE_KIND})
+
 # Two processes of one rank that printed this close together may have started together (two nodes
 # launched at once); farther apart, the second is as likely a run started after the first ended.
 SAME_START = timedelta(minutes=2)
@@ -151,11 +157,15 @@ def _ranks_repeated_in_one_log(job: Job, rule):
     """One log holding two nodes' output (a log path both wrote to, or a paste of both), both
     nodes having taken one node rank: each of that node's global ranks printed its rank line twice,
     and the other node rank's ranks never. A repeat is as often a restart (torchrun's, a
-    scheduler's requeue, a second run appended to the log), so only a repeat with nothing between
-    the two prints (no torchrun or framework line, no error, exit or progress; not minutes apart)
-    counts, and only when the world those lines name lacks ranks: at least as many as were
-    repeated, and never rank 0 alone (some scripts print on rank 0 only). A job that trained or
-    succeeded had its whole world, whatever its lines repeat."""
+    scheduler's requeue, a second run appended to the log), so it counts only when:
+    - nothing lies between the two prints: no torchrun or framework line, no error, exit,
+      progress or launch line, and they are not minutes apart;
+    - the world those lines name lacks ranks, at least as many as were repeated;
+    - a node's worth repeated, never one rank alone (some scripts print on rank 0 only, and
+      torchrun's --log-dir gives each process a file of its own that a second run appends to);
+    - rank 0 is among them, unless the two processes' prints interleave (see below);
+    - the line is one a process prints before its world forms (AFTER_THE_WORLD_FORMED);
+    - nothing says the world trained, succeeded, or re-formed as an elastic one."""
     if job.elastic_beyond_repeats or job.training_started or any(w.group_succeeded for w in job.workers):
         return []
     if any(e.exitcode == 0 for w in job.workers for e in w.exits):
@@ -168,16 +178,21 @@ def _ranks_repeated_in_one_log(job: Job, rule):
         for source, (world, pairs) in _repeats_within_a_round(worker).items():
             repeated = sorted(pairs)
             missing = [r for r in range(world) if r not in seen]
-            if repeated == [0] or not missing or len(missing) < len(repeated):
+            if len(repeated) < 2 or len(missing) < len(repeated):
                 continue
-            message = (f"{worker.stream} holds two processes of each of global "
-                       f"{plural(repeated, 'rank', 'ranks')} of a world of {world} (their {source} "
-                       f"line twice, no restart between), and {plural(missing, 'rank', 'ranks')} "
-                       f"never printed {'its' if len(missing) == 1 else 'theirs'}: two nodes took "
-                       f"the same node rank and wrote to one log")
+            # Prints in two blocks, one after the other, are a paste of two nodes or two runs of
+            # one node. Two runs of a node other than node 0 may show nothing between them (its
+            # processes log no progress); node 0's rank 0 logs its run. Node 0 is also the node
+            # rank every launcher takes when none is given.
+            if 0 not in repeated and not _interleaved(worker, pairs):
+                continue
+            message = (f"{worker.stream} holds two processes of each of global ranks {few(repeated)} "
+                       f"of a world of {world} (their {source} line twice, no restart between), and "
+                       f"ranks {few(missing)} never printed theirs: two nodes took the same node rank "
+                       f"and wrote to one log")
             first = pairs[repeated[0]]
-            out.append(finding(rule, message, first, rank=repeated[0] if len(repeated) == 1 else None,
-                               ranks=tuple(repeated), hint=ONE_NODE_RANK_EACH))
+            out.append(finding(rule, message, first, ranks=tuple(repeated), hint=ONE_NODE_RANK_EACH))
+            break  # one process prints several kinds: the first kind tells it
     return out
 
 
@@ -209,7 +224,7 @@ def _repeats_within_a_round(worker: Worker) -> dict[str, tuple[int, dict]]:
     ends = _round_ends(worker)
     by_kind: dict[str, list] = {}
     for env in worker.envs:
-        if env.rank is not None:
+        if env.rank is not None and env.source not in AFTER_THE_WORLD_FORMED:
             by_kind.setdefault(env.source, []).append(env)
     found = {}
     for source, envs in by_kind.items():
@@ -231,12 +246,22 @@ def _repeats_within_a_round(worker: Worker) -> dict[str, tuple[int, dict]]:
     return found
 
 
+def _interleaved(worker: Worker, pairs: dict) -> bool:
+    """Some rank printed its second line before another printed its first: two processes of each
+    ran at once, as a log both nodes append to shows them (two runs one after the other cannot)."""
+    firsts = [worker.position(lines[0]) for lines in pairs.values()]
+    seconds = [worker.position(lines[1]) for lines in pairs.values()]
+    return min(seconds) < max(firsts)
+
+
 def _one_round(worker: Worker, ends: list, first, second) -> bool:
     # A line of both kinds (a rank line a rule also matched) ends nothing between the two.
     if bisect_left(ends, worker.position(second)) > bisect_right(ends, worker.position(first)):
         return False
-    if first.time is not None and second.time is not None:
-        return abs(second.time - first.time) <= SAME_START
+    times = (first.time, second.time)
+    # Stamps of one clock only: a year-less stamp or a zone on one of them alone compares nothing.
+    if all(isinstance(t, datetime) for t in times) and (times[0].tzinfo is None) == (times[1].tzinfo is None):
+        return abs(times[1] - times[0]) <= SAME_START
     return True
 
 
