@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from logscan.findings.base import HANDFUL, few, finding, plural
 from logscan.scan.events import LAUNCH_LINE, format_master
-from logscan.scan.lineparse import ACCELERATE_KIND
+from logscan.scan.lineparse import LIGHTNING_GLOBAL_KIND
 from logscan.model.job import Job, Worker
 
 
@@ -137,16 +137,21 @@ def _ranks_claimed_twice(job: Job, rule):
                     rank=first if len(ranks) == 1 else None, ranks=tuple(ranks))]
 
 
-# Launchers other than torchrun take the node rank elsewhere: Lightning from NODE_RANK (else
-# GROUP_RANK), `accelerate launch` from --machine_rank.
-ONE_NODE_RANK_EACH = ("Give every node its own node rank from the platform's per-node value (torchrun "
-                      "--node_rank, Lightning's NODE_RANK, accelerate launch --machine_rank); never copy one.")
+# Lightning's own launcher takes the node rank from NODE_RANK (else GROUP_RANK), 0 when neither is set.
+ONE_NODE_RANK_EACH = ("Set NODE_RANK on every node to its own value from the platform's per-node "
+                      "variable (Lightning takes 0 when it is unset); never copy one.")
 
 
-# Rank lines printed only once init_process_group returned, that is once the whole world joined
-# the store (its TCPStore waits for world_size - 1 clients): a world of two processes per rank and
-# none for others never gets there, so a repeat of these is always a later run's.
-AFTER_THE_WORLD_FORMED = frozenset({ACCELERATE_KIND})
+# Rank lines whose rank each process works out from the node rank its node was given, printed
+# before init_process_group: Lightning's own launcher (NODE_RANK), whose two nodes given one node
+# rank print them twice, then wait for the ranks nobody took. Other rank lines never show that:
+# torchrun starts no process for two agents of one node rank (their rendezvous never completes:
+# the duplicate-node-rank samples), so the env it passes on repeats only on a restart, whose lines
+# torchrun logs to stderr, maybe not in this log; MPI (DeepSpeed's discovery) and Ray Train give
+# every process its world rank themselves; Accelerate prints its state after init_process_group,
+# which on rank 0 (the store's host, waiting for world_size - 1 clients) returns only once the
+# whole world joined.
+FROM_A_NODE_RANK = frozenset({LIGHTNING_GLOBAL_KIND})
 
 # Two processes of one rank that printed this close together may have started together (two nodes
 # launched at once); farther apart, the second is as likely a run started after the first ended.
@@ -164,7 +169,8 @@ def _ranks_repeated_in_one_log(job: Job, rule):
     - a node's worth repeated, never one rank alone (some scripts print on rank 0 only, and
       torchrun's --log-dir gives each process a file of its own that a second run appends to);
     - rank 0 is among them, unless the two processes' prints interleave (see below);
-    - the line is one a process prints before its world forms (AFTER_THE_WORLD_FORMED);
+    - the line is one whose rank comes from a node rank, printed before the world forms
+      (FROM_A_NODE_RANK);
     - nothing says the world trained, succeeded, or re-formed as an elastic one."""
     if job.elastic_beyond_repeats or job.training_started or any(w.group_succeeded for w in job.workers):
         return []
@@ -224,7 +230,7 @@ def _repeats_within_a_round(worker: Worker) -> dict[str, tuple[int, dict]]:
     ends = _round_ends(worker)
     by_kind: dict[str, list] = {}
     for env in worker.envs:
-        if env.rank is not None and env.source not in AFTER_THE_WORLD_FORMED:
+        if env.rank is not None and env.source in FROM_A_NODE_RANK:
             by_kind.setdefault(env.source, []).append(env)
     found = {}
     for source, envs in by_kind.items():
