@@ -189,7 +189,7 @@ def _ranks_repeated_in_one_log(job: Job, rule):
             # Prints in two blocks, one after the other, are a paste of two nodes or two runs of
             # one node. Two runs of a node other than node 0 may show nothing between them (its
             # processes log no progress); node 0's rank 0 logs its run. Node 0 is also the node
-            # rank every launcher takes when none is given.
+            # rank Lightning takes when NODE_RANK is unset, the usual way two nodes share one.
             if 0 not in repeated and not _interleaved(worker, pairs):
                 continue
             message = (f"{worker.stream} holds two processes of each of global ranks {few(repeated)} "
@@ -261,6 +261,7 @@ def _interleaved(worker: Worker, pairs: dict) -> bool:
 
 
 def _one_round(worker: Worker, ends: list, first, second) -> bool:
+    """No line that may end a run lies between the two prints, and they are not minutes apart."""
     # A line of both kinds (a rank line a rule also matched) ends nothing between the two.
     if bisect_left(ends, worker.position(second)) > bisect_right(ends, worker.position(first)):
         return False

@@ -1,4 +1,4 @@
-"""duplicate-node-rank: Two different Worker logs claim the same node_rank."""
+"""duplicate-node-rank: Two nodes claim the same node_rank: in two Worker logs, or both in one log."""
 
 from __future__ import annotations
 
