@@ -285,3 +285,176 @@ def test_a_rank_line_behind_mpiruns_tag_keeps_the_tags_rank(tmp_path, prefix, ra
 def test_the_guides_env_print_is_still_the_torchrun_kind(tmp_path):
     [env] = scan_text(tmp_path, "torchrun env: RANK= 5 LOCAL_RANK= 1 WORLD_SIZE= 8\n").envs
     assert (env.source, env.rank, env.local_rank, env.world_size) == (TORCHRUN_ENV, 5, 1, 8)
+
+
+# --- two nodes that took one node rank, in ONE log -----------------------------------------------
+# A log both nodes append to (one path on a shared file system) interleaves their prints; a paste
+# of both nodes' output puts one block after the other. Both are synthetic here, built from the
+# format strings above; the restart lines come from a real torchrun run (restart-loop-prod).
+
+def lightning_ranks(release: str, ranks, world: int = 8) -> list[str]:
+    return [LIGHTNING_HEADER[release] + LIGHTNING_GLOBAL[release].format(rank=r, member=r + 1, world=world)
+            for r in ranks]
+
+
+def two_nodes_in_one_log(release: str, ranks, layout: str, between: list[str] = ()) -> str:
+    first, second = lightning_ranks(release, ranks), lightning_ranks(release, ranks)
+    if layout == "shared":
+        lines = [line for pair in zip(first, second) for line in pair]
+    else:  # "pasted": one node's lines, then the other's (or one run, then the next)
+        lines = ["GPU available: True (cuda), used: True", *first, *between,
+                 "GPU available: True (cuda), used: True", *second]
+    return "\n".join(lines) + "\n"
+
+
+def one_log_report(run_cli, tmp_path, text: str) -> dict:
+    (tmp_path / "train.log").write_text(text)
+    return report(run_cli, tmp_path)
+
+
+@pytest.mark.parametrize("layout", ["pasted", "shared"])
+@pytest.mark.parametrize("release", sorted(LIGHTNING_GLOBAL))
+def test_one_log_with_two_nodes_that_both_think_they_are_node_0_is_a_duplicate(run_cli, tmp_path, release, layout):
+    """Ranks 0-3 printed twice with nothing between, `MEMBER: k/8`, ranks 4-7 never."""
+    found = one_log_report(run_cli, tmp_path, two_nodes_in_one_log(release, range(4), layout))
+    assert found["verdict"] == "FAILED"
+    cause = found["root_cause"]
+    assert cause["rule"] == "duplicate-node-rank"
+    assert "global ranks 0-3 of a world of 8 (their Lightning GLOBAL_RANK line twice" in cause["message"]
+    assert "ranks 4-7 never printed theirs" in cause["message"]
+    assert "NODE_RANK" in cause["hint"]
+    assert [e["text"] for e in cause["evidence"]] == lightning_ranks(release, [0]) * 2
+
+
+@pytest.mark.parametrize("layout, duplicate", [("shared", True), ("pasted", False)])
+def test_a_node_rank_other_than_0_taken_twice_is_told_only_by_interleaved_prints(run_cli, tmp_path, layout, duplicate):
+    """Ranks 4-7 twice: printed at once (interleaved) only two processes each can do; one block
+    after the other is as well two runs of node 1, whose processes log nothing else."""
+    found = one_log_report(run_cli, tmp_path, two_nodes_in_one_log("2.x", range(4, 8), layout))
+    assert ("duplicate-node-rank" in rules_of(found)) is duplicate
+    if duplicate:
+        assert "ranks 0-3 never printed theirs" in found["root_cause"]["message"]
+
+
+def test_deepspeeds_mpi_discovery_printed_twice_in_one_log_is_a_later_run(run_cli, tmp_path):
+    """mpirun gives every process its world rank itself: no node rank to take twice."""
+    def discovered(rank):
+        return (f"{DS}[comm.py:702:mpi_discovery] Discovered MPI settings of world_rank={rank}, "
+                f"local_rank={rank}, world_size=4, master_addr=10.0.0.1, master_port=29500")
+    found = one_log_report(run_cli, tmp_path, "\n".join(discovered(r) for r in (0, 0, 1, 1)) + "\n")
+    assert "duplicate-node-rank" not in rules_of(found)
+
+
+@pytest.mark.parametrize("layout", ["pasted", "shared"])
+def test_the_guides_env_print_twice_in_one_log_is_a_restart(run_cli, tmp_path, layout):
+    """The guide's env print (`torchrun env: RANK= r LOCAL_RANK= l WORLD_SIZE= w`, the format of
+    the real samples) twice with nothing between: torchrun starts no process for two agents of
+    one node rank, so this is a restart whose torchrun lines went to another stream (stderr)."""
+    prints = [f"torchrun env: RANK= {r} LOCAL_RANK= {r} WORLD_SIZE= 4" for r in (0, 1)]
+    lines = [p for p in prints for _ in (0, 1)] if layout == "shared" else prints * 2
+    assert "duplicate-node-rank" not in rules_of(one_log_report(run_cli, tmp_path, "\n".join(lines) + "\n"))
+
+
+def torchruns_restart_lines() -> list[str]:
+    """torchrun's own lines between a failed attempt and the next (a real run's)."""
+    from conftest import SAMPLES
+
+    lines = (SAMPLES / "restart-loop-prod" / "worker-0" / "launch_ddp.log").read_text().splitlines()
+    restart = next(i for i, line in enumerate(lines) if "attempts left; will restart" in line)
+    started = next(i for i in range(restart, len(lines)) if "Starting worker group" in lines[i])
+    return lines[restart - 2:started + 1]
+
+
+RESTARTS = {
+    "torchrun restarted the group": torchruns_restart_lines(),
+    # loops/fit_loop.py, rank_zero_info(f"`Trainer.fit` stopped: `max_epochs={self.max_epochs!r}` reached.")
+    "the first run finished": ["`Trainer.fit` stopped: `max_epochs=1` reached."],
+    # The first run trained: Lightning's progress bar (tqdm's format)
+    "the first run trained": ["Epoch 0: 100%|##########| 10/10 [00:01<00:00,  8.00it/s, v_num=0]"],
+    # The first run crashed: Python's traceback of an uncaught exception
+    "the first run crashed": ["Traceback (most recent call last):", '  File "train.py", line 40, in <module>',
+                              "RuntimeError: CUDA error: an illegal memory access was encountered"],
+}
+
+
+@pytest.mark.parametrize("between", sorted(RESTARTS))
+def test_ranks_printed_again_after_a_restart_or_a_runs_end_are_no_duplicate(run_cli, tmp_path, between):
+    found = one_log_report(run_cli, tmp_path, two_nodes_in_one_log("1.x", range(4), "pasted", RESTARTS[between]))
+    assert "duplicate-node-rank" not in rules_of(found)
+
+
+@pytest.mark.parametrize("second_at, duplicate", [("10:00:04", True), ("10:41:07", False)])
+def test_a_repeat_minutes_later_is_a_later_run(run_cli, tmp_path, second_at, duplicate):
+    """Python logging's `%(asctime)s - %(levelname)s - ` header gives each print a time: two nodes
+    start within seconds of each other, a second run after the first one's start-up at least."""
+    def stamped(at, ranks):
+        return [f"2024-05-02 {at},100 - INFO - " + line for line in lightning_ranks("2.x", ranks)]
+    text = "\n".join(stamped("10:00:01", range(4)) + stamped(second_at, range(4))) + "\n"
+    assert ("duplicate-node-rank" in rules_of(one_log_report(run_cli, tmp_path, text))) is duplicate
+
+
+@pytest.mark.parametrize("first, second", [
+    (range(8), range(8)),          # the whole world, twice: two runs of a world that formed
+    (range(1), range(1)),          # rank 0 alone: some scripts print on rank 0 only
+    (range(7), range(4)),          # 0-3 twice but only rank 7 missing: no node's worth is
+])
+def test_a_repeat_that_leaves_no_node_rank_untaken_is_no_duplicate(run_cli, tmp_path, first, second):
+    text = "\n".join(lightning_ranks("2.x", first) + lightning_ranks("2.x", second)) + "\n"
+    assert "duplicate-node-rank" not in rules_of(one_log_report(run_cli, tmp_path, text))
+
+
+def test_a_job_that_trained_elsewhere_had_its_whole_world(run_cli, tmp_path):
+    """The repeated ranks' log has nothing between them, but another Worker's log shows training
+    (and no rank line): DDP steps together, so every rank of the world ran."""
+    progress = "Epoch 0:  50%|#####     | 5/10 [00:01<00:01,  4.00it/s, loss=0.693]\n"
+    for worker, text in (("0", two_nodes_in_one_log("2.x", range(4), "pasted")), ("1", progress)):
+        (tmp_path / f"worker-{worker}").mkdir()
+        (tmp_path / f"worker-{worker}" / "train.log").write_text(text)
+    assert "duplicate-node-rank" not in rules_of(report(run_cli, tmp_path))
+
+
+def test_accelerates_state_printed_twice_is_no_duplicate(run_cli, tmp_path):
+    """Accelerate prints its state after init_process_group, where rank 0 of a world missing ranks
+    stays: a repeat that holds rank 0 is a second run's."""
+    lines = [line for rank in (0, 1, 0, 1) for line in accelerate_state("PartialState", 8, rank, rank)]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    scan = scan_text(tmp_path, "\n".join(lines) + "\n", "other.log")
+    assert [e.rank for e in scan.envs] == [0, 1, 0, 1]
+    assert "duplicate-node-rank" not in rules_of(report(run_cli, tmp_path / "train.log"))
+
+
+@pytest.mark.parametrize("sample, logs", [
+    # one process's own file (torchrun --log-dir), a second run appended to it
+    ("healthy-log-dir", ["worker-1/torchrun_logs/none_ilf_nir1/attempt_0/1/stdout.log"] * 2),
+    # node 1's two processes' files, twice: two runs of node 1 that print nothing but their env line
+    ("healthy-log-dir", ["worker-1/torchrun_logs/none_ilf_nir1/attempt_0/0/stdout.log",
+                         "worker-1/torchrun_logs/none_ilf_nir1/attempt_0/1/stdout.log"] * 2),
+    # a node's launch log with its restarts, appended to itself
+    ("restart-loop-prod", ["worker-0/launch_ddp.log"] * 2),
+    ("healthy-2x2", ["worker-1/launch_ddp.log"] * 2),
+])
+def test_real_logs_of_one_node_run_twice_into_one_log_are_no_duplicate(run_cli, tmp_path, sample, logs):
+    """Real runs' logs, concatenated as a second run appending to the same log would."""
+    from conftest import SAMPLES
+
+    text = "".join((SAMPLES / sample / log).read_text() for log in logs)
+    assert "duplicate-node-rank" not in rules_of(one_log_report(run_cli, tmp_path, text))
+
+
+def a_real_line(sample: str, log: str, contains: str) -> str:
+    from conftest import SAMPLES
+
+    return next(line for line in (SAMPLES / sample / log).read_text().splitlines() if contains in line)
+
+
+@pytest.mark.parametrize("before, after", [
+    # launched elastic (the guide's launch line with torchrun's `--nnodes=MIN:MAX`): a world that
+    # re-formed gives its ranks out again
+    (["DDP launch: nnodes=1:2 node_rank=0 gpus_per_node=4 total_procs=8 master=10.0.0.1:29500"], []),
+    # torchrun's word, later in the log, that the group succeeded (a real run's line)
+    ([], [a_real_line("healthy-2x2-prod-quiet-info", "worker-0/launch_ddp.log",
+                       "worker group successfully finished")]),
+])
+def test_a_world_that_may_re_form_or_that_succeeded_is_no_duplicate(run_cli, tmp_path, before, after):
+    text = "\n".join(before + two_nodes_in_one_log("2.x", range(4), "pasted").splitlines() + after) + "\n"
+    assert "duplicate-node-rank" not in rules_of(one_log_report(run_cli, tmp_path, text))

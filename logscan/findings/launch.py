@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import replace
+from datetime import datetime, timedelta
 
 from logscan.findings.base import HANDFUL, few, finding, plural
 from logscan.scan.events import LAUNCH_LINE, format_master
-from logscan.model.job import Job
+from logscan.scan.lineparse import LIGHTNING_GLOBAL_KIND
+from logscan.model.job import Job, Worker
 
 
 def _missing_node_ranks(job: Job) -> list[int]:
@@ -92,8 +95,9 @@ def duplicate_node_rank(job: Job, rule):
         out.append(finding(
             rule, f"{len(streams)} Worker logs claim node_rank {node_rank}: {few(streams)}",
             [w.launch.where for w in workers], node_rank=node_rank))
-    # The launch lines tell it best; without them the processes' own rank lines tell it.
-    return out or _ranks_claimed_twice(job, rule)
+    # The launch lines tell it best; without them the processes' own rank lines tell it, across
+    # Worker logs first, then within one log both nodes' output went to.
+    return out or _ranks_claimed_twice(job, rule) or _ranks_repeated_in_one_log(job, rule)
 
 
 def _ranks_claimed_twice(job: Job, rule):
@@ -131,6 +135,141 @@ def _ranks_claimed_twice(job: Job, rule):
     first = ranks[0]
     return [finding(rule, message, [twice[first][w].where for w in twice[first]],
                     rank=first if len(ranks) == 1 else None, ranks=tuple(ranks))]
+
+
+# Lightning's own launcher takes the node rank from NODE_RANK (else GROUP_RANK), 0 when neither is set.
+ONE_NODE_RANK_EACH = ("Set NODE_RANK on every node to its own value from the platform's per-node "
+                      "variable (Lightning takes 0 when it is unset); never copy one.")
+
+
+# Rank lines whose rank each process works out from the node rank its node was given, printed
+# before init_process_group: Lightning's own launcher (NODE_RANK), whose two nodes given one node
+# rank print them twice, then wait for the ranks nobody took. Other rank lines never show that:
+# torchrun starts no process for two agents of one node rank (their rendezvous never completes:
+# the duplicate-node-rank samples), so the env it passes on repeats only on a restart, whose lines
+# torchrun logs to stderr, maybe not in this log; MPI (DeepSpeed's discovery) and Ray Train give
+# every process its world rank themselves; Accelerate prints its state after init_process_group,
+# which on rank 0 (the store's host, waiting for world_size - 1 clients) returns only once the
+# whole world joined.
+FROM_A_NODE_RANK = frozenset({LIGHTNING_GLOBAL_KIND})
+
+# Two processes of one rank that printed this close together may have started together (two nodes
+# launched at once); farther apart, the second is as likely a run started after the first ended.
+SAME_START = timedelta(minutes=2)
+
+
+def _ranks_repeated_in_one_log(job: Job, rule):
+    """One log holding two nodes' output (a log path both wrote to, or a paste of both), both
+    nodes having taken one node rank: each of that node's global ranks printed its rank line twice,
+    and the other node rank's ranks never. A repeat is as often a restart (torchrun's, a
+    scheduler's requeue, a second run appended to the log), so it counts only when:
+    - nothing lies between the two prints: no torchrun or framework line, no error, exit,
+      progress or launch line, and they are not minutes apart;
+    - the world those lines name lacks ranks, at least as many as were repeated;
+    - a node's worth repeated, never one rank alone (some scripts print on rank 0 only, and
+      torchrun's --log-dir gives each process a file of its own that a second run appends to);
+    - rank 0 is among them, unless the two processes' prints interleave (see below);
+    - the line is one whose rank comes from a node rank, printed before the world forms
+      (FROM_A_NODE_RANK);
+    - nothing says the world trained, succeeded, or re-formed as an elastic one."""
+    if job.elastic_beyond_repeats or job.training_started or any(w.group_succeeded for w in job.workers):
+        return []
+    if any(e.exitcode == 0 for w in job.workers for e in w.exits):
+        return []
+    seen = _ranks_seen(job)
+    out = []
+    for worker in job.workers:
+        if worker.shared_file:
+            continue  # a log several Workers wrote: its lines are dealt by rank already
+        for source, (world, pairs) in _repeats_within_a_round(worker).items():
+            repeated = sorted(pairs)
+            missing = [r for r in range(world) if r not in seen]
+            if len(repeated) < 2 or len(missing) < len(repeated):
+                continue
+            # Prints in two blocks, one after the other, are a paste of two nodes or two runs of
+            # one node. Two runs of a node other than node 0 may show nothing between them (its
+            # processes log no progress); node 0's rank 0 logs its run. Node 0 is also the node
+            # rank Lightning takes when NODE_RANK is unset, the usual way two nodes share one.
+            if 0 not in repeated and not _interleaved(worker, pairs):
+                continue
+            message = (f"{worker.stream} holds two processes of each of global ranks {few(repeated)} "
+                       f"of a world of {world} (their {source} line twice, no restart between), and "
+                       f"ranks {few(missing)} never printed theirs: two nodes took the same node rank "
+                       f"and wrote to one log")
+            first = pairs[repeated[0]]
+            out.append(finding(rule, message, first, ranks=tuple(repeated), hint=ONE_NODE_RANK_EACH))
+            break  # one process prints several kinds: the first kind tells it
+    return out
+
+
+def _ranks_seen(job: Job) -> set[int]:
+    """Every global rank a line shows running: its rank line, or a `[rankN]:`-style prefix."""
+    seen = {e.rank for w in job.workers for e in w.envs if e.rank is not None}
+    for worker in job.workers:
+        for kind in (worker.hits, worker.exceptions, worker.progress, worker.exits):
+            seen.update(event.where.rank for event in kind if event.where.rank is not None)
+    return seen
+
+
+def _round_ends(worker: Worker) -> list[tuple[int, int]]:
+    """Where, in the Worker's reading order, any line other than a rank line was read: each may
+    end a run or start another (torchrun's restart lines and banner, a framework's end of
+    training, an error, an exit, progress, a launch line), so no repeat across one is read as
+    a second process."""
+    earlier = worker.earlier_attempts
+    kinds = [worker.hits, worker.exceptions, worker.exits, worker.progress, worker.launches,
+             worker.agent_shapes]
+    if earlier is not None:
+        kinds += [earlier.hits, earlier.exceptions, earlier.exits]
+    return sorted(worker.position(event.where) for kind in kinds for event in kind)
+
+
+def _repeats_within_a_round(worker: Worker) -> dict[str, tuple[int, dict]]:
+    """By kind of rank line naming one world size: that size, and each rank printed twice with
+    no possible round end between, with its two lines."""
+    ends = _round_ends(worker)
+    by_kind: dict[str, list] = {}
+    for env in worker.envs:
+        if env.rank is not None and env.source in FROM_A_NODE_RANK:
+            by_kind.setdefault(env.source, []).append(env)
+    found = {}
+    for source, envs in by_kind.items():
+        worlds = {e.world_size for e in envs} - {None}
+        if len(worlds) != 1:
+            continue
+        world = worlds.pop()
+        last: dict[int, object] = {}
+        pairs: dict[int, list] = {}
+        for env in sorted(envs, key=lambda e: worker.position(e.where)):
+            before = last.get(env.rank)
+            last[env.rank] = env
+            if before is None or env.rank in pairs or not 0 <= env.rank < world:
+                continue
+            if _one_round(worker, ends, before.where, env.where):
+                pairs[env.rank] = [before.where, env.where]
+        if pairs:
+            found[source] = (world, pairs)
+    return found
+
+
+def _interleaved(worker: Worker, pairs: dict) -> bool:
+    """Some rank printed its second line before another printed its first: two processes of each
+    ran at once, as a log both nodes append to shows them (two runs one after the other cannot)."""
+    firsts = [worker.position(lines[0]) for lines in pairs.values()]
+    seconds = [worker.position(lines[1]) for lines in pairs.values()]
+    return min(seconds) < max(firsts)
+
+
+def _one_round(worker: Worker, ends: list, first, second) -> bool:
+    """No line that may end a run lies between the two prints, and they are not minutes apart."""
+    # A line of both kinds (a rank line a rule also matched) ends nothing between the two.
+    if bisect_left(ends, worker.position(second)) > bisect_right(ends, worker.position(first)):
+        return False
+    times = (first.time, second.time)
+    # Stamps of one clock only: a year-less stamp or a zone on one of them alone compares nothing.
+    if all(isinstance(t, datetime) for t in times) and (times[0].tzinfo is None) == (times[1].tzinfo is None):
+        return abs(times[1] - times[0]) <= SAME_START
+    return True
 
 
 def _outliers(groups: dict, node0_decides: bool) -> list:

@@ -263,6 +263,7 @@ def build_job(name: str, logs: list[LogFile], scans: list[FileScan], catalogue: 
     job.prints_env = any(w.envs for w in workers)
     job.every_rank_trained = _every_rank_trained(job)
     job.elastic = _elastic(job)
+    job.elastic_beyond_repeats = job.elastic and _elastic(job, repeats_re_form=False)
     for worker in workers:
         if _trained_silently(job, worker):
             worker.trained_silently = True
@@ -492,17 +493,26 @@ def _split_rounds(worker: Worker, waits: frozenset[str]) -> list[Round]:
     return [r.build() for r in rounds]
 
 
-def _elastic(job: Job) -> bool:
+def _opened_by_repeat(round_: Round) -> bool:
+    """The round's first line is a rank line (a process printed it again): no torchrun line
+    opened it."""
+    return bool(round_.envs) and round_.envs[0].where == round_.opened_at
+
+
+def _elastic(job: Job, repeats_re_form: bool = True) -> bool:
     """Launched with a node range (the launch line's `nnodes=MIN:MAX`, the launch configs'
     min_nodes < max_nodes), the world re-formed around nodes that came or went, a smaller world
     trained without a node that was launched, or some Worker's rounds were given worlds of
     different sizes: torchrun itself set a smaller WORLD_SIZE then (a leaked platform value is
-    the same in every round, and leaves the other nodes' ranks outside the world)."""
+    the same in every round, and leaves the other nodes' ranks outside the world).
+    `repeats_re_form=False`: a round that a rank line printed again opened, with no stop line
+    before it, is no re-formed world (two nodes sharing one node rank and one log print that too)."""
     if any(w.launch.min_nnodes is not None and w.launch.min_nnodes < (w.launch.nnodes or 0)
            for w in job.launched):
         return True
     rounds = [r for w in job.workers for r in w.rounds]
-    if any(r.reason == ROUND_MEMBERSHIP for r in rounds) and not any(r.reason == ROUND_FAILURE for r in rounds):
+    re_formed = [r for r in rounds if r.reason == ROUND_MEMBERSHIP and (repeats_re_form or not _opened_by_repeat(r))]
+    if re_formed and not any(r.reason == ROUND_FAILURE for r in rounds):
         # A running group stopped for a new rendezvous while no group anywhere had failed: nodes
         # joined or left. A fixed node count starts no process before every node is there.
         return True

@@ -338,6 +338,9 @@ class Job:
     # launched elastic (`--nnodes=MIN:MAX`), or its rounds show a world that re-formed or that
     # trained without a node that was launched (logscan.model.build._elastic).
     elastic: bool = False
+    # elastic on evidence other than a rank line printed again with no torchrun line before it
+    # (two nodes that took one node rank and write one log print that too)
+    elastic_beyond_repeats: bool = False
     failures: list = field(default_factory=list)  # per-process failures (logscan.model.failures)
     _failures_by_worker: dict = field(default_factory=dict, repr=False)
     _step_warnings: dict = field(default_factory=dict, repr=False)

@@ -350,12 +350,13 @@ class EnvAssembler:
 # (kind of line, pattern): each names a process's rank, local rank or world size as the framework
 # that printed it knew them. The kind is kept with the facts: a line only some scripts, releases or
 # ranks print is evidence where it is, never required where it is not (logscan.findings.processes).
+LIGHTNING_GLOBAL_KIND = "Lightning GLOBAL_RANK"
 RANK_LINES = (
     # PyTorch Lightning, every rank, just before init_process_group: `initializing ddp: GLOBAL_RANK:
     # 1, MEMBER: 2/8` (pytorch_lightning 1.x, plugins/training_type/ddp.py and accelerators), then
     # `Initializing distributed: GLOBAL_RANK: ...` (lightning 2.x, fabric/utilities/distributed.py).
     # MEMBER is the rank plus one over the world size.
-    ("Lightning GLOBAL_RANK", re.compile(
+    (LIGHTNING_GLOBAL_KIND, re.compile(
         r"\b(?:[Ii]nitializing ddp|Initializing distributed): GLOBAL_RANK: (?P<rank>\d+), "
         r"MEMBER: \d+/(?P<world>\d+)")),
     # Lightning's CUDA accelerator, every rank (accelerators/gpu.py in 1.x, cuda.py in 2.x):

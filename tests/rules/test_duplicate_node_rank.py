@@ -1,4 +1,4 @@
-"""duplicate-node-rank: Two different Worker logs claim the same node_rank."""
+"""duplicate-node-rank: Two nodes claim the same node_rank: in two Worker logs, or both in one log."""
 
 from __future__ import annotations
 
@@ -17,6 +17,10 @@ QUIET_ON = [
     "missing-worker",
     # two Workers wrote one file: log-collision
     "log-collision",
+    # Worker 1's log shows its restarts only as its ranks' env prints again, errors between
+    "restart-loop",
+    # both Workers append to one log, their env prints interleaved: each rank once, the world whole
+    "healthy-shared-append",
 ]
 
 
