@@ -1546,7 +1546,9 @@ for _name, _short, _cmd, _status, _env, _expect, _what in (
          exp(["crash-during-training"], root="crash-during-training", node_rank=1, rank=3, cause="collator"),
          "Rank 3's data collator raises ValueError at its 10th batch; the other ranks lose their peer."),
         ("hf-trainer-no-gpu-prod-quiet", "hftngq", QUIET_CMD, True, {"FAIL_KIND": "cuda-device", "FAIL_RANKS": "2"},
-         exp(["crash-before-first-batch"], root="crash-before-first-batch", node_rank=1, rank=2),
+         exp(["crash-before-first-batch"], root="crash-before-first-batch", rank=2,
+             note="no launch line, and node 0's torchrun was stopped by the platform before any report: node 1's "
+             "report places it at first rank 2, which is node 1 only if there were two nodes, and nothing says so"),
          "No `DDP launch:` line. Rank 2 moves a tensor to a GPU on a node without one (a CPU build of torch), "
          "before the Trainer."),
 ):
