@@ -59,3 +59,18 @@ def test_lines_after_the_header_that_are_no_traceback_end_nothing(run_cli, tmp_p
     lines = LINES[:PROCESS_TRACEBACK + 3] + ["flash_attn missing, falling back to eager attention\n",
                                              "step 1/30 loss 1.2\n"]
     assert "cuts off" not in json.dumps(_report(run_cli, tmp_path, lines))
+
+
+@pytest.mark.parametrize("signal_line", [
+    # torchrun's agent (api.py, `Received {death_sig} death signal, shutting down workers`), under
+    # python logging's default format (torch < 2.2) and under torch's own (2.2 on); synthetic
+    "WARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down workers\n",
+    "W1203 07:28:43.671000 19251 torch/distributed/elastic/agent/server/api.py:723] Received Signals.SIGINT "
+    "death signal, shutting down workers\n",
+])
+def test_a_traceback_cut_after_a_signal_from_outside_is_that_stops_consequence(run_cli, tmp_path, signal_line):
+    """The process's traceback after torchrun passed it the signal would end in KeyboardInterrupt:
+    the stop is the root cause, not the cut exception."""
+    cut = ["Traceback (most recent call last):\n", '  File "main.py", line 84, in <module>\n', "    main()\n"]
+    report = _report(run_cli, tmp_path, LINES[:5] + ["step 3/30 loss 1.2\n", signal_line] + cut)
+    assert report["root_cause"]["rule"] == "stopped-from-outside", report["root_cause"]

@@ -16,6 +16,7 @@ from logscan.catalogue import Group
 from logscan.diagnosis import OTHER_CAUSE, Where
 from logscan.exit_signals import BY_NAME, STOPPED_BY_SIGNAL, signal_name, signal_of_exit
 from logscan.scan.events import PythonException
+from logscan.scan.lineparse import CUT_AGENT_EXCEPTION, CUT_EXCEPTION
 from logscan.model.job import Job, Worker, names_process
 from logscan.model.training import StepWarnings
 from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, SLURM_STEP_TASK_FAILURE
@@ -218,6 +219,15 @@ def earlier_attempt_failures(job: Job, worker: Worker) -> list[Failure]:
     return _worker_failures(_JobLookups(job), earlier)
 
 
+CUT_EXCEPTIONS = (CUT_EXCEPTION, CUT_AGENT_EXCEPTION)
+
+
+def _signalled_before(worker: Worker, where: Where) -> bool:
+    """torchrun or the scheduler got a signal from outside before this line."""
+    at = worker.position(where)
+    return any(h.rule_id == DEATH_SIGNAL_RECEIVED and worker.position(h.where) < at for h in worker.hits)
+
+
 def _distinct_exits(worker: Worker):
     """The Worker's process exits, each process once: torchrun's `failed (exitcode: N)
     local_rank: L` line and its summary's row for the same process are one exit, told by the
@@ -278,7 +288,10 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
         rank = worker.global_rank(exc.where)
         signals = (*exc.line_signals, *(exc.traceback_signals if prefixed else ()))
         cascade = (any(s in waiting for s in signals)
-                   or exc.exc_type.rsplit(".", 1)[-1] in STOPPED_BY_SIGNAL)
+                   or exc.exc_type.rsplit(".", 1)[-1] in STOPPED_BY_SIGNAL
+                   # a traceback the log ends inside, after a signal from outside reached torchrun:
+                   # what it would have named is most likely that signal's (KeyboardInterrupt)
+                   or (exc.exc_type in CUT_EXCEPTIONS and _signalled_before(worker, exc.where)))
         if rank is None and not prefixed and not cascade and not unranked_claimed:
             if root_exit is not None:
                 rank = _exit_rank(worker, root_exit)
