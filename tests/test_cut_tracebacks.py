@@ -74,3 +74,23 @@ def test_a_traceback_cut_after_a_signal_from_outside_is_that_stops_consequence(r
     cut = ["Traceback (most recent call last):\n", '  File "main.py", line 84, in <module>\n', "    main()\n"]
     report = _report(run_cli, tmp_path, LINES[:5] + ["step 3/30 loss 1.2\n", signal_line] + cut)
     assert report["root_cause"]["rule"] == "stopped-from-outside", report["root_cause"]
+
+
+def test_torchruns_cut_traceback_after_its_process_failed_leaves_that_failure_the_root(run_cli, tmp_path):
+    """torchrun's INFO lines (agent/server/api.py and multiprocessing/api.py format strings, 2.x
+    header; synthetic): a process exits 1, the group restarts and rendezvous again, then torchrun's
+    own traceback is cut. The process's exit is the failure; the rendezvous after it is a restart's,
+    which shows nothing of the run's start."""
+    head = "I0213 12:07:20.086000 870572 torch/distributed/elastic/"
+    lines = [
+        "E0213 12:07:20.086000 870572 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) "
+        "local_rank: 0 (pid: 876053) of binary: /usr/bin/python3\n",
+        head + "agent/server/api.py:889] [default] Worker group FAILED. 3/3 attempts left; will restart worker group\n",
+        head + "agent/server/api.py:699] [default] Stopping worker group\n",
+        head + "agent/server/api.py:677] [default] Rendezvous'ing worker group\n",
+    ]
+    torchrun = LINES[TORCHRUN_TRACEBACK:TORCHRUN_TRACEBACK + 6]
+    report = _report(run_cli, tmp_path, lines + torchrun)
+    root = report["root_cause"]
+    assert "exit code 1" in root["message"] and "cuts off" not in root["message"]
+    assert "before the first batch" not in root["message"]

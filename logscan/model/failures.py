@@ -279,6 +279,8 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     for exc in sorted(worker.exceptions, key=lambda x: x.quoted):
         if exc.agent or (exc.where.file, exc.where.line) in exit_lines:
             continue
+        if exc.exc_type == CUT_AGENT_EXCEPTION and any(e.exitcode not in (None, 0) for e in exits):
+            continue  # torchrun's own traceback after a process of its failed: its report of that
         prefixed = (exc.where.rank is not None or exc.where.local_rank is not None
                     or (exc.where.task is not None and worker.tasks_are_ranks))
         if not prefixed and not exited_badly and (

@@ -242,8 +242,14 @@ class Worker(EventLists):
     @property
     def shows_start_up(self) -> bool:
         """The launch script's or torchrun's own word that torchrun ran here: a launch line (or the
-        shape torchrun's INFO lines give), its banner, its rendezvous lines."""
-        return self.launch is not None or any(h.rule_id in (TORCHRUN_STARTED, RENDEZVOUS_ROUND) for h in self.hits)
+        shape torchrun's INFO lines give), its banner, its rendezvous lines before any process
+        exited."""
+        if self.launch is not None or any(h.rule_id == TORCHRUN_STARTED for h in self.hits):
+            return True
+        # A rendezvous after a process's exit is a restart's: the run's own start is not in view.
+        first_exit = min((self.position(e.where) for e in self.exits), default=None)
+        return any(h.rule_id == RENDEZVOUS_ROUND and (first_exit is None or self.position(h.where) < first_exit)
+                   for h in self.hits)
 
     @property
     def started_processes(self) -> bool:
