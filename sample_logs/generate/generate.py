@@ -1278,7 +1278,7 @@ scenario(
     workers=workers(2, log="logs/job-rmtp-worker-{i}.log"),
     env={"LOOP_STYLE": "logging", "STEP_SLEEP": "0.5", "TRAIN_STEPS": "400", "PRINT_ENV": "0",
          "PYTHONUNBUFFERED": "1"},
-    cmd=STAMPED_CMD, snapshot_after=40, limit=120, check=_has("step 20/400"),
+    cmd=STAMPED_CMD, snapshot_after=40, limit=120, check=_has("iter 20 "),
     description=_PROD + "). Every line stamped as `kubectl logs --timestamps` does. 400 steps 0.5 s apart; the "
     "logs were copied 40 s after launch while the job trained normally, and the platform says running.",
     expect=exp(["stall-during-training"], root="stall-during-training", first="none",
