@@ -424,3 +424,20 @@ def test_several_ranks_killed_by_one_signal_read_in_the_plural(run_cli, tmp_path
                  "  error_file: <N/A>", f"  traceback : Signal 6 (SIGABRT) received by PID {4750 + rank}"]
     report = _scan(run_cli, tmp_path, "\n".join(["Root Cause (first observed failure):"] + rows) + "\n")
     assert "ranks 0, 1 all were killed by SIGABRT" in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("restart", [
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. 3/3 attempts left; will restart "
+    "worker group",
+    "I0213 12:07:20.086000 870572 torch/distributed/elastic/agent/server/api.py:889] [default] Worker group FAILED. "
+    "2/3 attempts left; will restart worker group",
+])
+def test_a_paste_that_stops_after_torchrun_restarted_its_group_says_so(run_cli, tmp_path, restart):
+    """torchrun's agent (agent/server/api.py: `[{role}] Worker group {state}. {remaining}/{max} attempts
+    left; will restart worker group`, synthetic, 1.9 and 2.x headers): an attempt failed, the next one's
+    outcome is cut off. Neither healthy nor a failure the lines name."""
+    report = _scan(run_cli, tmp_path, restart + "\n" + restart.split("[default]")[0]
+                   + "[default] Rendezvous'ing worker group\n")
+    assert report["verdict"] == "INCONCLUSIVE"
+    assert "restarted its worker group after a failure" in report["verdict_reason"]
+

@@ -14,7 +14,7 @@ from logscan.model.job import END_MARKER, Job, Worker
 from logscan.scan.prefixes import strip_prefixes
 from logscan.catalogue import Group
 from logscan.rule_ids import (DEATH_SIGNAL_RECEIVED, ERROR_LINE, SIBLING_TERMINATED, TORCHRUN_STARTED,
-                              WORKER_GROUP_SUCCEEDED)
+                              WORKER_GROUP_RESTART, WORKER_GROUP_SUCCEEDED)
 from logscan.vocabulary import JobStatus, Role, Severity, Verdict
 
 
@@ -103,6 +103,13 @@ def _judge(job: Job, findings) -> tuple[Verdict, str]:
     if stuck:
         where = ", ".join(f"{w.label} ({job.stage_of(w)})" for w in stuck[:4])
         more = f" and {len(stuck) - 4} more" if len(stuck) > 4 else ""
+        restart = next((h.where for w in stuck for h in w.hits if h.rule_id == WORKER_GROUP_RESTART), None)
+        if restart is not None:
+            # torchrun's word that an attempt failed, with the attempt after it cut off
+            return Verdict.INCONCLUSIVE, (f"torchrun restarted its worker group after a failure "
+                                          f"({restart.file}:{restart.line}), and the logs stop before "
+                                          f"the new attempt shows how it went; no line shows that {where}{more} "
+                                          f"got past the first batch")
         return Verdict.INCONCLUSIVE, (f"no line shows that {where}{more} got past the first batch, and "
                                       f"nothing says it failed")
     if job.job_status == JobStatus.SUCCEEDED:
