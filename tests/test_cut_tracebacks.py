@@ -94,3 +94,13 @@ def test_torchruns_cut_traceback_after_its_process_failed_leaves_that_failure_th
     root = report["root_cause"]
     assert "exit code 1" in root["message"] and "cuts off" not in root["message"]
     assert "before the first batch" not in root["message"]
+
+
+def test_a_traceback_still_being_written_while_the_job_runs_is_no_failure_yet(run_cli, tmp_path):
+    """A live log read while a process writes its traceback (a sweep or a watch of a running job):
+    its exception line is still to come."""
+    (tmp_path / "paste.log").write_text("".join(LINES[:PROCESS_TRACEBACK + 2]))
+    result = run_cli("scan", tmp_path / "paste.log", "--format", "json", "--isolated", "--now", POST_MORTEM_NOW,
+                     "--job-status", "running")
+    report = json.loads(result.stdout)
+    assert "cuts off" not in json.dumps(report)

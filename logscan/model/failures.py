@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from logscan.catalogue import Group
 from logscan.diagnosis import OTHER_CAUSE, Where
@@ -94,6 +94,7 @@ class _JobLookups:
         # steps together, so a process that died before then would have stopped every rank.
         self.run_finished = job.job_status != JobStatus.FAILED and any(
             w.progress_fraction() == 1.0 for w in job.workers)
+        self.job_status, self.now = job.job_status, job.now
 
     def cause(self, signals, default: str | None = OTHER_CAUSE) -> str | None:
         found = {self.causes[s] for s in signals if s in self.causes}
@@ -222,6 +223,24 @@ def earlier_attempt_failures(job: Job, worker: Worker) -> list[Failure]:
 CUT_EXCEPTIONS = (CUT_EXCEPTION, CUT_AGENT_EXCEPTION)
 
 
+# How recently a log moved for a traceback at its end to be one still being written, where no
+# platform status says the job ended: a process writes its traceback at once, so seconds apart
+# is a write in progress, and a minute is far beyond one.
+STILL_WRITING = timedelta(minutes=1)
+
+
+def _may_still_be_writing(lookups: _JobLookups, worker: Worker) -> bool:
+    """The Worker's log may be in the middle of a write: the job runs, or no status says it ended
+    and its last line's own time is within STILL_WRITING of now (a live job read by a sweep or a
+    watch). A file's modification time is not asked: a paste saved a moment ago is not live."""
+    if lookups.job_status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+        return False
+    if lookups.job_status == JobStatus.RUNNING:
+        return True
+    times = [scan.last_time for scan in worker.scans if scan.last_time is not None and scan.last_time.tzinfo]
+    return bool(times) and lookups.now - max(times) < STILL_WRITING
+
+
 def _signalled_before(worker: Worker, where: Where) -> bool:
     """torchrun or the scheduler got a signal from outside before this line."""
     at = worker.position(where)
@@ -281,6 +300,8 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             continue
         if exc.exc_type == CUT_AGENT_EXCEPTION and any(e.exitcode not in (None, 0) for e in exits):
             continue  # torchrun's own traceback after a process of its failed: its report of that
+        if exc.exc_type in CUT_EXCEPTIONS and _may_still_be_writing(lookups, worker):
+            continue  # a traceback being written: its exception line is still to come
         prefixed = (exc.where.rank is not None or exc.where.local_rank is not None
                     or (exc.where.task is not None and worker.tasks_are_ranks))
         if not prefixed and not exited_badly and (
