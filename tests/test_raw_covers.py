@@ -10,7 +10,13 @@
   line is a hit in it.
 - Lines that only hold a keyword (`backward=0.05s`, a warning quoting `optimizer.step()`) are
   kept by neither matcher.
-- Every prefix stripped from a sample line ends in a byte after which a cover lets a body start.
+- Every prefix stripped from a sample line, and each kind of prefix generated from PREFIX's own
+  grammar, ends in a byte after which a cover lets a body start.
+- A line's body is what strip_prefixes leaves (a header it does not strip, `INFO train: `, stays
+  in it): the property asks the rule about that body.
+- A cached database is not reused once a prefix is added; every character a caseless pattern
+  reads as an ASCII letter, and every pattern in the regex module's own syntax, is found
+  through the keywords.
 
 The lines here are SYNTHETIC, built from the rules' own examples and generated bodies.
 """
