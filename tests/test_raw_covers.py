@@ -10,7 +10,13 @@
   line is a hit in it.
 - Lines that only hold a keyword (`backward=0.05s`, a warning quoting `optimizer.step()`) are
   kept by neither matcher.
-- Every prefix stripped from a sample line ends in a byte after which a cover lets a body start.
+- Every prefix stripped from a sample line, and each kind of prefix generated from PREFIX's own
+  grammar, ends in a byte after which a cover lets a body start.
+- A line's body is what strip_prefixes leaves (a header it does not strip, `INFO train: `, stays
+  in it): the property asks the rule about that body.
+- A cached database is not reused once a prefix is added; every character a caseless pattern
+  reads as an ASCII letter, and every pattern in the regex module's own syntax, is found
+  through the keywords.
 
 The lines here are SYNTHETIC, built from the rules' own examples and generated bodies.
 """
@@ -30,8 +36,10 @@ from conftest import SAMPLES
 from logscan.catalogue import load_catalogue
 from logscan.errors import ConfigError
 from logscan.files.reader import is_gzip
-from logscan.scan.hyperscan_matcher import unlike_its_body
-from logscan.scan.prefixes import strip_prefixes
+from logscan.scan import prefixes
+from logscan.scan.hyperscan_matcher import HyperscanLineFinder, unlike_its_body
+from logscan.scan.interpret import _evidence_text
+from logscan.scan.prefixes import PREFIX, strip_prefixes
 from logscan.scan.raw_patterns import Untranslatable, _unique_group_names, body_start, raw_cover
 from logscan.scan.scanner import Scanner
 
@@ -40,6 +48,7 @@ hyperscan = pytest.importorskip("hyperscan")
 CATALOGUE = load_catalogue()
 RULES = [rule for rule in CATALOGUE.matchers if rule.keywords]
 PATTERNS = sorted({p for rule in RULES for p in rule.patterns})
+ANCHORED = [p for p in PATTERNS if p.startswith("^")]
 
 
 def test_every_builtin_rule_pattern_has_a_cover():
@@ -81,29 +90,52 @@ except ConfigError:
 RULE_OF = {pattern: rule for rule in RULES for pattern in rule.patterns}
 
 
+# A run of the prefixes strip_prefixes takes off, generated from their own grammar (SYNTHETIC):
+# each kind of prefix logscan.scan.prefixes knows, a viewer's line number before them, and a
+# prefix added there is tried here as soon as it is.
+ONE_LINE = st.characters(exclude_characters="\n\r", exclude_categories=("Cs",))
+PREFIX_RUNS = st.builds(lambda tag, prefixes: tag + "".join(prefixes),
+                        st.sampled_from(["", "[80746] "]),
+                        st.lists(st.from_regex(PREFIX, fullmatch=True, alphabet=ONE_LINE),
+                                 max_size=3))
+# Text before a body that is no prefix, or is one dressed: a header strip_prefixes leaves in the
+# body (`INFO train: `), colour codes, a `\r` redraw.
+DRESSED = st.just("") | st.sampled_from(["2026-11-29 18:00:01,123 INFO train: ", "[rank0]:\x1b[31m",
+                                         "step 3 loss 1.0\r", "\x1b[1m"])
+
+
 @st.composite
 def written_bodies(draw):
-    """(pattern, a body it matches that holds its rule's keyword, the raw line a log holds it in)"""
-    pattern = draw(st.sampled_from(PATTERNS))
-    body = draw(st.from_regex(re.compile(_unique_group_names(pattern)), fullmatch=False))
-    assume(not any(ch in body for ch in "\n\r") and not any(0xD800 <= ord(ch) < 0xE000 for ch in body))
-    assume(regex.search(pattern, body) is not None)  # the rule engine reads it as re does
-    assume(any(kw in body for kw in RULE_OF[pattern].keywords))  # else no rule is tried on it
+    """(pattern, a body it matches, the raw line a log holds it in); the body may not be the
+    line's body as strip_prefixes reads it: the test asks the rule about that one."""
+    # half of them anchored at the body's start: those whose cover reads the prefixes
+    pattern = draw(st.sampled_from(PATTERNS) | st.sampled_from(ANCHORED))
+    body = draw(st.from_regex(re.compile(_unique_group_names(pattern)), fullmatch=False,
+                              alphabet=ONE_LINE))
+    prefix = draw(PREFIX_RUNS) + draw(DRESSED)
     undecodable = draw(st.booleans())
-    # each non-ASCII character as UTF-8, or as a byte decoding replaced by U+FFFD
-    raw = b"".join(ch.encode() if ch.isascii() or not undecodable else b"\xff" for ch in body)
-    prefix = draw(st.sampled_from([b"", b"[rank3]:", b"[default0]:", b"2026-11-29T18:00:04.5Z stderr F ",
-                                   b"2026-11-29 18:00:01,123 INFO train: ", b"[rank0]:\x1b[31m",
-                                   b"step 3 loss 1.0\r", b"[I1129 18:00:01.123 c10d.cpp:12] "]))
-    return pattern, body, prefix + raw + draw(st.sampled_from([b"", b"\x1b[0m", b"\xe2\x80\xa6"]))
+    # each non-ASCII character of the body as UTF-8, or as a byte decoding replaced by U+FFFD
+    raw = prefix.encode() + b"".join(ch.encode() if ch.isascii() or not undecodable else b"\xff"
+                                     for ch in body)
+    raw += draw(st.sampled_from([b"", b"\x1b[0m", b"\xe2\x80\xa6"]))
+    if draw(st.integers(0, 7)) == 0:  # in a Docker json-file record
+        raw = json.dumps({"log": raw.decode("utf-8", "replace") + "\n", "stream": "stderr"},
+                         separators=(",", ":")).encode()
+    return pattern, body, raw
 
 
 @pytest.mark.skipif(FINDER is None, reason="hyperscan is not usable here")
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.filter_too_much])
 @given(case=written_bodies())
 def test_hyperscan_finds_every_line_whose_body_a_rule_matches(case):
-    pattern, body, raw = case
+    """The line's body is read as the interpreter reads it (its evidence text, prefixes
+    stripped); a line whose body the rule's pattern matches, holding one of its keywords, is
+    a line the pure-Python matcher keeps, and Hyperscan must find it."""
+    pattern, _, raw = case
+    body = strip_prefixes(_evidence_text(raw)).body
+    assume(any(kw in body for kw in RULE_OF[pattern].keywords))  # else no rule is tried on it
+    assume(regex.search(pattern, body) is not None)
     block = b"first line\n" + raw + b"\nlast line\n"
     starts, _ = FINDER.scan(block)
     assert len(b"first line\n") in starts, (pattern, body, raw)
@@ -131,7 +163,11 @@ def _wrapped(line: str) -> list[bytes]:
         f"\x1b[31m{line}\x1b[0m", inside, f"[rank0]:\x1b[33m{inside}",
         json.dumps({"log": line + "\n", "stream": "stderr", "time": "2026-11-29T18:00:04Z"},
                    separators=(",", ":")),
-        f"step 9 loss 1.0\r{line}")]
+        f"step 9 loss 1.0\r{line}",
+        # logging's header as basicConfig writes it, a prefix; and one strip_prefixes leaves
+        # in the body (`%(asctime)s %(levelname)s %(name)s: `), where a rule anchored at the
+        # body's start matches neither matcher's line
+        f"INFO:train:{line}", f"2026-11-29 18:00:01,123 INFO train: {line}")]
 
 
 def _examples(kind: str) -> list[str]:
@@ -209,3 +245,117 @@ def test_every_prefix_ends_where_a_body_may_start():
         if body and body != text:
             assert text.endswith(body)
             assert prefixes.fullmatch(raw[:len(raw) - len(body.encode())]), (raw, body)
+
+
+def _alternatives(verbose: str) -> list[str]:
+    """The top-level alternatives of a verbose pattern, as patterns of their own."""
+    alternatives, current, depth, in_class, i = [], [], 0, False, 0
+    while i < len(verbose):
+        ch = verbose[i]
+        if ch == "\\":
+            current.append(verbose[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]" or (current and current[-1] in ("[", "[^"))
+        elif ch == "#":
+            end = verbose.find("\n", i)
+            i = len(verbose) if end < 0 else end
+            continue
+        elif ch == "[":
+            in_class = True
+            if verbose[i + 1:i + 2] == "^":
+                current.append("[^")
+                i += 2
+                continue
+        elif ch in "()":
+            depth += 1 if ch == "(" else -1
+        elif ch == "|" and depth == 0:
+            alternatives.append("".join(current))
+            current, i = [], i + 1
+            continue
+        current.append(ch)
+        i += 1
+    return [*alternatives, "".join(current)]
+
+
+PREFIX_KINDS = _alternatives(PREFIX.pattern)
+
+
+def test_the_prefix_grammar_is_read_as_its_alternatives():
+    """PREFIX tries its alternatives in order: the first kind that matches a prefix matches it
+    as PREFIX does."""
+    assert len(PREFIX_KINDS) >= 15
+    kinds = [re.compile(kind, PREFIX.flags) for kind in PREFIX_KINDS]
+    for raw in PREFIXED:
+        text = raw.decode()
+        first = next(found for kind in kinds if (found := kind.match(text)) is not None)
+        assert first.span() == PREFIX.match(text).span(), text
+
+
+@pytest.mark.parametrize("kind", range(len(PREFIX_KINDS)))
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_every_kind_of_prefix_ends_where_a_body_may_start(kind, data):
+    """Each kind of prefix strip_prefixes takes off, generated from its own pattern, alone or
+    among other prefixes (SYNTHETIC): what is stripped is a run body_start matches whole."""
+    prefixes = re.compile(body_start()[1:])
+    one = data.draw(st.from_regex(re.compile(PREFIX_KINDS[kind], PREFIX.flags), fullmatch=True,
+                                  alphabet=ONE_LINE))
+    before, after = data.draw(PREFIX_RUNS), data.draw(PREFIX_RUNS)
+    text = before + one + after + data.draw(st.sampled_from(["x", "Terminated", " 3 y"]))
+    raw = text.encode()
+    assume(not unlike_its_body(raw))
+    body = strip_prefixes(_evidence_text(raw)).body
+    assume(body.encode() != raw)  # something was stripped
+    assert raw.endswith(body.encode()), (raw, body)
+    assert prefixes.fullmatch(raw[:len(raw) - len(body.encode())]), (raw, body)
+
+
+def test_every_character_a_caseless_pattern_reads_as_an_ascii_letter_is_found_by_keywords():
+    """re and the regex module (the rules') fold a few non-ASCII characters to ASCII letters
+    under (?i): a line holding one may match a rule that no ASCII cover finds in its bytes."""
+    every = "".join(chr(code) for code in range(0x80, 0x110000) if not 0xD800 <= code < 0xE000)
+    folded = set(regex.findall("(?i)[a-z]", every)) | set(re.findall("(?i)[a-z]", every))
+    assert {"\u017f", "\u212a"} <= folded
+    for char in folded:
+        assert unlike_its_body(f"non-finite lo{char}s".encode()), char
+    # U+0131 LATIN SMALL LETTER DOTLESS I: the regex module reads it as an I under (?i)
+    pattern, body = "(?i)loss is INF", "loss is \u0131nf"
+    assert regex.search(pattern, body) is not None
+    if FINDER is not None:
+        finder = HyperscanLineFinder([], [((pattern,), (b"loss",))])
+        assert finder.scan(b"x\n[rank1]:" + body.encode() + b"\n")[0] == [2]
+
+
+@pytest.mark.skipif(FINDER is None, reason="hyperscan is not usable here")
+def test_a_cached_database_is_not_used_once_a_prefix_is_added(tmp_path, monkeypatch):
+    """A cover anchored at a body's start is made from the prefixes: a database compiled and
+    cached before a kind of prefix was added would miss the lines behind it. The added kind
+    is SYNTHETIC."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    rules = [(("^(?P<signal>Terminated|Hangup)\\s*$",), (b"Terminated",))]
+    line = b"<node3> Terminated"
+    block = b"first line\n" + line + b"\n"
+    assert HyperscanLineFinder([], rules).scan(block)[0] == []
+    monkeypatch.setattr(prefixes, "PREFIX", re.compile(
+        prefixes.PREFIX.pattern + "| <node\\d+>[ ]", prefixes.PREFIX.flags))
+    assert strip_prefixes(line.decode()).body == "Terminated"
+    assert HyperscanLineFinder([], rules).scan(block)[0] == [len(b"first line\n")]
+
+
+@pytest.mark.skipif(FINDER is None, reason="hyperscan is not usable here")
+@pytest.mark.parametrize("pattern, body", [
+    ("^worker [[:digit:]]+ died", "worker 3 died"),
+    ("^worker [a[:digit:]]+ died", "worker 3 died"),
+    ("(?:worker died){e<=1} of signal", "worker dyed of signal"),
+])
+def test_a_pattern_the_regex_module_reads_otherwise_than_re_is_found_by_its_keywords(pattern, body):
+    """A user's rule may use the regex module's own syntax (a POSIX class, a fuzzy match),
+    which re's parser reads as other text: its rule is found through its keywords."""
+    assert regex.search(pattern, body) is not None
+    with pytest.raises(Untranslatable):
+        raw_cover(pattern)
+    finder = HyperscanLineFinder([], [((pattern,), (b"worker",))])
+    assert finder.scan(b"x\n[rank1]:" + body.encode() + b"\n")[0] == [2]

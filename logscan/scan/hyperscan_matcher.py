@@ -147,9 +147,14 @@ class HyperscanLineFinder:
         flags = hyperscan.HS_FLAG_MULTILINE
         native = [*dict.fromkeys(exact), *dict.fromkeys(covers)]
         rules = [(tuple(patterns), tuple(keywords)) for patterns, keywords in rules]
-        # The covers are made from the rules by this module and raw_patterns: their code is part
-        # of what a cached database was compiled from.
-        source = (native, rules, _UNLIKE_MARKS, _GLUED_MARKS, _TRANSLATOR.hexdigest())
+        # The covers are made from the rules by this module and raw_patterns: their code, and
+        # the prefixes a body may start after (raw_patterns.prefix_grammar), are part of what a
+        # cached database was compiled from: one cached before a prefix was added would miss
+        # the lines behind it. (raw_patterns itself is not imported when the cache has it.)
+        from logscan.scan import prefixes
+
+        source = (native, rules, _UNLIKE_MARKS, _GLUED_MARKS, _TRANSLATOR.hexdigest(),
+                  prefixes.NUMBER_TAG.pattern, prefixes.PREFIX.pattern, prefixes.PREFIX.flags)
         marks = len(_UNLIKE_MARKS)
 
         def flags_of(expressions):  # a mark is reported once a block: it says the block has one
@@ -270,9 +275,10 @@ def _lines_matched(database, block: bytes, first_glued: int, first_native: int, 
 # they are, which rule covers read: colour codes anywhere in them, a `\r` inside (the body is
 # what the last one left on screen, and a long line is kept as its head and tail), a Docker
 # json-file record (the line JSON-escaped), a character whose case partner is an ASCII letter
-# (ſ, K, İ: a caseless pattern reads them as s, k, i).
+# (ſ, K, İ, ı: a caseless pattern may read them as s, k, i; they are every character that re or
+# the regex module folds to an ASCII letter).
 _UNLIKE_MARKS = (b"\\x1b", b"\\r[^\\n]", b'\\{"log":', b"\\xc5\\xbf", b"\\xe2\\x84\\xaa",
-                 b"\\xc4\\xb0")
+                 b"\\xc4\\xb0", b"\\xc4\\xb1")
 _UNLIKE = re.compile(b"|".join(_UNLIKE_MARKS))
 _GLUED_MARKS = (GLUED_RECORD_MARK,)
 

@@ -20,14 +20,16 @@ whose body the pattern matches, so only such lines need reach Python, where the 
 
 This holds for lines whose bytes reach the body as they are. A line with an escape byte (colour
 codes inside a match), a `\r` inside it, a Docker json-file record (the line JSON-escaped) or a
-non-ASCII case partner of an ASCII letter (ſ, K, İ) does not; the matcher finds those through
+non-ASCII case partner of an ASCII letter (ſ, K, İ, ı) does not; the matcher finds those through
 the rule's keywords instead (logscan.scan.hyperscan_matcher.unlike_its_body).
-A pattern the `re` parser cannot read, or whose cover would match an empty stretch, is
-Untranslatable: its rule is found through its keywords alone.
+A pattern the `re` parser cannot read, or reads otherwise than the regex module (a POSIX class,
+a fuzzy match), or whose cover would match an empty stretch, is Untranslatable: its rule is
+found through its keywords alone.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from re import _constants as sre
 from re import _parser as sre_parse
@@ -61,29 +63,42 @@ _HIGH = b"\\x80-\\xff"
 _WIDEST_CHAR = 4  # bytes of one character, at most
 _BOUNDED = 256  # bytes; a repeat bounded above this is left unbounded
 
-_BODY_START: bytes | None = None
+
+def prefix_grammar() -> tuple[str, int]:
+    """(pattern, flags) of a run of the prefixes logscan.scan.prefixes strips: its number tag,
+    then its prefixes. A cover anchored at a body's start is made from it, so what a compiled
+    cover was made from includes the patterns it is made of (logscan.scan.hyperscan_matcher
+    keys its cache by them)."""
+    from logscan.scan.prefixes import NUMBER_TAG, PREFIX
+
+    return f"(?:{NUMBER_TAG.pattern})?(?:{PREFIX.pattern})*", PREFIX.flags & re.VERBOSE
 
 
 def body_start() -> bytes:
     """A Hyperscan pattern of where a body may start: a line's start, then any run of prefixes
-    (logscan.scan.prefixes: its number tag, then its prefixes, each as a cover of itself)."""
-    global _BODY_START
-    if _BODY_START is None:
-        from logscan.scan.prefixes import NUMBER_TAG, PREFIX
+    (prefix_grammar, as a cover of itself)."""
+    return _body_start(*prefix_grammar())
 
-        grammar = sre_parse.parse(f"(?:{NUMBER_TAG.pattern})?(?:{PREFIX.pattern})*",
-                                  PREFIX.flags & re.VERBOSE)
-        cover, _ = _sequence(list(grammar), caseless=False)
-        _BODY_START = b"^" + cover
-    return _BODY_START
+
+@functools.lru_cache(maxsize=4)
+def _body_start(grammar: str, flags: int) -> bytes:
+    cover, _ = _sequence(list(sre_parse.parse(grammar, flags)), caseless=False)
+    return b"^" + cover
 
 
 _GROUP_NAME = re.compile(r"\(\?P<(\w+)>")
+# Syntax the rules' regex module reads otherwise than re's parser, which a cover is made from:
+# a POSIX class (`[[:digit:]]`, which re reads as the class `[:digt` and a `]`) and a fuzzy
+# match's constraints (`(?:error){e<=1}`, braces re reads as text). A brace that is no
+# repeat's bounds is taken as one of these, a class's `{` too: the keywords find those rules.
+_READ_OTHERWISE = re.compile(r"\[:\^?[A-Za-z]+:\]|(?<!\\)(?:\\\\)*\{(?!\d*(?:,\d*)?\})")
 
 
 def raw_cover(pattern: str) -> bytes:
     """A Hyperscan pattern (bytes, multiline mode) that matches in every raw line whose body
     `pattern` matches (see the module docstring); Untranslatable if there is none worth using."""
+    if _READ_OTHERWISE.search(pattern):
+        raise Untranslatable(pattern)
     try:
         parsed = sre_parse.parse(_unique_group_names(pattern))
     except (re.error, RecursionError, OverflowError, ValueError) as exc:
