@@ -1501,10 +1501,26 @@ production_twin("missing-worker", "prod-quiet-info", "mwpqi",
 # `Initializing distributed: GLOBAL_RANK: r, MEMBER: r+1/W` from every process, its banner and progress from
 # rank 0 and `Trainer.fit` stopped at its end; Accelerate logs with python logging's `[RANK r]` form and prints
 # its multi-line state from every process. Neither prints the guide's env check.
-_LIGHTNING = "PyTorch Lightning (Trainer(strategy=\"ddp\"), CPU, gloo) under torchrun, " + _PROD + "). "
-_ACCELERATE = ("Hugging Face Accelerate (Accelerator(cpu=True), python logging with `[RANK r]` and the state print "
-               "from every process) under torchrun, " + _PROD + "). ")
-for _name, _short, _cmd, _status, _env, _expect, _what in (
+# framework → (its training script, what the run is, the per-Worker safety net in seconds)
+FRAMEWORKS = {
+    "lightning": ("train_lightning.py", "PyTorch Lightning (Trainer(strategy=\"ddp\"), CPU, gloo)", 240),
+    "accelerate": ("train_accelerate.py", "Hugging Face Accelerate (Accelerator(cpu=True), python logging with "
+                   "`[RANK r]` and the state print from every process)", 240),
+    "hf-trainer": ("train_hf_trainer.py", "Hugging Face Trainer (transformers 5, a tiny BERT from its config, CPU, "
+                   "gloo)", 300),
+}
+
+
+def framework_scenario(name, short, cmd, platform_status, env, expect, what):
+    """A 2 Workers x 2 run of the framework its name starts with, under torchrun, in production shape."""
+    script, about, limit = next(v for k, v in FRAMEWORKS.items() if name.startswith(k + "-"))
+    scenario(name=name, short=short, layout="worker-N/launch_ddp.log", workers=workers(2), cmd=cmd,
+             platform_status=platform_status, env={"PRINT_ENV": "0", "PYTHONUNBUFFERED": "1", **env},
+             train_script=script, limit=limit, description=f"{about} under torchrun, {_PROD}). {what}",
+             expect=expect)
+
+
+for _row in (
         ("lightning-healthy-prod", "ltp", GUIDE_CMD, True, {}, exp([]),
          "30 steps in one epoch; Lightning says `Trainer.fit` stopped: `max_epochs=1` reached."),
         ("lightning-healthy-prod-quiet-nostatus", "ltpqn", QUIET_CMD, False, {"PROGRESS_BAR": "1"}, exp([]),
@@ -1527,17 +1543,11 @@ for _name, _short, _cmd, _status, _env, _expect, _what in (
          "No `DDP launch:` line. Rank 3 reads an environment variable the image does not set, after its state "
          "print and before training."),
 ):
-    scenario(name=_name, short=_short, layout="worker-N/launch_ddp.log", workers=workers(2), cmd=_cmd,
-             platform_status=_status, env={"PRINT_ENV": "0", "PYTHONUNBUFFERED": "1", **_env},
-             train_script="train_lightning.py" if _name.startswith("lightning") else "train_accelerate.py",
-             limit=240, description=(_LIGHTNING if _name.startswith("lightning") else _ACCELERATE) + _what,
-             expect=_expect)
+    framework_scenario(*_row)
 
 # The Hugging Face Trainer under torchrun, in production shape: its own tqdm bar and `{'loss': ...}` dicts
 # from rank 0, its DDP warnings from every rank.
-_HF_TRAINER = ("Hugging Face Trainer (transformers 5, a tiny BERT from its config, CPU, gloo) under torchrun, "
-               + _PROD + "). ")
-for _name, _short, _cmd, _status, _env, _expect, _what in (
+for _row in (
         ("hf-trainer-healthy-prod", "hftp", GUIDE_CMD, True, {}, exp([]),
          "30 steps; the Trainer's bar reaches 30/30 and it prints its train_runtime dict."),
         ("hf-trainer-healthy-prod-quiet-nostatus", "hftpqn", QUIET_CMD, False, {}, exp([]),
@@ -1552,9 +1562,7 @@ for _name, _short, _cmd, _status, _env, _expect, _what in (
          "No `DDP launch:` line. Rank 2 moves a tensor to a GPU on a node without one (a CPU build of torch), "
          "before the Trainer."),
 ):
-    scenario(name=_name, short=_short, layout="worker-N/launch_ddp.log", workers=workers(2), cmd=_cmd,
-             platform_status=_status, env={"PRINT_ENV": "0", "PYTHONUNBUFFERED": "1", **_env},
-             train_script="train_hf_trainer.py", limit=300, description=_HF_TRAINER + _what, expect=_expect)
+    framework_scenario(*_row)
 
 # The failing Worker's log is the one the platform did not collect: what is left shows only the
 # other Worker's processes losing their peer, in production shape.
