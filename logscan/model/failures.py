@@ -95,6 +95,8 @@ class _JobLookups:
         self.run_finished = job.job_status != JobStatus.FAILED and any(
             w.progress_fraction() == 1.0 for w in job.workers)
         self.job_status, self.now = job.job_status, job.now
+        # What stops torchrun itself before or in rendezvous: its own traceback then reports that
+        self.agent_stops = catalogue.rendezvous_waits | catalogue.launch_failures
 
     def cause(self, signals, default: str | None = OTHER_CAUSE) -> str | None:
         found = {self.causes[s] for s in signals if s in self.causes}
@@ -298,8 +300,11 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     for exc in sorted(worker.exceptions, key=lambda x: x.quoted):
         if exc.agent or (exc.where.file, exc.where.line) in exit_lines:
             continue
-        if exc.exc_type == CUT_AGENT_EXCEPTION and any(e.exitcode not in (None, 0) for e in exits):
-            continue  # torchrun's own traceback after a process of its failed: its report of that
+        if exc.exc_type == CUT_AGENT_EXCEPTION and (
+                any(e.exitcode not in (None, 0) for e in exits)
+                or any(h.rule_id in lookups.agent_stops for h in worker.hits)):
+            continue  # torchrun's own traceback after a process of its failed, or after its rendezvous
+            # failed: its report of that
         if exc.exc_type in CUT_EXCEPTIONS and _may_still_be_writing(lookups, worker):
             continue  # a traceback being written: its exception line is still to come
         prefixed = (exc.where.rank is not None or exc.where.local_rank is not None

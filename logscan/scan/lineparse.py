@@ -10,6 +10,7 @@ Every candidate line reaches every parser, in file order (see logscan.scan.inter
 
 from __future__ import annotations
 
+import json
 import re
 from collections import deque
 from dataclasses import dataclass
@@ -487,7 +488,10 @@ AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line',
 # frames of it a rotation cut away), and torch.multiprocessing.spawn's parent (spawn.py,
 # ProcessContext.join, 1.8 on), whose ProcessRaisedException quotes the process's own traceback
 # below it (SPAWN_QUOTE).
-AGENT_EXCEPTIONS = ("ChildFailedError", "ProcessRaisedException")
+AGENT_EXCEPTIONS = ("ChildFailedError", "ProcessRaisedException",
+                    # torchrun's rendezvous (elastic/rendezvous/api.py): only its agent raises these
+                    "RendezvousError", "RendezvousClosedError", "RendezvousTimeoutError",
+                    "RendezvousConnectionError", "RendezvousStateError", "RendezvousGracefulExitError")
 # The quote's head in mp.spawn's message: "\n\n-- Process %d terminated with the following error:\n"
 # then the process's traceback; %d is the index `fn(i, ...)` got, a local rank (also before 1.8,
 # when the parent raised a plain Exception with the same message).
@@ -624,14 +628,28 @@ CUDA_ERROR_TOLD = re.compile(
     r"(?:watchdog thread terminated with exception|^\s*what\(\)):\s+(?P<message>CUDA error: .*\S)")
 
 
+# torchrun's error handler (elastic/multiprocessing/errors/error_handler.py, 1.9 and 1.10) logs the
+# error it records as JSON, one field a line: `[ERROR] ... error_handler: {`, then `  "message": {`,
+# then `    "message": "MemoryError: std::bad_alloc",`: the failed process's exception (copied from its
+# error file) or torchrun's own.
+ERROR_HANDLER_MESSAGE = re.compile(r'\s*"message": "(?P<text>(?:[^"\\]|\\.)*)",?\s*')
+
+
 @needs(_literal(b"THCudaCheck FAIL"), _literal(b"thread terminated with exception: CUDA error"),
-       _literal(b"what():  CUDA error"), _literal(b"what(): CUDA error"))
+       _literal(b"what():  CUDA error"), _literal(b"what(): CUDA error"), _literal(b'"message": "'))
 def parse_announced(body: str) -> tuple[str, str] | None:
-    """The exception a C++ line tells when no Python exception line does: a `THCudaCheck FAIL`
-    (parse_thc_check), or a CUDA error that ended NCCL's watchdog thread or was left uncaught
-    (`c10::Error`, the class c10's CUDA check throws)."""
+    """The exception a line tells when no Python exception line does: a `THCudaCheck FAIL`
+    (parse_thc_check), a CUDA error that ended NCCL's watchdog thread or was left uncaught
+    (`c10::Error`, the class c10's CUDA check throws), or the error torchrun's error handler logs."""
     if (thc := parse_thc_check(body)) is not None:
         return thc
+    if (logged := ERROR_HANDLER_MESSAGE.fullmatch(body)) is not None:
+        try:
+            text = json.loads(f'"{logged["text"]}"')
+        except ValueError:
+            return None
+        found = EXCEPTION.fullmatch(text.strip())
+        return (found["exc"], (found["detail"] or "").strip()) if found is not None else None
     found = CUDA_ERROR_TOLD.search(body)
     return ("c10::Error", found["message"]) if found is not None else None
 

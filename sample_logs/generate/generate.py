@@ -1564,6 +1564,26 @@ for _row in (
 ):
     framework_scenario(*_row)
 
+# An agent that has used up its restarts closes the rendezvous for every node: the elastic launch with
+# node 1's torchrun allowed no restart (PET_MAX_RESTARTS=0) and node 0's three. Rank 1 raises at step 5.
+scenario(
+    name="rendezvous-closed-prod", short="rcp", layout="worker-N/launch_ddp.log",
+    workers=[Worker(rank="0", log="worker-0/launch_ddp.log", env={"PET_MAX_RESTARTS": "3"}),
+             Worker(rank="1", log="worker-1/launch_ddp.log", env={"PET_MAX_RESTARTS": "0"})],
+    env={"LOOP_STYLE": "plain", "TRAIN_STEPS": "60", "STEP_SLEEP": "0.1", "FAIL_KIND": "runtime",
+         "FAIL_RANKS": "1", "FAIL_STEP": "5", "PRINT_ENV": "0", "TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"},
+    cmd=guide_cmd_with("launch_ddp_elastic.sh"), master_is_host=True, check=_has("RendezvousClosedError"),
+    limit=180,
+    description=_PROD + "). Elastic torchrun (--nnodes=1:2, c10d rendezvous on Worker 0's host); node 1's "
+    "torchrun may not restart (PET_MAX_RESTARTS=0), node 0's three times. Rank 1 raises RuntimeError at step 5; "
+    "the node without restarts closes the rendezvous as it exits, and the other node's torchrun, restarting, "
+    "finds it closed (RendezvousClosedError).",
+    expect=exp(["crash-during-training", "rendezvous-closed"], root="crash-during-training", cause="non-finite-loss",
+               rank=1, node_rank=0,
+               note="elastic: which node gets group rank 0 is the rendezvous's choice; in this run Worker 0's log holds "
+               "rank 1's traceback"),
+)
+
 # The failing Worker's log is the one the platform did not collect: what is left shows only the
 # other Worker's processes losing their peer, in production shape.
 scenario(
