@@ -47,12 +47,15 @@ def rules_of(found: dict) -> list[str]:
 
 LIGHTNING_GLOBAL = {
     "1.x": "initializing ddp: GLOBAL_RANK: {rank}, MEMBER: {member}/{world}",
+    # the 1.5 series (its IPU banner era), as real runs print it
+    "1.5": "initializing distributed: GLOBAL_RANK: {rank}, MEMBER: {member}/{world}",
     "2.x": "Initializing distributed: GLOBAL_RANK: {rank}, MEMBER: {member}/{world}",
 }
 LIGHTNING_LOCAL = "LOCAL_RANK: {local} - CUDA_VISIBLE_DEVICES: [0,1,2,3]"
 # Lightning's own logging format for its loggers (2.x) and a plain Python logging header (1.x)
 LIGHTNING_HEADER = {
     "1.x": "INFO:pytorch_lightning.plugins.training_type.ddp:",
+    "1.5": "INFO:pytorch_lightning.utilities.distributed:",
     "2.x": "[2024-05-02 10:00:01,100][lightning.fabric.utilities.distributed][INFO] - ",
 }
 

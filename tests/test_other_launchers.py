@@ -38,6 +38,9 @@ HEAD = """\
     ("subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', '--local_rank=0']' "
      "returned non-zero exit status 1.", 0, 1),
     ("exits with return code = -7", None, -7),
+    # a paste with the command edited out
+    ("subprocess.CalledProcessError: Command XXXXX (my script params) died with <Signals.SIGSEGV: 11>.", None, -11),
+    ("subprocess.CalledProcessError: Command <redacted> returned non-zero exit status 2.", None, 2),
 ])
 def test_deepspeeds_report_of_a_process_end_is_an_exit(line, local_rank, exitcode):
     parsed = parse_summary_line(line)

@@ -58,3 +58,12 @@ def test_a_task_srun_reports_failing_before_the_cancel_stays_a_failure(run_cli, 
                       srun + SLURM.format(due=" DUE TO TIME LIMIT"))
     report = _report(run_cli, job)
     assert report["root_cause"]["rule"] != "stopped-from-outside"
+
+
+def test_the_reason_slurm_gives_on_any_of_its_cancel_lines_is_the_stops(run_cli, tmp_path):
+    """srun tells the step's cancel without a reason, slurmstepd the job's with it (format strings as
+    above): the stop is the preemption either way."""
+    lines = ("srun: error: *** STEP 81234.0 CANCELLED AT 2026-12-01T03:00:00 ***\n"
+             + SLURM.format(due=" DUE TO PREEMPTION"))
+    job = sample_copy(tmp_path, "killed-silently", "worker-0/launch_ddp.log", None, lines)
+    assert "(preemption)" in _report(run_cli, job)["root_cause"]["message"]

@@ -17,11 +17,15 @@ def stopped_from_outside(job: Job, rule):
     stops = []  # (worker, signal, the line that says so), the first of each Worker
     scheduled = {}  # Worker label → why its scheduler stopped it, where a scheduler's line says so
     for worker in job.workers:
-        for hit in hits(worker, DEATH_SIGNAL_RECEIVED):
+        told = hits(worker, DEATH_SIGNAL_RECEIVED)
+        for hit in told:
             number = parse_signal(hit.group(Group.SIGNAL))
             if number is None and hit.group(Group.SIGNAL) is None:
                 number = SIGTERM  # a scheduler's own stop (Slurm's `*** JOB … CANCELLED AT …`) sends it
-                scheduled[worker.label] = (hit.group(Group.STOPPED_BY) or "a cancel").lower()
+                # Slurm tells one stop on several lines (the job's, each step's), not all with its reason
+                why = next((h.group(Group.STOPPED_BY) for h in told if h.group(Group.SIGNAL) is None
+                            and h.group(Group.STOPPED_BY)), None)
+                scheduled[worker.label] = (why or "a cancel").lower()
             if number is not None:
                 stops.append((worker, number, hit.where))
                 break

@@ -354,11 +354,12 @@ class EnvAssembler:
 LIGHTNING_GLOBAL_KIND = "Lightning GLOBAL_RANK"
 RANK_LINES = (
     # PyTorch Lightning, every rank, just before init_process_group: `initializing ddp: GLOBAL_RANK:
-    # 1, MEMBER: 2/8` (pytorch_lightning 1.x, plugins/training_type/ddp.py and accelerators), then
-    # `Initializing distributed: GLOBAL_RANK: ...` (lightning 2.x, fabric/utilities/distributed.py).
+    # 1, MEMBER: 2/8` (pytorch_lightning 1.x, plugins/training_type/ddp.py and accelerators),
+    # `initializing distributed: ...` (the 1.5 series), then `Initializing distributed: GLOBAL_RANK:
+    # ...` (lightning 2.x, fabric/utilities/distributed.py).
     # MEMBER is the rank plus one over the world size.
     (LIGHTNING_GLOBAL_KIND, re.compile(
-        r"\b(?:[Ii]nitializing ddp|Initializing distributed): GLOBAL_RANK: (?P<rank>\d+), "
+        r"\b[Ii]nitializing (?:ddp|distributed): GLOBAL_RANK: (?P<rank>\d+), "
         r"MEMBER: \d+/(?P<world>\d+)")),
     # Lightning's CUDA accelerator, every rank (accelerators/gpu.py in 1.x, cuda.py in 2.x):
     # `LOCAL_RANK: 1 - CUDA_VISIBLE_DEVICES: [0,1,2,3]`.
@@ -671,7 +672,8 @@ FAILED_LINE = re.compile(
 # `... died with <Signals.SIGKILL: 9>.` (the command is the last spawned one's: _only_local_rank).
 LAUNCHER_EXIT = re.compile(
     r"exits with return code = (?P<exitcode>-?\d+)\s*$"
-    r"|Command '\[.*\]' (?:returned non-zero exit status (?P<status>\d+)|died with <Signals\.\w+: (?P<signal>\d+)>)")
+    # (a paste may have the command edited out: `Command XXXXX (my script params) died with ...`)
+    r"|Command (?:'\[.*\]'|\S.*?) (?:returned non-zero exit status (?P<status>\d+)|died with <Signals\.\w+: (?P<signal>\d+)>)")
 # Slurm's srun reports the end of each task it launched (src/srun/launch.c, _task_finish) as
 # `srun: error: {hosts}: {task|tasks} {ids}: Exited with exit code {code}`, `...: {strsignal}` with
 # ` (core dumped)` when it dumped core, or `...: Out Of Memory` when its cgroup OOM-killed the step's
