@@ -49,3 +49,23 @@ def test_the_same_traceback_in_a_job_the_platform_says_failed_is_kept(run_cli, t
     report = scan_json(run_cli, job)
     assert report["verdict"] == "FAILED"
     assert any("FileNotFoundError" in f["message"] for f in report["findings"])
+
+
+@pytest.mark.parametrize("head", [
+    # PyErr_WriteUnraisable's header: 3.8-3.11 for every unraisable exception, 3.12 on for atexit's
+    "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7fc7fa34f7f0>",
+    "Exception ignored in atexit callback: <function _MultiProcessingDataLoaderIter._clean_up_worker at 0x7fc7fa34f7f0>",
+])
+@pytest.mark.parametrize("cut", [False, True], ids=["whole", "cut"])
+def test_a_traceback_python_printed_for_an_exception_it_ignored_fails_nothing(run_cli, tmp_path, head, cut):
+    """Synthetic lines from CPython's format: the header, the traceback, its exception line (or the
+    log ending inside it). The process went on: nothing failed."""
+    lines = [head, "Traceback (most recent call last):",
+             '  File "/usr/lib/python3.10/dist-packages/torch/utils/data/dataloader.py", line 1475, in _clean_up_worker',
+             "    w.join(timeout=_utils.MP_STATUS_CHECK_INTERVAL)"]
+    if not cut:
+        lines.append("AttributeError: 'NoneType' object has no attribute 'join'")
+    (tmp_path / "x.log").write_text("step 3/30 loss 1.2\n" + "\n".join(lines) + "\n")
+    result = run_cli("scan", tmp_path / "x.log", "--format", "json", "--isolated", "--now", "2030-01-01T00:00:00Z")
+    report = json.loads(result.stdout)
+    assert report["verdict"] != "FAILED", report["findings"]

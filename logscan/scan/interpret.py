@@ -51,6 +51,7 @@ class _Meaning:
     state_line: tuple | None = None  # a line of Accelerate's state (lineparse.parse_accelerate_state)
     agent_line: lineparse.AgentBlockLine | None = None  # torchrun's launch configs or rendezvous result
     spawn_quote: int | None = None  # mp.spawn's `-- Process N terminated with the following error:`
+    ignored: bool = False  # Python's `Exception ignored in: ...`: the traceback after it failed nothing
 
 
 # What a line that says nothing means.
@@ -81,6 +82,8 @@ class _FileContext:
     spawn_process: int | None = None
     # per process: the header of its traceback, until that traceback's exception line
     open_tracebacks: dict = field(default_factory=dict)
+    # processes whose next traceback Python printed for an exception it ignored
+    ignoring: set = field(default_factory=set)
 
 
 class RuleTimeouts:
@@ -186,6 +189,8 @@ class FileInterpreter:
         key = (where.rank, where.local_rank, pid if pid is not None else header_pid
                if header_pid is not None else None if where.task is None else ("task", where.task))
 
+        if meaning.ignored:
+            context.ignoring.add(key)
         if meaning.traceback_start:
             context.open_tracebacks[key] = where
             context.headerless.discard(key)
@@ -222,6 +227,9 @@ class FileInterpreter:
             exc = lineparse.parse_exception(body[len(lineparse.SUMMARY_INDENT):])
         if exc is not None:
             context.open_tracebacks.pop(key, None)
+            if key in context.ignoring:
+                context.ignoring.discard(key)
+                return  # the end of a traceback Python printed and went on from
             if context.announced.pop(key, None) == exc and not meaning.announced:
                 return  # the raise a THCudaCheck FAIL line already told
             if meaning.announced:
@@ -269,7 +277,7 @@ class FileInterpreter:
                 agent_frame=lineparse.is_agent_frame(body), frame_line=lineparse.is_frame_line(body),
                 hits=hits, exception=exception, announced=announced,
                 agent_line=lineparse.parse_agent_block_line(body),
-                spawn_quote=lineparse.parse_spawn_quote(body))
+                spawn_quote=lineparse.parse_spawn_quote(body), ignored=lineparse.is_ignored_exception(body))
         if not ran_away:  # a rule given up on may be tried on the next copy while it has budget
             if len(self._meanings) >= MEANINGS_KEPT:
                 self._meanings.clear()
@@ -443,6 +451,8 @@ class FileInterpreter:
         if not context.open_tracebacks or not scan.tail_lines or scan.last_line is None:
             return None
         key, header = max(context.open_tracebacks.items(), key=lambda item: item[1].line)
+        if key in context.ignoring:
+            return None  # a traceback Python printed for an exception it ignored
         last = scan.last_line
         if header.file != last.file or header.line < scan.tail_lines[0].line or any(
                 e.where.line > header.line for e in scan.exceptions if e.where.file == header.file):
@@ -631,7 +641,7 @@ class LineJudge:
 
 def _only_an_exception(meaning: _Meaning) -> bool:
     """The line is an exception line (perhaps hit by rules) and nothing else."""
-    return not (meaning.announced or meaning.traceback_start or meaning.chained
+    return not (meaning.announced or meaning.traceback_start or meaning.chained or meaning.ignored
                 or meaning.agent_frame or meaning.frame_line) and (
         meaning.launch is meaning.env is meaning.summary is meaning.launch_total
         is meaning.rank_line is meaning.state_line is meaning.agent_line is None)

@@ -557,6 +557,14 @@ def is_frame_line(body: str) -> bool:
     return body[:1] in (" ", "\t")
 
 
+# Python's hook for an exception it cannot raise (a `__del__`, a weakref callback, an atexit
+# function: PyErr_WriteUnraisable) prints `Exception ignored in: <obj>` (`Exception ignored in
+# atexit callback: <fn>` from 3.12), then the traceback: the process went on, nothing failed.
+@needs(_literal(b"Exception ignored in"))
+def is_ignored_exception(body: str) -> bool:
+    return body.lstrip().startswith("Exception ignored in")
+
+
 # `Original Traceback (most recent call last):` (a DataLoader worker's) is fed by the literal above.
 @needs(_literal(b"During handling of the above"), _literal(b"The above exception was"))
 def is_chained(body: str) -> bool:
