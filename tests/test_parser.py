@@ -269,7 +269,9 @@ def test_bars_of_getting_ready_are_not_progress():
                  "Map:  12%|█▏        | 1200/10000 [00:01<00:09, 911.23 examples/s]",
                  "Map (num_proc=8):  40%|████      | 4000/10000 [00:02<00:03, 1833.10 examples/s]",
                  "Generating train split:  50%|█████     | 5000/10000 [00:00<00:00, 41234.1 examples/s]",
-                 "Tokenizing:  30%|███       | 300/1000 [00:01<00:02, 290.1it/s]"):
+                 "Tokenizing:  30%|███       | 300/1000 [00:01<00:02, 290.1it/s]",
+                 "Preparing test set...:  45%|████▍     | 30/67 [27:15<23:13, 37.65s/it]",
+                 "Preparing dataset: 100%|██████████| 67/67 [01:02<00:00,  1.07it/s]"):
         assert not finder.is_progress_line(line.encode()), line
     for line in ("Epoch 0:  12%|█▏        | 120/1000 [00:10<01:15, 11.7it/s, loss=0.512, v_num=0]",
                  "  3%|▎         | 1/30 [00:01<00:30,  1.05s/it]",

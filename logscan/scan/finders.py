@@ -183,10 +183,11 @@ PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|")
 
 # Words that make a line an error report or the scheduler's, whatever progress-like words it
 # holds; and the bars of getting ready to train (loading a checkpoint, downloading, a datasets
-# map or filter, tokenising), which run before the first batch whatever their percentage says.
+# map or filter, tokenising, preparing a dataset), which run before the first batch whatever their
+# percentage says.
 NOT_PROGRESS = re.compile(
     rb'Error|Exception|Traceback|Warning|slurmstepd|srun:|\bFile "'
-    rb'|(?i:\b(?:load|download|fetch|tokeni[sz]|preprocess|extract|generat|map\b|filter\b|resolv)'
+    rb'|(?i:\b(?:load|download|fetch|tokeni[sz]|preprocess|prepar|extract|generat|map\b|filter\b|resolv)'
     rb'[^|\r\n%]{0,80}?\d+%\|)')
 # What NOT_PROGRESS's two halves need a line to hold: its error words, and (lowered) a word of
 # getting ready and a bar's `%|`. `re` tries either half at every byte (2 ms on a 50 KB bar
@@ -195,11 +196,11 @@ NOT_PROGRESS = re.compile(
 # job steps, never a training step.
 _ERROR_WORDS = (b"Error", b"Exception", b"Traceback", b"Warning", b"slurmstepd", b"srun:")
 _FILE_WORD = re.compile(rb'\bFile "')
-_GETTING_READY = (b"load", b"download", b"fetch", b"tokeni", b"preprocess", b"extract",
+_GETTING_READY = (b"load", b"download", b"fetch", b"tokeni", b"preprocess", b"prepar", b"extract",
                   b"generat", b"map", b"filter", b"resolv")
 # NOT_PROGRESS's second half without its leading \b, matched at a word's place (_getting_ready)
 _GETTING_READY_BAR = re.compile(
-    rb'(?i:(?:load|download|fetch|tokeni[sz]|preprocess|extract|generat|map\b|filter\b|resolv)'
+    rb'(?i:(?:load|download|fetch|tokeni[sz]|preprocess|prepar|extract|generat|map\b|filter\b|resolv)'
     rb'[^|\r\n%]{0,80}?\d+%\|)')
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _PLACES_TRIED = 256  # a line with more words of getting ready than this is searched whole
