@@ -441,3 +441,63 @@ def test_a_paste_that_stops_after_torchrun_restarted_its_group_says_so(run_cli, 
     assert report["verdict"] == "INCONCLUSIVE"
     assert "restarted its worker group after a failure" in report["verdict_reason"]
 
+
+
+# --- lines a paste cut short -----------------------------------------------------------------
+# Each built from its format string (torchrun's multiprocessing/api.py failed line, ProcessGroupNCCL's
+# watchdog line, Open MPI's opal/util/stacktrace.c, UCX's ucs/debug/debug.c, torchrun's
+# ChildFailedError report), cut where an excerpt or a paste cuts them. Synthetic.
+
+@pytest.mark.parametrize("line", [
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 1",
+    "E1203 07:08:46.995000 6449 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: -6) "
+    "local_rank: 1",
+])
+def test_torchruns_failed_line_cut_after_its_local_rank_is_still_an_exit(run_cli, tmp_path, line):
+    report = _scan(run_cli, tmp_path, line + "\n")
+    assert report["verdict"] == "FAILED"
+    assert "SIGABRT" in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("line", [
+    "[E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=",
+    "[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation "
+    "timeout",
+])
+def test_a_watchdog_line_cut_after_its_sentence_is_still_a_timeout(run_cli, tmp_path, line):
+    report = _scan(run_cli, tmp_path, line + "\n")
+    assert report["root_cause"]["rule"] == "collective-timeout"
+
+
+@pytest.mark.parametrize("lines", [
+    ["[node-1:02519] *** Process received signal ***", "[node-1:02519] Signal: Segmentation fault (11)",
+     "[node-1:02519] Signal code: Address not mapped (1)"],
+    ["[1733212121.123456] [node-1:2519 :0]      debug.c:1289 UCX  ERROR Caught signal 11 (Segmentation fault: "
+     "address not mapped to object at address 0x440000e9)"],
+], ids=["open-mpi", "ucx"])
+def test_a_processs_own_report_of_a_fatal_signal_is_its_death_by_it(run_cli, tmp_path, lines):
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["verdict"] == "FAILED"
+    assert "SIGSEGV" in report["root_cause"]["message"]
+
+
+def test_torchruns_child_failed_error_with_its_report_cut_is_a_failure(run_cli, tmp_path):
+    lines = ["Traceback (most recent call last):",
+             '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/launcher/api.py", line 250, '
+             "in launch_agent", "    raise ChildFailedError(",
+             "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+             "============================================================", "train.py FAILED",
+             "------------------------------------------------------------", "Failures:", "[1]:"]
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["verdict"] == "FAILED"
+    assert "ChildFailedError" in report["root_cause"]["message"]
+
+
+def test_a_cut_traceback_gives_way_to_an_explicit_error_beside_it(run_cli, tmp_path):
+    lines = ["[rank2]: Traceback (most recent call last):",
+             '[rank2]:   File "/workspace/train.py", line 88, in <module>',
+             "[rank3]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+             "NCCLUtils.hpp:275, remote process exited or there was a network error, NCCL version 2.21.5",
+             '[rank2]:   File "/workspace/train.py", line 60, in step']
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["root_cause"]["rank"] == 3

@@ -223,6 +223,8 @@ def earlier_attempt_failures(job: Job, worker: Worker) -> list[Failure]:
 
 
 CUT_EXCEPTIONS = (CUT_EXCEPTION, CUT_AGENT_EXCEPTION)
+CHILD_FAILED = "ChildFailedError"
+REPORT_CUT = "an error torchrun reported as ChildFailedError (its report of which process is cut off)"
 
 
 # How recently a log moved for a traceback at its end to be one still being written, where no
@@ -298,6 +300,13 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     exit_lines = {(e.where.file, e.where.line) for e in worker.exits}
     # A process's own traceback tells its failure; the summary's quote of it only adds to it.
     for exc in sorted(worker.exceptions, key=lambda x: x.quoted):
+        if exc.agent and exc.exc_type.rsplit(".", 1)[-1] == CHILD_FAILED and not exits and not any(
+                not x.agent for x in worker.exceptions):
+            # torchrun's report that a process failed, with its failure report cut off: a failure
+            # the lines show, whose process and exit they do not
+            out.append(Failure(worker, None, exc.where, REPORT_CUT, False, OTHER_CAUSE, None, exc.where.time,
+                               _after_progress(lookups, seen_lines, exc.where)))
+            continue
         if exc.agent or (exc.where.file, exc.where.line) in exit_lines:
             continue
         if exc.exc_type == CUT_AGENT_EXCEPTION and (
@@ -305,8 +314,9 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
                 or any(h.rule_id in lookups.agent_stops for h in worker.hits)):
             continue  # torchrun's own traceback after a process of its failed, or after its rendezvous
             # failed: its report of that
-        if exc.exc_type in CUT_EXCEPTIONS and _may_still_be_writing(lookups, worker):
-            continue  # a traceback being written: its exception line is still to come
+        if exc.exc_type in CUT_EXCEPTIONS and (_may_still_be_writing(lookups, worker) or any(
+                x.exc_type not in CUT_EXCEPTIONS and not x.agent for x in worker.exceptions)):
+            continue  # a traceback being written, or one beside exceptions whose lines say what they were
         prefixed = (exc.where.rank is not None or exc.where.local_rank is not None
                     or (exc.where.task is not None and worker.tasks_are_ranks))
         if not prefixed and not exited_badly and (

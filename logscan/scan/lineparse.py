@@ -672,7 +672,8 @@ SUMMARY_ROOT = "Root Cause (first observed failure)"
 SUMMARY_ROOT_1_9 = "Root Cause:"
 SUMMARY_FAILURES = ("Failures:", "Other Failures:")
 FAILED_LINE = re.compile(
-    r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)")
+    # the pid may be cut off with the rest of the line (a paste, an excerpt)
+    r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+)(?: \(pid: (?P<pid>\d+)\)|\s*$)")
 # Other launchers' report of a process's end, read as torchrun's failed line: DeepSpeed's launcher
 # (deepspeed/launcher/launch.py, sigkill_handler) logs `{cmd} exits with return code = {code}`, the
 # command a list holding `'--local_rank=N'`; before 0.6 it, and torch.distributed.launch before 1.9,
@@ -701,6 +702,13 @@ SPAWN_EXIT = re.compile(
 # execute_subprocess_async): `RuntimeError: '{cmd}' failed with returncode {code}`, then the
 # workers' stderr. It names no process: like srun's, it tells the end of the launcher it started.
 HARNESS_EXIT = re.compile(r"'[^']*' failed with returncode (?P<status>-?\d+)")
+# A process's own report, from a signal handler, that a signal is killing it: Open MPI's
+# (opal/util/stacktrace.c: `[host:pid] *** Process received signal ***`, then `Signal: %s (%d)`),
+# UCX's (ucs/debug/debug.c: `Caught signal %d (%s`). The process dies of that signal once the
+# handler returns. (Python's faulthandler, `Fatal Python error: Segmentation fault`, is left out: it
+# is as often torchrun's own end as a training process's, which only the frames after it tell.)
+NATIVE_SIGNAL = re.compile(r"(?:^|\]\s*)Signal: (?P<words>[A-Z][\w ]+?) \((?P<number>\d+)\)\s*$"
+                           r"|\bCaught signal (?P<caught>\d+) \(")
 # A step has at most this many task ids worth spelling out: a longer list is no step srun ran.
 MAX_STEP_TASKS = 1 << 20
 _TASK_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
@@ -766,6 +774,7 @@ class SummaryLine:
        _literal(b"died with <Signals."), _literal(b"srun: error: "), _literal(b"' failed with returncode "),
        _literal(b" terminated with exit code "), _literal(b" terminated with signal "),
        _literal(b" terminated with the following error:"),
+       _literal(b"Signal: "), _literal(b"Caught signal "),
        # torch 1.9 pads no field: `  exitcode: 1 (pid: 14750)`, `  rank: 0 (local_rank: 0)`
        Candidates((b"exitcode: ", b"rank: ", b"time: "),
                   rb"^[ \t]+(?:exitcode: -?[0-9]+ \(pid: |rank: [0-9]+ \(local_rank: |time: [0-9]{4}-)"))
@@ -788,6 +797,8 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         return SummaryLine("failed", (None, code), task["host"], srun_task_ids(task["tasks"]))
     if (harness := HARNESS_EXIT.search(body)) is not None:
         return SummaryLine("failed", (None, int(harness["status"])))
+    if (native := NATIVE_SIGNAL.search(body)) is not None:
+        return SummaryLine("failed", (None, -int(native["number"] or native["caught"])), training_process=True)
     field_match = SUMMARY_FIELD.fullmatch(body)
     if field_match is None:
         return None
