@@ -448,25 +448,21 @@ def test_a_paste_that_stops_after_torchrun_restarted_its_group_says_so(run_cli, 
 # watchdog line, Open MPI's opal/util/stacktrace.c, UCX's ucs/debug/debug.c, torchrun's
 # ChildFailedError report), cut where an excerpt or a paste cuts them. Synthetic.
 
-@pytest.mark.parametrize("line", [
-    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 1",
-    "E1203 07:08:46.995000 6449 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: -6) "
-    "local_rank: 1",
+@pytest.mark.parametrize("line, rule, told", [
+    ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 1",
+     "crash-before-first-batch", "SIGABRT"),
+    ("E1203 07:08:46.995000 6449 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: -6) "
+     "local_rank: 1", "crash-before-first-batch", "SIGABRT"),
+    ("[E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=",
+     "collective-timeout", "timed out"),
+    ("[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation "
+     "timeout", "collective-timeout", "timed out"),
 ])
-def test_torchruns_failed_line_cut_after_its_local_rank_is_still_an_exit(run_cli, tmp_path, line):
+def test_a_line_cut_short_still_tells_its_failure(run_cli, tmp_path, line, rule, told):
+    """torchrun's failed line cut after its local rank, the watchdog's cut after its sentence."""
     report = _scan(run_cli, tmp_path, line + "\n")
     assert report["verdict"] == "FAILED"
-    assert "SIGABRT" in report["root_cause"]["message"]
-
-
-@pytest.mark.parametrize("line", [
-    "[E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=",
-    "[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation "
-    "timeout",
-])
-def test_a_watchdog_line_cut_after_its_sentence_is_still_a_timeout(run_cli, tmp_path, line):
-    report = _scan(run_cli, tmp_path, line + "\n")
-    assert report["root_cause"]["rule"] == "collective-timeout"
+    assert report["root_cause"]["rule"] == rule and told in report["root_cause"]["message"]
 
 
 @pytest.mark.parametrize("lines", [

@@ -1542,12 +1542,8 @@ for _row in (
          exp(["crash-before-first-batch"], root="crash-before-first-batch", node_rank=1, rank=3, cause="env-var"),
          "No `DDP launch:` line. Rank 3 reads an environment variable the image does not set, after its state "
          "print and before training."),
-):
-    framework_scenario(*_row)
-
-# The Hugging Face Trainer under torchrun, in production shape: its own tqdm bar and `{'loss': ...}` dicts
-# from rank 0, its DDP warnings from every rank.
-for _row in (
+        # The Hugging Face Trainer: its own tqdm bar and `{'loss': ...}` dicts from rank 0, its DDP warnings
+        # from every rank.
         ("hf-trainer-healthy-prod", "hftp", GUIDE_CMD, True, {}, exp([]),
          "30 steps; the Trainer's bar reaches 30/30 and it prints its train_runtime dict."),
         ("hf-trainer-healthy-prod-quiet-nostatus", "hftpqn", QUIET_CMD, False, {}, exp([]),
