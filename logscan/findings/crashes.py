@@ -234,9 +234,10 @@ def failure_elsewhere(job: Job, rule):
     """Processes failed only because they lost a peer or the store, and the logs hold no failure
     of their own: the first failure is on a rank or Worker whose lines are not here (a paste of one
     rank's traceback, or one Worker's log of several)."""
-    # A lost peer a process reported itself: torchrun's SIGTERM to the siblings of a failed process
-    # is no such report.
-    lost = [f for f in job.failures if f.cascade and f.exitcode is None]
+    # A lost peer a process reported itself, in a line that says so: torchrun's SIGTERM to the
+    # siblings of a failed process is no such report, nor a KeyboardInterrupt a stop brought.
+    waiting = job.catalogue.cascade_signals
+    lost = [f for f in job.failures if f.cascade and f.exitcode is None and any(s in waiting for s in f.signals)]
     if not lost or any(not f.cascade for f in job.failures):
         return []
     same = _same_error(lost)[0]

@@ -90,3 +90,10 @@ def test_a_crash_in_view_keeps_the_lost_peers_as_its_consequences(run_cli, tmp_p
     report = _scan(run_cli, tmp_path, crash + STORE_RESET)
     assert report["root_cause"]["rule"] != RULE
     assert RULE not in [f["rule"] for f in report["findings"]]
+
+
+def test_a_keyboard_interrupt_alone_is_no_lost_peer(run_cli, tmp_path):
+    """A process a stop from outside interrupted is a consequence too, but of no lost peer."""
+    report = _scan(run_cli, tmp_path, ["Traceback (most recent call last):", '  File "train.py", line 3, in <module>',
+                                       "    main()", "KeyboardInterrupt"])
+    assert RULE not in [f["rule"] for f in report["findings"]]
