@@ -497,3 +497,15 @@ def test_a_cut_traceback_gives_way_to_an_explicit_error_beside_it(run_cli, tmp_p
              '[rank2]:   File "/workspace/train.py", line 60, in step']
     report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
     assert report["root_cause"]["rank"] == 3
+
+
+@pytest.mark.parametrize("header", ["WARNING:torch.distributed.elastic.multiprocessing.api:",
+                                    "W1203 07:08:46.962000 6449 torch/distributed/elastic/multiprocessing/api.py:1028] "])
+def test_a_paste_of_torchrun_stopping_its_processes_alone_says_what_it_can(run_cli, tmp_path, header):
+    """torchrun's `Sending process %s closing signal %s` (multiprocessing/api.py, synthetic, 1.x and 2.x
+    headers) comes after one of its processes failed or after it was stopped itself."""
+    text = "".join(f"{header}Sending process {pid} closing signal SIGTERM\n" for pid in (2024640, 2024641))
+    report = _scan(run_cli, tmp_path, text)
+    assert report["verdict"] == "INCONCLUSIVE"
+    assert "torchrun stopped its processes" in report["verdict_reason"]
+
