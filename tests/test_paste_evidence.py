@@ -507,5 +507,48 @@ def test_a_paste_of_torchrun_stopping_its_processes_alone_says_what_it_can(run_c
     text = "".join(f"{header}Sending process {pid} closing signal SIGTERM\n" for pid in (2024640, 2024641))
     report = _scan(run_cli, tmp_path, text)
     assert report["verdict"] == "INCONCLUSIVE"
-    assert "torchrun stopped its processes" in report["verdict_reason"]
+    assert "the launcher stopped its processes" in report["verdict_reason"]
 
+
+
+# --- a death by signal in other words ---------------------------------------------------------
+# Synthetic, from each format: bash's job status (`%s: line %d: %5d %s %s`, strsignal's words padded),
+# Ray's task wrapper (`RayTaskError(<cause class>): ray::<task>() (pid=..., ip=...)`), mp.spawn's
+# `Terminating process %s via signal SIGTERM` (2.2 on), ProcessGroupNCCL's HeartbeatMonitor (2.4 on).
+
+@pytest.mark.parametrize("line, signal", [
+    ("pretrain.sh: line 184: 2324239 Aborted                 (core dumped) litgpt pretrain --config a.yaml",
+     "SIGABRT"),
+    ("run.sh: line 9:  4242 Segmentation fault      python train.py --bs 8", "SIGSEGV"),
+])
+def test_the_shells_report_of_a_training_command_a_signal_ended_is_its_death(run_cli, tmp_path, line, signal):
+    report = _scan(run_cli, tmp_path, line + "\n")
+    assert report["verdict"] == "FAILED" and signal in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("line", ["launch_ddp.sh: line 21: 17202 Segmentation fault      torchrun train.py",
+                                  "job.sh: line 5: 99 Killed                  bash launch_ddp.sh"])
+def test_the_shells_report_of_a_launcher_a_signal_ended_is_no_training_process(run_cli, tmp_path, line):
+    report = _scan(run_cli, tmp_path, line + "\n")
+    assert not any(f["rule"].startswith("crash-") for f in report["findings"])
+
+
+def test_a_ray_task_error_carrying_its_cause_is_an_exception(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path, "ray.exceptions.RayTaskError(OutOfMemoryError): "
+                                      "ray::WorkerDict.actor_rollout_ref_update_actor() (pid=118848, ip=10.0.0.1)\n")
+    assert report["verdict"] == "FAILED"
+    assert "RayTaskError(OutOfMemoryError)" in report["root_cause"]["message"]
+
+
+def test_mp_spawn_terminating_its_processes_is_torchs_teardown(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path, "W1203 07:08:46.962000 6449 torch/multiprocessing/spawn.py:145] Terminating "
+                                      "process 25365 via signal SIGTERM\n")
+    assert report["verdict"] != "HEALTHY"
+    assert "the launcher stopped its processes" in report["verdict_reason"]
+
+
+def test_the_watchdog_stuck_is_a_timeout(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path, "[rank6]:[E429 14:03:49.123456789 ProcessGroupNCCL.cpp:1423] [PG ID 0 PG GUID "
+                   "0(default_pg) Rank 6] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making "
+                   "progress in monitoring enqueued collectives.\n")
+    assert report["verdict"] == "FAILED" and report["root_cause"]["rule"] == "collective-timeout"

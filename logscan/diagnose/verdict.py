@@ -106,10 +106,10 @@ def _judge(job: Job, findings) -> tuple[Verdict, str]:
         restart = next((h.where for w in stuck for h in w.hits if h.rule_id == WORKER_GROUP_RESTART), None)
         closing = next((h.where for w in stuck for h in w.hits if h.rule_id == SIBLING_TERMINATED), None)
         if restart is None and closing is not None:
-            # torchrun SIGTERMs its processes when one of them failed or it was itself stopped; which,
+            # torchrun (mp.spawn alike) SIGTERMs its processes when one failed or it was itself stopped; which,
             # the lines after it would say
-            return Verdict.INCONCLUSIVE, (f"torchrun stopped its processes ({closing.file}:{closing.line}): one "
-                                          f"of them failed or torchrun was stopped, and the lines that would "
+            return Verdict.INCONCLUSIVE, (f"the launcher stopped its processes ({closing.file}:{closing.line}): one "
+                                          f"of them failed or the launcher was stopped, and the lines that would "
                                           f"say which are not here")
         if restart is not None:
             # torchrun's word that an attempt failed, with the attempt after it cut off

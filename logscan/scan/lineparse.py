@@ -500,8 +500,10 @@ SPAWN_QUOTE = re.compile(r"-- Process (?P<index>\d+) terminated with the followi
 # An exception's class: one named as Python names them (`...Error`, `...Exception`, `...Interrupt`,
 # `...Exit`), or one of the builtins that are not (`raise Exception(...)` is common in scripts).
 EXCEPTION = re.compile(
-    r"(?P<exc>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit)|Exception|StopIteration"
-    r"|StopAsyncIteration))(?::[ ]?(?P<detail>.*))?")
+    r"(?P<exc>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit)(?:\([A-Za-z_][\w.]*\))?|Exception"
+    r"|StopIteration|StopAsyncIteration))(?::[ ]?(?P<detail>.*))?")
+# (a wrapper names the exception it carries in brackets: Ray's `ray.exceptions.RayTaskError(OutOfMemoryError):
+# ray::WorkerDict.update_actor() ...`, the task's own exception re-raised where the driver waits for it)
 
 
 # Text glued in front of a line by a tool no prefix rule knows (`[worker-3] [stderr] `, a pdsh
@@ -598,7 +600,8 @@ def _exception_name_end(name: bytes) -> Candidates:
 
 
 @needs(*(_exception_name_end(name) for name in (b"Error", b"Exception", b"Interrupt", b"Exit",
-                                                 b"StopIteration", b"StopAsyncIteration")))
+                                                 b"StopIteration", b"StopAsyncIteration")),
+       Candidates((b"Error(",), rb"Error\([A-Za-z_][\w.]*\):"))
 def parse_exception(body: str) -> tuple[str, str] | None:
     """The last line of a traceback, `ExcType: detail`: (type, detail), also after glued tags."""
     text = body.rstrip()
@@ -709,6 +712,15 @@ HARNESS_EXIT = re.compile(r"'[^']*' failed with returncode (?P<status>-?\d+)")
 # is as often torchrun's own end as a training process's, which only the frames after it tell.)
 NATIVE_SIGNAL = re.compile(r"(?:^|\]\s*)Signal: (?P<words>[A-Z][\w ]+?) \((?P<number>\d+)\)\s*$"
                            r"|\bCaught signal (?P<caught>\d+) \(")
+# bash's report of a command a signal ended (its job status: `launch.sh: line 184: 2324239 Aborted
+# (core dumped) litgpt pretrain ...`, the signal's strsignal words padded to a column). A training
+# command's end is a process's death by that signal; a launcher's (torchrun, the deprecated launcher)
+# is the launcher's own, which its own lines tell (see the death-signal and error-line signals). The
+# error-line signal's keywords feed these lines (`Segmentation fault`, `Aborted`, `Killed`).
+SHELL_KILLED_COMMAND = re.compile(
+    r"^\S+: line \d+: +\d+ (?P<words>Segmentation fault|Aborted|Killed)(?: +\(core dumped\))? +(?P<command>\S.*)$")
+LAUNCHER_COMMANDS = re.compile(
+    r"\b(?:torchrun|deepspeed|accelerate|srun|mpirun)\b|torch\.distributed\.(?:run|launch)\b|^(?:\S*/)?(?:ba|z)?sh\b")
 # A step has at most this many task ids worth spelling out: a longer list is no step srun ran.
 MAX_STEP_TASKS = 1 << 20
 _TASK_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
@@ -797,6 +809,9 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         return SummaryLine("failed", (None, code), task["host"], srun_task_ids(task["tasks"]))
     if (harness := HARNESS_EXIT.search(body)) is not None:
         return SummaryLine("failed", (None, int(harness["status"])))
+    if (shell := SHELL_KILLED_COMMAND.match(body.strip())) is not None \
+            and not LAUNCHER_COMMANDS.search(shell["command"]):
+        return SummaryLine("failed", (None, -BY_DESCRIPTION[shell["words"]]), training_process=True)
     if (native := NATIVE_SIGNAL.search(body)) is not None:
         return SummaryLine("failed", (None, -int(native["number"] or native["caught"])), training_process=True)
     field_match = SUMMARY_FIELD.fullmatch(body)
