@@ -16,10 +16,10 @@ from logscan.catalogue import Group
 from logscan.diagnosis import OTHER_CAUSE, Where
 from logscan.exit_signals import BY_NAME, STOPPED_BY_SIGNAL, signal_name, signal_of_exit
 from logscan.scan.events import PythonException
-from logscan.scan.lineparse import CUT_AGENT_EXCEPTION, CUT_EXCEPTION
+from logscan.scan.lineparse import CUT_AGENT_EXCEPTION, CUT_EXCEPTION, SPAWN_TERMINATING
 from logscan.model.job import Job, Worker, names_process
 from logscan.model.training import StepWarnings
-from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, SLURM_STEP_TASK_FAILURE
+from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, SLURM_STEP_TASK_FAILURE
 from logscan.vocabulary import JobStatus, RunStage
 
 # The exit codes (Python's -N) of the signals the failure pass reads by name.
@@ -224,6 +224,8 @@ def earlier_attempt_failures(job: Job, worker: Worker) -> list[Failure]:
 
 CUT_EXCEPTIONS = (CUT_EXCEPTION, CUT_AGENT_EXCEPTION)
 CHILD_FAILED = "ChildFailedError"
+SPAWN_FAILED = ("an error torch.multiprocessing.spawn saw in one of its processes (it terminated the others; "
+                "which one failed, the lines do not say)")
 REPORT_CUT = "an error torchrun reported as ChildFailedError (its report of which process is cut off)"
 
 
@@ -402,8 +404,21 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             exit_.time, _after_progress(lookups, seen_lines, exit_.where, rank=rank),
             local_rank=exit_.local_rank if rank is None else None,
             tasks=exit_.tasks if rank is None else (), host=exit_.host if exit_.tasks else None))
-    inferred = _failed_task(lookups, worker, exits, out, seen_lines)
+    inferred = _failed_task(lookups, worker, exits, out, seen_lines) or _spawn_failure(lookups, worker, out, seen_lines)
     return out if inferred is None else [*out, inferred]
+
+
+def _spawn_failure(lookups: _JobLookups, worker: Worker, out: list[Failure], seen: _WorkerIndex) -> Failure | None:
+    """The failure mp.spawn's clean-up tells where no line of the Worker tells one by itself: it
+    terminates the processes still alive only after one of them exited with an error."""
+    if any(not f.cascade for f in out):
+        return None
+    told = next((h.where for h in worker.hits if h.rule_id == SIBLING_TERMINATED
+                 and SPAWN_TERMINATING.search(h.where.text)), None)
+    if told is None:
+        return None
+    return Failure(worker, None, told, SPAWN_FAILED, False, OTHER_CAUSE, None, told.time,
+                   _after_progress(lookups, seen, told))
 
 
 def _failed_task(lookups: _JobLookups, worker: Worker, exits, out: list[Failure],

@@ -721,6 +721,11 @@ SHELL_KILLED_COMMAND = re.compile(
     r"^\S+: line \d+: +\d+ (?P<words>Segmentation fault|Aborted|Killed)(?: +\(core dumped\))? +(?P<command>\S.*)$")
 LAUNCHER_COMMANDS = re.compile(
     r"\b(?:torchrun|deepspeed|accelerate|srun|mpirun)\b|torch\.distributed\.(?:run|launch)\b|^(?:\S*/)?(?:ba|z)?sh\b")
+# torch.multiprocessing.spawn's join (2.2 on) terminates the processes still alive only once one of
+# them exited with an error ("An error occurred. Clean-up all processes before returning."):
+# `Terminating process %s via signal SIGTERM`. Unlike torchrun's closing signal, it never follows a
+# stop from outside.
+SPAWN_TERMINATING = re.compile(r"\bTerminating process \d+ via signal SIGTERM\b")
 # A step has at most this many task ids worth spelling out: a longer list is no step srun ran.
 MAX_STEP_TASKS = 1 << 20
 _TASK_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
