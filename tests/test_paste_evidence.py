@@ -553,3 +553,16 @@ def test_the_watchdog_stuck_is_a_timeout(run_cli, tmp_path):
                    "0(default_pg) Rank 6] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making "
                    "progress in monitoring enqueued collectives.\n")
     assert report["verdict"] == "FAILED" and report["root_cause"]["rule"] == "collective-timeout"
+
+
+def test_a_ray_tasks_unhandled_error_is_its_exception(run_cli, tmp_path):
+    """ray/_private/worker.py's `Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): {}`
+    with a RayTaskError's text, under Ray's `(name pid=N)` prefix, then the remote traceback without
+    its header (synthetic)."""
+    lines = ["(main_task pid=1748945) Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): "
+             "ray::WorkerDict.generate_sequences() (pid=1751030, ip=10.0.0.1, actor_id=d2209bc23)",
+             '(main_task pid=1748945)   File "/verl/workers/fsdp_workers.py", line 463, in generate_sequences',
+             "(main_task pid=1748945)     with self.rollout_sharding_manager:"]
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["verdict"] == "FAILED"
+    assert "RayTaskError" in report["root_cause"]["message"]

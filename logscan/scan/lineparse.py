@@ -647,12 +647,20 @@ CUDA_ERROR_TOLD = re.compile(
 ERROR_HANDLER_MESSAGE = re.compile(r'\s*"message": "(?P<text>(?:[^"\\]|\\.)*)",?\s*')
 
 
+# Ray's driver logs a task's exception no one waited for (ray/_private/worker.py): `Unhandled error
+# (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): ` then the RayTaskError's text (`ray::Task() (pid=...)`),
+# the remote traceback after it without its header.
+RAY_UNHANDLED = re.compile(r"Unhandled error \(suppress with '?RAY_IGNORE_UNHANDLED_ERRORS=1'?\): (?P<detail>.*\S)")
+
+
 @needs(_literal(b"THCudaCheck FAIL"), _literal(b"thread terminated with exception: CUDA error"),
-       _literal(b"what():  CUDA error"), _literal(b"what(): CUDA error"), _literal(b'"message": "'))
+       _literal(b"what():  CUDA error"), _literal(b"what(): CUDA error"), _literal(b'"message": "'),
+       _literal(b"Unhandled error (suppress with"))
 def parse_announced(body: str) -> tuple[str, str] | None:
     """The exception a line tells when no Python exception line does: a `THCudaCheck FAIL`
     (parse_thc_check), a CUDA error that ended NCCL's watchdog thread or was left uncaught
-    (`c10::Error`, the class c10's CUDA check throws), or the error torchrun's error handler logs."""
+    (`c10::Error`, the class c10's CUDA check throws), the error torchrun's error handler logs, or
+    a Ray task's exception its driver logs as unhandled."""
     if (thc := parse_thc_check(body)) is not None:
         return thc
     if (logged := ERROR_HANDLER_MESSAGE.fullmatch(body)) is not None:
@@ -662,6 +670,8 @@ def parse_announced(body: str) -> tuple[str, str] | None:
             return None
         found = EXCEPTION.fullmatch(text.strip())
         return (found["exc"], (found["detail"] or "").strip()) if found is not None else None
+    if (unhandled := RAY_UNHANDLED.search(body)) is not None:
+        return "ray.exceptions.RayTaskError", unhandled["detail"]
     found = CUDA_ERROR_TOLD.search(body)
     return ("c10::Error", found["message"]) if found is not None else None
 
