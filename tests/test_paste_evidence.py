@@ -533,11 +533,12 @@ def test_the_shells_report_of_a_launcher_a_signal_ended_is_no_training_process(r
     assert not any(f["rule"].startswith("crash-") for f in report["findings"])
 
 
-def test_a_ray_task_error_carrying_its_cause_is_an_exception(run_cli, tmp_path):
-    report = _scan(run_cli, tmp_path, "ray.exceptions.RayTaskError(OutOfMemoryError): "
+@pytest.mark.parametrize("cause", ["OutOfMemoryError", "RuntimeError"])
+def test_a_ray_task_error_carrying_its_cause_is_an_exception(run_cli, tmp_path, cause):
+    report = _scan(run_cli, tmp_path, f"ray.exceptions.RayTaskError({cause}): "
                                       "ray::WorkerDict.actor_rollout_ref_update_actor() (pid=118848, ip=10.0.0.1)\n")
     assert report["verdict"] == "FAILED"
-    assert "RayTaskError(OutOfMemoryError)" in report["root_cause"]["message"]
+    assert f"RayTaskError({cause})" in report["root_cause"]["message"]
 
 
 def test_mp_spawn_terminating_its_processes_says_one_of_them_failed(run_cli, tmp_path):
@@ -555,14 +556,15 @@ def test_the_watchdog_stuck_is_a_timeout(run_cli, tmp_path):
     assert report["verdict"] == "FAILED" and report["root_cause"]["rule"] == "collective-timeout"
 
 
-def test_a_ray_tasks_unhandled_error_is_its_exception(run_cli, tmp_path):
+@pytest.mark.parametrize("prefix", ["(main_task pid=1748945) ", "2026-12-03 08:40:01,123\tERROR worker.py:409 -- "])
+def test_a_ray_tasks_unhandled_error_is_its_exception(run_cli, tmp_path, prefix):
     """ray/_private/worker.py's `Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): {}`
-    with a RayTaskError's text, under Ray's `(name pid=N)` prefix, then the remote traceback without
-    its header (synthetic)."""
-    lines = ["(main_task pid=1748945) Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): "
+    with a RayTaskError's text, under Ray's `(name pid=N)` prefix or its own logging header, then the
+    remote traceback without its header (synthetic)."""
+    lines = [prefix + "Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): "
              "ray::WorkerDict.generate_sequences() (pid=1751030, ip=10.0.0.1, actor_id=d2209bc23)",
-             '(main_task pid=1748945)   File "/verl/workers/fsdp_workers.py", line 463, in generate_sequences',
-             "(main_task pid=1748945)     with self.rollout_sharding_manager:"]
+             prefix + '  File "/verl/workers/fsdp_workers.py", line 463, in generate_sequences',
+             prefix + "    with self.rollout_sharding_manager:"]
     report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
     assert report["verdict"] == "FAILED"
     assert "RayTaskError" in report["root_cause"]["message"]
