@@ -568,3 +568,13 @@ def test_a_ray_tasks_unhandled_error_is_its_exception(run_cli, tmp_path, prefix)
     report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
     assert report["verdict"] == "FAILED"
     assert "RayTaskError" in report["root_cause"]["message"]
+
+
+def test_deepspeeds_launcher_killing_its_subprocesses_alone_says_the_launcher_stopped_them(run_cli, tmp_path):
+    """DeepSpeed's sigkill_handler (`Killing subprocess %d`, synthetic) runs after a process failed or
+    when the launcher was stopped: the lines after it would say which."""
+    text = "".join(f"[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] Killing subprocess {pid}\n"
+                   for pid in (13266, 13267))
+    report = _scan(run_cli, tmp_path, text)
+    assert report["verdict"] == "INCONCLUSIVE"
+    assert "the launcher stopped its processes" in report["verdict_reason"]
