@@ -104,3 +104,28 @@ def test_a_traceback_still_being_written_while_the_job_runs_is_no_failure_yet(ru
                      "--job-status", "running")
     report = json.loads(result.stdout)
     assert "cuts off" not in json.dumps(report)
+
+
+@pytest.mark.parametrize("prefix", ["[rank1]:", ""])
+def test_a_log_that_ends_in_frames_whose_header_was_cut_too_is_a_failure(run_cli, tmp_path, prefix):
+    """An excerpt cut at both ends: Python's frames (traceback.py's `  File "{}", line {}, in {}`),
+    neither header nor exception line. Synthetic frames of a DeepSpeed engine's start-up."""
+    frames = ['  File "/opt/deepspeed/runtime/engine.py", line 1251, in _broadcast_model\n',
+              "    dist.broadcast(p, groups._get_broadcast_src_rank(), group=self.seq_data_parallel_group)\n",
+              '  File "/opt/torch/distributed/distributed_c10d.py", line 2240, in broadcast\n',
+              "    work = group.broadcast([tensor], opts)\n"]
+    report = _report(run_cli, tmp_path, [prefix + line for line in frames])
+    assert report["verdict"] == "FAILED"
+    assert "cuts off" in report["root_cause"]["message"]
+    assert report["root_cause"]["rank"] == (1 if prefix else None)
+
+
+@pytest.mark.parametrize("ending", [
+    # one frame is no run of them
+    ['step 3/30 loss 1.2\n', '  File "/workspace/train.py", line 40, in main\n'],
+    # faulthandler's dump (Python/traceback.c: `  File "%U", line %i in %U`, no comma): a thread dump, no raise
+    ["Thread 0x00007f (most recent call first):\n", '  File "/workspace/train.py", line 40 in step\n',
+     '  File "/workspace/train.py", line 88 in main\n'],
+])
+def test_a_log_that_ends_in_what_is_no_run_of_pythons_frames_is_not_cut(run_cli, tmp_path, ending):
+    assert "cuts off" not in json.dumps(_report(run_cli, tmp_path, ending))

@@ -448,8 +448,10 @@ class FileInterpreter:
         indented line. Python prints the exception line last, so the exception was raised and the
         log (a paste, an excerpt, a process killed while writing) lost it."""
         scan, context = self.scan, self.context
-        if not context.open_tracebacks or not scan.tail_lines or scan.last_line is None:
+        if not scan.tail_lines or scan.last_line is None:
             return None
+        if not context.open_tracebacks:
+            return self._cut_headerless_traceback()
         key, header = max(context.open_tracebacks.items(), key=lambda item: item[1].line)
         if key in context.ignoring:
             return None  # a traceback Python printed for an exception it ignored
@@ -464,6 +466,25 @@ class FileInterpreter:
         # line (ChildFailedError, a rendezvous error) would have said more.
         told = lineparse.CUT_AGENT_EXCEPTION if context.agent_traceback.get(key) else lineparse.CUT_EXCEPTION
         return PythonException(header, told, "", tuple(context.traceback_signals.get(key, ())))
+
+    def _cut_headerless_traceback(self) -> PythonException | None:
+        """A traceback whose header and exception line are both out of the lines (an excerpt cut at
+        both ends): the log ends in a run of at least two of Python's frames (`  File "x.py", line
+        3, in f` and their source lines) with no exception after them."""
+        scan = self.scan
+        run = []
+        for where in reversed(scan.tail_lines):
+            body = strip_prefixes(where.text).body
+            if not body[:1].isspace():
+                break
+            run.append((where, body))
+        frames = [where for where, body in run if lineparse.FRAME.match(body)]
+        if len(frames) < 2 or any(e.where.file == frames[-1].file and e.where.line > frames[-1].line
+                                  for e in scan.exceptions):
+            return None
+        first = frames[-1]  # the run was walked from the end
+        agent = any(lineparse.is_agent_frame(body) for _, body in run)
+        return PythonException(first, lineparse.CUT_AGENT_EXCEPTION if agent else lineparse.CUT_EXCEPTION, "")
 
 
 # The pid torchrun reports for a process: `failed (exitcode: 1) local_rank: 1 (pid: 22190)`,

@@ -553,6 +553,10 @@ def is_traceback_start(body: str) -> bool:
             or body.lstrip().startswith(RICH_BOX_TOP) and TRACEBACK_START in body)
 
 
+# A frame of a Python traceback as Python prints it (traceback.py's `  File "{}", line {}, in {}`).
+FRAME = re.compile(r'\s+File "[^"]+", line \d+, in ')
+
+
 def is_frame_line(body: str) -> bool:
     """A traceback's frame (`  File "x.py", line 3, in f`) or its source line: indented. Asked
     only of lines a signal matched, so it needs no candidate literal of its own."""
