@@ -578,3 +578,19 @@ def test_deepspeeds_launcher_killing_its_subprocesses_alone_says_the_launcher_st
     report = _scan(run_cli, tmp_path, text)
     assert report["verdict"] == "INCONCLUSIVE"
     assert "the launcher stopped its processes" in report["verdict_reason"]
+
+
+@pytest.mark.parametrize("detail, shown", [
+    (" Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. "
+     "End of file. There are some potential root causes.", "connection error code 2"),
+    ("", "a worker died or was killed"),
+])
+def test_a_ray_workers_death_its_raylet_logs_is_a_failure(run_cli, tmp_path, detail, shown):
+    """The raylet's report of a worker that died under a task (synthetic, from its wording), with and
+    without its exit detail: Ray raises it to the caller as WorkerCrashedError."""
+    line = ("(raylet) A worker died or was killed while executing a task by an unexpected system error. To "
+            "troubleshoot the problem, check the logs for the dead worker. RayTask ID: ffff Worker ID: fa30 Node "
+            "ID: 077b Worker IP address: 10.0.0.1 Worker port: 10245 Worker PID: 3566775" + detail)
+    report = _scan(run_cli, tmp_path, line + "\n")
+    assert report["verdict"] == "FAILED"
+    assert "WorkerCrashedError" in report["root_cause"]["message"] and shown in report["root_cause"]["message"]

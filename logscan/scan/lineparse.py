@@ -655,16 +655,21 @@ ERROR_HANDLER_MESSAGE = re.compile(r'\s*"message": "(?P<text>(?:[^"\\]|\\.)*)",?
 # (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): ` then the RayTaskError's text (`ray::Task() (pid=...)`),
 # the remote traceback after it without its header.
 RAY_UNHANDLED = re.compile(r"Unhandled error \(suppress with '?RAY_IGNORE_UNHANDLED_ERRORS=1'?\): (?P<detail>.*\S)")
+# Ray's raylet on a worker process that died under a task (`(raylet) A worker died or was killed while
+# executing a task by an unexpected system error. ... Worker exit type: SYSTEM_ERROR Worker exit detail:
+# ...`): the event Ray raises to the caller as WorkerCrashedError.
+RAY_WORKER_DIED = re.compile(r"A worker died or was killed while executing (?:a|the) task by an unexpected system "
+                             r"error\.(?:.*?Worker exit detail: (?P<detail>[^.]*\.))?")
 
 
 @needs(_literal(b"THCudaCheck FAIL"), _literal(b"thread terminated with exception: CUDA error"),
        _literal(b"what():  CUDA error"), _literal(b"what(): CUDA error"), _literal(b'"message": "'),
-       _literal(b"Unhandled error (suppress with"))
+       _literal(b"Unhandled error (suppress with"), _literal(b"A worker died or was killed while executing"))
 def parse_announced(body: str) -> tuple[str, str] | None:
     """The exception a line tells when no Python exception line does: a `THCudaCheck FAIL`
     (parse_thc_check), a CUDA error that ended NCCL's watchdog thread or was left uncaught
-    (`c10::Error`, the class c10's CUDA check throws), the error torchrun's error handler logs, or
-    a Ray task's exception its driver logs as unhandled."""
+    (`c10::Error`, the class c10's CUDA check throws), the error torchrun's error handler logs, a
+    Ray task's exception its driver logs as unhandled, or a Ray worker's death its raylet logs."""
     if (thc := parse_thc_check(body)) is not None:
         return thc
     if (logged := ERROR_HANDLER_MESSAGE.fullmatch(body)) is not None:
@@ -676,6 +681,8 @@ def parse_announced(body: str) -> tuple[str, str] | None:
         return (found["exc"], (found["detail"] or "").strip()) if found is not None else None
     if (unhandled := RAY_UNHANDLED.search(body)) is not None:
         return "ray.exceptions.RayTaskError", unhandled["detail"]
+    if (died := RAY_WORKER_DIED.search(body)) is not None:
+        return "ray.exceptions.WorkerCrashedError", died["detail"] or "a worker died or was killed while executing a task"
     found = CUDA_ERROR_TOLD.search(body)
     return ("c10::Error", found["message"]) if found is not None else None
 
