@@ -663,7 +663,9 @@ RAY_WORKER_DIED = re.compile(r"A worker died or was killed while executing (?:a|
 
 
 @needs(_literal(b"THCudaCheck FAIL"), _literal(b"thread terminated with exception: CUDA error"),
-       _literal(b"what():  CUDA error"), _literal(b"what(): CUDA error"), _literal(b'"message": "'),
+       _literal(b"what():  CUDA error"), _literal(b"what(): CUDA error"),
+       # only a line that is the field alone: a JSON logger's `{"message": "step 3", ...}` is every line
+       Candidates((b'"message": "',), rb'^[ \t]*"message": "'),
        _literal(b"Unhandled error (suppress with"), _literal(b"A worker died or was killed while executing"))
 def parse_announced(body: str) -> tuple[str, str] | None:
     """The exception a line tells when no Python exception line does: a `THCudaCheck FAIL`
