@@ -477,13 +477,16 @@ def test_a_processs_own_report_of_a_fatal_signal_is_its_death_by_it(run_cli, tmp
     assert "SIGSEGV" in report["root_cause"]["message"]
 
 
-def test_torchruns_child_failed_error_with_its_report_cut_is_a_failure(run_cli, tmp_path):
+@pytest.mark.parametrize("rule, head", [("=" * 60, "Failures:"), ("*" * 40, "Root Cause:")],
+                         ids=["1.10-on", "1.9"])
+def test_torchruns_child_failed_error_with_its_report_cut_is_a_failure(run_cli, tmp_path, rule, head):
+    """The report's frame in 1.10 on (`=` rules, `Failures:` first) and in 1.9 (`*` rules, `Root
+    Cause:` first), cut after its first heading."""
     lines = ["Traceback (most recent call last):",
              '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/launcher/api.py", line 250, '
              "in launch_agent", "    raise ChildFailedError(",
              "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
-             "============================================================", "train.py FAILED",
-             "------------------------------------------------------------", "Failures:", "[1]:"]
+             rule, "train.py FAILED", "-" * len(rule), head, "[1]:"]
     report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
     assert report["verdict"] == "FAILED"
     assert "ChildFailedError" in report["root_cause"]["message"]
