@@ -674,16 +674,17 @@ def parse_announced(body: str) -> tuple[str, str] | None:
     Ray task's exception its driver logs as unhandled, or a Ray worker's death its raylet logs."""
     if (thc := parse_thc_check(body)) is not None:
         return thc
-    if (logged := ERROR_HANDLER_MESSAGE.fullmatch(body)) is not None:
+    if '"message": "' in body and (logged := ERROR_HANDLER_MESSAGE.fullmatch(body)) is not None:
         try:
             text = json.loads(f'"{logged["text"]}"')
         except ValueError:
             return None
         found = EXCEPTION.fullmatch(text.strip())
         return (found["exc"], (found["detail"] or "").strip()) if found is not None else None
-    if (unhandled := RAY_UNHANDLED.search(body)) is not None:
+    # (a substring first: this is asked of every line the interpreter reads)
+    if "Unhandled error" in body and (unhandled := RAY_UNHANDLED.search(body)) is not None:
         return "ray.exceptions.RayTaskError", unhandled["detail"]
-    if (died := RAY_WORKER_DIED.search(body)) is not None:
+    if "A worker died" in body and (died := RAY_WORKER_DIED.search(body)) is not None:
         return "ray.exceptions.WorkerCrashedError", died["detail"] or "a worker died or was killed while executing a task"
     found = CUDA_ERROR_TOLD.search(body)
     return ("c10::Error", found["message"]) if found is not None else None
@@ -840,7 +841,7 @@ def parse_summary_line(body: str) -> SummaryLine | None:
     if (shell := SHELL_KILLED_COMMAND.match(body.strip())) is not None \
             and not LAUNCHER_COMMANDS.search(shell["command"]):
         return SummaryLine("failed", (None, -BY_DESCRIPTION[shell["words"]]), training_process=True)
-    if (native := NATIVE_SIGNAL.search(body)) is not None:
+    if ("Signal: " in body or "Caught signal " in body) and (native := NATIVE_SIGNAL.search(body)) is not None:
         return SummaryLine("failed", (None, -int(native["number"] or native["caught"])), training_process=True)
     field_match = SUMMARY_FIELD.fullmatch(body)
     if field_match is None:
