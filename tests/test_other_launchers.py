@@ -98,3 +98,37 @@ def test_a_failed_process_torch_distributed_launch_quotes_among_several_is_not_n
     assert report["verdict"] == "FAILED"
     assert "local_rank" not in report["root_cause"]["message"]
     assert "failed with exit code 1" in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("cut", [
+    # cut inside the command, as pastes and search excerpts cut it (two members: a path, a flag list)
+    "[2023-05-20 12:09:28,634] [ERROR] [launch.py:434:sigkill_handler] ['/data/anaconda3/envs/x/bin/pyth",
+    "[2023-04-07 13:09:33,220] [ERROR] [launch.py:324:sigkill_handler] ['/usr/bin/python3', '-u', 'run.py', "
+    "'--local_rank=1', '--deepspeed', 'ds.json', '--sav",
+    # before its `exits with return code = N` only
+    f"[2024-03-20 20:31:29,269] [ERROR] [launch.py:321:sigkill_handler] {CMD} exits with retu",
+])
+def test_deepspeeds_report_cut_before_its_exit_code_is_still_a_failure(run_cli, tmp_path, cut):
+    """DeepSpeed's sigkill_handler begins only its exit report with the command (`{cmd} exits with
+    return code = {code}`; its other messages are `Killing subprocess N` and `Main process received
+    SIGTERM, exiting`): cut before the code, it still says a process failed (synthetic lines from
+    those format strings, cut as pastes and search excerpts cut a long line)."""
+    parsed = parse_summary_line(cut)
+    assert (parsed.kind, parsed.value, parsed.exitcode_cut) == ("failed", (None, None), True)
+    (tmp_path / "ds_console.txt").write_text(HEAD + cut + "\n")
+    report = json.loads(run_cli("scan", tmp_path, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert report["verdict"] == "FAILED"
+    assert report["root_cause"]["rule"] == "crash-before-first-batch"
+    assert "error exit" in report["root_cause"]["message"]
+    # no exit code is made up, and the last-started command's local rank names no one
+    assert "exit code 1" not in report["root_cause"]["message"]
+    assert "local_rank 1" not in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("line", [
+    "[2023-04-14 13:11:28,001] [INFO] [launch.py:437:sigkill_handler] Main process received SIGTERM, exiting",
+    "[2023-04-14 13:11:27,881] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13268",
+])
+def test_deepspeeds_other_teardown_messages_are_no_exit_report(line):
+    """Its stop on a signal of its own, and its kills, tell no process's failure by themselves."""
+    assert parse_summary_line(line) is None

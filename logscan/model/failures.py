@@ -226,6 +226,7 @@ CUT_EXCEPTIONS = (CUT_EXCEPTION, CUT_AGENT_EXCEPTION)
 CHILD_FAILED = "ChildFailedError"
 SPAWN_FAILED = ("an error torch.multiprocessing.spawn saw in one of its processes (it terminated the others; "
                 "which one failed, the lines do not say)")
+EXIT_CODE_CUT = "an error exit (its launcher's report of it is cut off before the exit code)"
 REPORT_CUT = "an error torchrun reported as ChildFailedError (its report of which process is cut off)"
 
 
@@ -389,6 +390,13 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
         rank = _exit_rank(worker, exit_)
         # srun's reports name no process but do name their tasks: each set of tasks is one end
         process = ("tasks", exit_.tasks) if rank is None and exit_.tasks else rank
+        if exit_.exitcode_cut and process not in explained and not told:
+            # a launcher's word that a process failed, its exit code cut off: a failure, not a kill
+            explained.add(process)
+            out.append(Failure(worker, rank, exit_.where, EXIT_CODE_CUT, False, _loose_cause(lookups, worker),
+                               None, exit_.time, _after_progress(lookups, seen_lines, exit_.where, rank=rank),
+                               local_rank=exit_.local_rank if rank is None else None))
+            continue
         if exit_.exitcode in (None, 0) or process in explained:
             continue
         if rank is None and (exit_.exitcode or 0) > 0 and told >= len(failed_exits):

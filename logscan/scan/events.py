@@ -148,6 +148,8 @@ class ProcessExit:
     tasks: tuple[int, ...] = ()
     # A launcher's report of one of the training processes it started, which may not say which one.
     training_process: bool = False
+    # The launcher's report says the process failed and is cut off before its exit code.
+    exitcode_cut: bool = False
 
 
 @dataclass(kw_only=True)

@@ -321,7 +321,8 @@ class FileInterpreter:
         if kind == "failed":
             local_rank, exitcode = value
             self.scan.exits.append(ProcessExit(where, None, local_rank, exitcode, host=parsed.host,
-                                               tasks=parsed.tasks, training_process=parsed.training_process))
+                                               tasks=parsed.tasks, training_process=parsed.training_process,
+                                               exitcode_cut=parsed.exitcode_cut))
             self._name_pid(body, None, local_rank)
             return replace(where, local_rank=local_rank)
         if kind == "time":  # the first field of an entry

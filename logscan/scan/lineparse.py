@@ -710,6 +710,11 @@ LAUNCHER_EXIT = re.compile(
     r"exits with return code = (?P<exitcode>-?\d+)\s*$"
     # (a paste may have the command edited out: `Command XXXXX (my script params) died with ...`)
     r"|Command (?:'\[.*\]'|\S.*?) (?:returned non-zero exit status (?P<status>\d+)|died with <Signals\.\w+: (?P<signal>\d+)>)")
+# Of DeepSpeed's sigkill_handler's messages (`Killing subprocess N`, `Main process received SIGTERM,
+# exiting`, `{cmd} exits with return code = N`) only that report begins with its command, a list:
+# cut off before its end, as pastes and excerpts cut the long command, it still says a process
+# failed, its exit code unknown. (Its ERROR level is in the prefix the body is read without.)
+LAUNCHER_EXIT_CUT = re.compile(r"\[launch\.py:\d+:sigkill_handler\] \[")
 # Slurm's srun reports the end of each task it launched (src/srun/launch.c, _task_finish) as
 # `srun: error: {hosts}: {task|tasks} {ids}: Exited with exit code {code}`, `...: {strsignal}` with
 # ` (core dumped)` when it dumped core, or `...: Out Of Memory` when its cgroup OOM-killed the step's
@@ -803,6 +808,8 @@ class SummaryLine:
     tasks: tuple[int, ...] = ()
     # the report is of a training process, whether or not it says which (DeepSpeed's launcher)
     training_process: bool = False
+    # the report says a process failed, and is cut off before its exit code
+    exitcode_cut: bool = False
 
 
 @needs(_literal(b"Root Cause"), _literal(b"Failures:"),
@@ -812,7 +819,7 @@ class SummaryLine:
        _literal(b"error_file:"),
        _literal(b"(exitcode: "),
        _literal(b"exits with return code = "), _literal(b"returned non-zero exit status"),
-       _literal(b"died with <Signals."), _literal(b"srun: error: "), _literal(b"' failed with returncode "),
+       _literal(b"died with <Signals."), _literal(b":sigkill_handler] ["), _literal(b"srun: error: "), _literal(b"' failed with returncode "),
        _literal(b" terminated with exit code "), _literal(b" terminated with signal "),
        _literal(b" terminated with the following error:"),
        _literal(b"Signal: "), _literal(b"Caught signal "),
@@ -829,6 +836,8 @@ def parse_summary_line(body: str) -> SummaryLine | None:
     if (ended := LAUNCHER_EXIT.search(body)) is not None:
         code = int(ended["exitcode"] or ended["status"] or f"-{ended['signal']}")
         return SummaryLine("failed", (_only_local_rank(body), code), training_process=True)
+    if ":sigkill_handler] [" in body and LAUNCHER_EXIT_CUT.search(body) is not None:
+        return SummaryLine("failed", (_only_local_rank(body), None), training_process=True, exitcode_cut=True)
     if (spawned := SPAWN_EXIT.search(body)) is not None and (code := _spawn_exit_code(spawned)) is not None:
         return SummaryLine("failed", (int(spawned["index"]), code))
     if (quoting := parse_spawn_quote(body)) is not None:
