@@ -597,3 +597,32 @@ def test_a_ray_workers_death_its_raylet_logs_is_a_failure(run_cli, tmp_path, det
     report = _scan(run_cli, tmp_path, line + "\n")
     assert report["verdict"] == "FAILED"
     assert "WorkerCrashedError" in report["root_cause"]["message"] and shown in report["root_cause"]["message"]
+
+
+WATCHDOG_FRAMES = (
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f6aa9ca0446 in {lib}/libc10.so)\n"
+    "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+    "std::ratio<1l, 1000l> > >) + 0x282 (0x7f6aaafa5672 in {lib}/libtorch_cuda.so)\n"
+    "frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x7f6aaafacab3 in {lib}/libtorch_cuda.so)\n"
+    "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x7f6aaafae51d in {lib}/libtorch_cuda.so)\n")
+
+
+@pytest.mark.parametrize("text", [
+    WATCHDOG_FRAMES.format(lib="/usr/lib/python3.10/site-packages/torch/lib"),
+    "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:609 (most recent "
+    "call first):\n" + WATCHDOG_FRAMES.format(lib="/opt/conda/lib/python3.11/site-packages/torch/lib"),
+])
+def test_the_watchdogs_timeout_told_by_its_stack_alone_is_a_collective_timeout(run_cli, tmp_path, text):
+    """The message lost, the frames kept (c10's backtrace of an error built in WorkNCCL::checkTimeout,
+    which builds one only for a timed-out work; lines from c10's `Exception raised from %s at %s:%d
+    (most recent call first):` and its `frame #%d: ...` format, as torch 2.x prints them)."""
+    report = _scan(run_cli, tmp_path, text)
+    assert report["verdict"] == "FAILED" and report["root_cause"]["rule"] == "collective-timeout"
+
+
+def test_the_watchdogs_frames_without_checktimeout_are_no_timeout(run_cli, tmp_path):
+    """The watchdog thread's own frames stand under any error it rethrows (an NCCL error too)."""
+    report = _scan(run_cli, tmp_path, WATCHDOG_FRAMES.format(lib="/usr/lib/torch/lib").replace(
+        "c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+        "std::ratio<1l, 1000l> > >)", "c10d::ProcessGroupNCCL::WorkNCCL::isCompleted()"))
+    assert report["root_cause"] is None or report["root_cause"]["rule"] != "collective-timeout"
