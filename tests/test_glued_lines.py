@@ -271,6 +271,9 @@ def test_torchruns_own_exception_glued_after_its_last_frame_is_a_record():
     "sample[3]Traceback (most recent call last):",
     # another library's logging, not torch's
     "step 3 done" + " " * 8 + "WARNING:root:disk almost full",
+    # the shell's words as a column of a table, after spaces, or inside a message
+    "    State:          Terminated",
+    "Epoch 3: 46%|####6     | 460/1000 [05:29<06:40,  1.37it/s] Terminated early by user request",
     # a container runtime's json-file record stays whole
     '{"log":"step 3   WARNING:torch.distributed.run:x\\n","stream":"stderr","time":"2026-12-01T19:00:00Z"}',
 ])
@@ -307,3 +310,25 @@ def test_damaged_glued_lines_give_a_diagnosis_never_a_traceback(run_cli, tmp_pat
     result = run_cli("scan", tmp_path / "paste.log", "--isolated", "--now", POST_MORTEM_NOW)
     assert result.exit_code in (0, 1), result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+
+
+@pytest.mark.parametrize("matcher", ["hyperscan", "python"])
+@pytest.mark.parametrize("glued, word", [
+    ("Epoch 1:  29%|##4       | 9413/32393 [3:28:18<8:28:33,  1.33s/it, loss=3.23, v_num=9]Terminated ",
+     "SIGTERM"),
+    ("Epoch 1:  29%|##4       | 9413/32393 [3:28:18<8:28:33,  1.33s/it, loss=3.23]\rHangup", "SIGHUP"),
+])
+def test_the_shells_signal_report_behind_a_tqdm_bar_is_the_stop(run_cli, tmp_path, monkeypatch, matcher, glued,
+                                                                  word):
+    """A non-interactive bash prints `Terminated` (`Hangup`) when the command in the foreground died
+    of that signal; behind a bar that never ended its line it is glued to the bar (bash's
+    strsignal words; the bar is tqdm's default format_meter)."""
+    if matcher == "hyperscan":
+        pytest.importorskip("hyperscan")
+    monkeypatch.setenv("LOGSCAN_MATCHER", matcher)
+    bars = "".join(f"Epoch 1:  {i}%|#         | {i * 90}/32393 [0:{i:02d}:00<8:28:33,  1.33s/it, loss=3.2{i}]\n"
+                   for i in range(1, 4))
+    report = diagnose(run_cli, tmp_path, bars + glued + "\n")
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert report["root_cause"]["rule"] == "stopped-from-outside"
+    assert word in report["root_cause"]["message"]

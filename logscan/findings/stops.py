@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from logscan.catalogue import Group
-from logscan.exit_signals import BY_NAME, SIGNALS, parse_signal, signal_name
+from logscan.exit_signals import BY_DESCRIPTION, BY_NAME, SIGNALS, parse_signal, signal_name
 from logscan.findings.base import finding, hits, plural, when_in_training
 from logscan.model.job import Job
 from logscan.rule_ids import DEATH_SIGNAL_RECEIVED
@@ -16,6 +16,7 @@ def stopped_from_outside(job: Job, rule):
         return []  # a process failed by itself: the signals are the platform's teardown of that
     stops = []  # (worker, signal, the line that says so), the first of each Worker
     scheduled = {}  # Worker label → why its scheduler stopped it, where a scheduler's line says so
+    by_shell = set()  # Worker labels whose stop is the shell's report of its command's end (`Terminated`)
     for worker in job.workers:
         told = hits(worker, DEATH_SIGNAL_RECEIVED)
         for hit in told:
@@ -28,6 +29,8 @@ def stopped_from_outside(job: Job, rule):
                 scheduled[worker.label] = (why or "a cancel").lower()
             if number is not None:
                 stops.append((worker, number, hit.where))
+                if hit.group(Group.SIGNAL) in BY_DESCRIPTION:
+                    by_shell.add(worker.label)
                 break
     if not stops:
         return []
@@ -44,7 +47,10 @@ def stopped_from_outside(job: Job, rule):
         said = (f"{worker.label} was stopped by its scheduler ({scheduled[worker.label]}) {when}; "
                 f"it sends {signal_name(number)}, then SIGKILL{consequence}")
     else:
-        said = (f"{worker.label}'s torchrun received {signal_name(number)} (signal {number}) "
+        # the shell tells how the command it ran ended, not what that command did
+        said = (f"{worker.label}'s launch command was ended by {signal_name(number)} (signal {number}) "
+                f"{when}{meaning}{consequence}" if worker.label in by_shell else
+                f"{worker.label}'s torchrun received {signal_name(number)} (signal {number}) "
                 f"{when}{meaning}; it stopped its processes{consequence}")
     return [finding(rule, said,
                     [where, *(w for _, _, w in stops if w is not where)],

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta, timezone
 import re
 
 from logscan.catalogue import Catalogue, Group
+from logscan.exit_signals import BY_DESCRIPTION
 from logscan.limits import STALL_AFTER
 from logscan.rule_ids import (DEATH_SIGNAL_RECEIVED, ERROR_LINE, RENDEZVOUS_ROUND, SIBLING_TERMINATED,
                               SLURM_STEP_TASK_FAILURE, TORCHRUN_STARTED, TRAINING_LOOP_FINISHED,
@@ -42,10 +43,12 @@ NOT_TORCHRUN_TRACES = frozenset({ERROR_LINE, SLURM_STEP_TASK_FAILURE})
 
 def _torchrun_trace(hit) -> bool:
     """A catalogue hit that could only be torchrun's or its processes': not one of anyone's
-    lines, nor Slurm's stop of a job or step (a death signal whose line names no signal)."""
+    lines, nor Slurm's stop of a job or step (a death signal whose line names no signal), nor the
+    shell's report of a command a signal ended (`Terminated`: the signal in strsignal's words)."""
     if hit.rule_id in NOT_TORCHRUN_TRACES:
         return False
-    return not (hit.rule_id == DEATH_SIGNAL_RECEIVED and hit.group(Group.SIGNAL) is None)
+    return not (hit.rule_id == DEATH_SIGNAL_RECEIVED and (hit.group(Group.SIGNAL) is None
+                                                          or hit.group(Group.SIGNAL) in BY_DESCRIPTION))
 
 
 def names_process(exit_: ProcessExit) -> bool:

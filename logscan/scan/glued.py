@@ -68,16 +68,21 @@ _INDENTED_RECORD = (
     rb"rank: \d+ \(local_rank: ",
 )
 _INDENT = b"  "
+# The shell's report that the command in the foreground died of a signal, as a non-interactive bash
+# prints it (`Terminated`, `Hangup`) after the command's last output: behind a tqdm bar that never
+# ended its line. Only a bar's bracket or a carriage return is its glue: after a run of spaces the
+# word is a column of a table (`State:   Terminated`).
+_SHELL_REPORT = rb"(?:Terminated|Hangup)[ \t]*$"
 
 # Glue, then a record start. `re` finds each place; whether it is a cut is decided in
 # record_spans (what comes before the glue).
 GLUED_RECORD = re.compile(
-    rb"(?P<glue>  +|\r|\])(?:(?P<indented>" + b"|".join(_INDENTED_RECORD) + rb")|"
-    + b"|".join(_RECORD_AT_COLUMN_ONE) + rb")")
+    rb"(?P<glue>  +|\r|\])(?:(?P<indented>" + b"|".join(_INDENTED_RECORD) + rb")|(?P<shell>" + _SHELL_REPORT
+    + rb")|" + b"|".join(_RECORD_AT_COLUMN_ONE) + rb")")
 # The same places for Hyperscan (no named groups; two spaces are where a longer run ends): the
 # candidate-line matcher marks the lines that hold one in its one pass, so only those are cut.
 GLUED_RECORD_MARK = (rb"(?:  |\r|\])(?:" + b"|".join(_INDENTED_RECORD + _RECORD_AT_COLUMN_ONE)
-                     + rb")")
+                     + rb")|[\r\]]" + _SHELL_REPORT)
 # A container runtime's json-file record (`{"log":"...\n",...}`) is JSON: cut, it would no longer
 # unwrap (logscan.scan.prefixes), so it is read whole.
 _JSON_FILE_RECORD = b'{"log":'
@@ -101,6 +106,8 @@ def record_spans(line: bytes) -> list[tuple[int, int]] | None:
     record_begin, own_prefix = 0, None  # the record being read, and where its prefixes end
     for found in GLUED_RECORD.finditer(line):
         glue, (glue_start, glue_end) = found["glue"], found.span("glue")
+        if found["shell"] is not None and glue not in (b"]", b"\r"):
+            continue
         if glue == b"]":  # the bracket is the bar's
             if _TQDM_COUNTERS_END.search(line, max(0, glue_end - _TQDM_LOOKBACK), glue_end) is None:
                 continue
