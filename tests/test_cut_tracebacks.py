@@ -129,3 +129,32 @@ def test_a_log_that_ends_in_frames_whose_header_was_cut_too_is_a_failure(run_cli
 ])
 def test_a_log_that_ends_in_what_is_no_run_of_pythons_frames_is_not_cut(run_cli, tmp_path, ending):
     assert "cuts off" not in json.dumps(_report(run_cli, tmp_path, ending))
+
+
+@pytest.mark.parametrize("logged", [
+    # c10d's TCPStore client (socket.cpp, 2.0 and 2.1 line numbers): `The client socket has timed out
+    # after {}s while trying to connect to ({}, {}).`, logged, then thrown
+    "[E socket.cpp:860] [c10d] The client socket has timed out after 1800s while trying to connect to "
+    "(store.example, 52533).\n",
+    "[E socket.cpp:957] [c10d] The client socket has failed to connect to [store.example]:29500 "
+    "(errno: 111 - Connection refused).\n",
+])
+def test_a_traceback_cut_right_under_c10ds_log_of_the_error_it_raises_is_that_error(run_cli, tmp_path, logged):
+    """The line above the cut traceback says what its exception line would have (synthetic lines
+    from those format strings; the frames are the sample's)."""
+    frames = LINES[PROCESS_TRACEBACK:PROCESS_TRACEBACK + 3]
+    report = _report(run_cli, tmp_path, [logged, *frames])
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert report["root_cause"]["rule"] == "hang-in-rendezvous"
+    assert "store.example" in report["root_cause"]["message"]
+    # nothing shows torchrun here: the store client was the process's own
+    assert "torchrun never started" not in report["root_cause"]["message"]
+
+
+def test_a_wait_logged_well_above_a_cut_traceback_leaves_the_traceback_its_own_failure(run_cli, tmp_path):
+    logged = ("[E socket.cpp:860] [c10d] The client socket has timed out after 1800s while trying to connect to "
+              "(store.example, 52533).\n")
+    frames = LINES[PROCESS_TRACEBACK:PROCESS_TRACEBACK + 3]
+    report = _report(run_cli, tmp_path, [logged, "loading data\n", "building model\n", "wrapping the model\n", *frames])
+    assert report["root_cause"]["rule"] == "crash-before-first-batch"
+    assert "cuts off" in report["root_cause"]["message"]

@@ -12,7 +12,7 @@ from logscan.limits import RENDEZVOUS_GIVES_UP
 from logscan.model.failures import SIGTERM, Failure, awaited_ranks, is_stale
 from logscan.model.job import Job
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, CONNECT_FAILED, SIBLING_TERMINATED, DEATH_SIGNAL_RECEIVED,
-                              WAITING_EVIDENCE)
+                              RENDEZVOUS_ROUND, TORCHRUN_STARTED, WAITING_EVIDENCE)
 from logscan.vocabulary import JobStatus
 
 
@@ -108,8 +108,10 @@ def hang_in_rendezvous(job: Job, rule):
         if worker.final_round.index:
             message = (f"{worker.label} stopped its processes for a new rendezvous round, which never "
                        f"completed: {reason}")
-        else:
+        elif worker.launch is not None or hits(worker, TORCHRUN_STARTED, RENDEZVOUS_ROUND):
             message = f"{worker.label} launched but torchrun never started its processes: {reason}"
+        else:  # a process's own store client (init_process_group's), torchrun's lines out of view
+            message = f"{worker.label} never got past the rendezvous store: {reason}"
         out.append(finding(rule, message, [worker.launch.where if worker.launch else None, *evidence],
                            node_rank=worker.node_rank, worker=worker.label))
     return out

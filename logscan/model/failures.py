@@ -248,6 +248,18 @@ def _may_still_be_writing(lookups: _JobLookups, worker: Worker) -> bool:
     return bool(times) and lookups.now - max(times) < STILL_WRITING
 
 
+# How many lines above a traceback's header c10d's own log of the error it raises may stand.
+LOGGED_BEFORE_RAISE = 2
+
+
+def _raised_for_logged_wait(lookups: _JobLookups, worker: Worker, header: Where) -> bool:
+    """A traceback the log ends inside, right under c10d's own log of a wait that gave up (its C++
+    logs `[E socket.cpp:860] ... has timed out after 1800s while trying to connect to (host, port)`,
+    then throws): the line above says what the cut one would have."""
+    return any(h.rule_id in lookups.gave_up and h.where.file == header.file
+               and 0 < header.line - h.where.line <= LOGGED_BEFORE_RAISE for h in worker.hits)
+
+
 def _signalled_before(worker: Worker, where: Where) -> bool:
     """torchrun or the scheduler got a signal from outside before this line."""
     at = worker.position(where)
@@ -318,7 +330,8 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             continue  # torchrun's own traceback after a process of its failed, or after its rendezvous
             # failed: its report of that
         if exc.exc_type in CUT_EXCEPTIONS and (_may_still_be_writing(lookups, worker) or any(
-                x.exc_type not in CUT_EXCEPTIONS and not x.agent for x in worker.exceptions)):
+                x.exc_type not in CUT_EXCEPTIONS and not x.agent for x in worker.exceptions)
+                or _raised_for_logged_wait(lookups, worker, exc.where)):
             continue  # a traceback being written, or one beside exceptions whose lines say what they were
         prefixed = (exc.where.rank is not None or exc.where.local_rank is not None
                     or (exc.where.task is not None and worker.tasks_are_ranks))
