@@ -626,3 +626,36 @@ def test_the_watchdogs_frames_without_checktimeout_are_no_timeout(run_cli, tmp_p
         "c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
         "std::ratio<1l, 1000l> > >)", "c10d::ProcessGroupNCCL::WorkNCCL::isCompleted()"))
     assert report["root_cause"] is None or report["root_cause"]["rule"] != "collective-timeout"
+
+
+@pytest.mark.parametrize("line", [
+    "Error executing job with overrides: []\n",
+    "2025-07-31T08:28:47.911109392Z Error executing job with overrides: ['algorithm.adv_estimator=grpo', "
+    "'data.train_files=/data/train.parquet', 'trainer.n_gpus_per_node=8']\n",
+])
+def test_hydras_word_that_its_job_raised_is_a_failure(run_cli, tmp_path, line):
+    """Hydra (hydra/core/utils.py, JobReturn.return_value) writes `Error executing job with overrides:
+    {overrides}` when the task function raised (synthetic lines from that format string)."""
+    progress = "Training Progress:   1%|          | 1/108 [16:49<30:00:53, 1009.85s/it]\n"
+    report = _scan(run_cli, tmp_path, progress + line)
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert report["root_cause"]["rule"] == "crash-during-training"
+    assert "Hydra" in report["root_cause"]["message"]
+
+
+def test_hydras_word_gives_way_to_the_exception_it_reports(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path, "Error executing job with overrides: []\n"
+                   "Traceback (most recent call last):\n"
+                   '  File "/app/main.py", line 12, in main\n'
+                   "    raise FileNotFoundError(path)\n"
+                   "FileNotFoundError: /data/train.parquet\n"
+                   "\nSet the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n")
+    assert report["verdict"] == "FAILED"
+    assert "FileNotFoundError" in report["root_cause"]["message"]
+    assert len([f for f in report["findings"] if f["severity"] == "error"]) == 1
+
+
+def test_hydras_words_quoted_in_a_message_are_no_failure(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path, "step 3/100 loss 2.1\n"
+                   "INFO note: grep for 'Error executing job with overrides: [' when a run dies\n")
+    assert report["verdict"] != "FAILED"

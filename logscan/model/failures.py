@@ -16,7 +16,7 @@ from logscan.catalogue import Group
 from logscan.diagnosis import OTHER_CAUSE, Where
 from logscan.exit_signals import BY_NAME, STOPPED_BY_SIGNAL, signal_name, signal_of_exit
 from logscan.scan.events import PythonException
-from logscan.scan.lineparse import CUT_AGENT_EXCEPTION, CUT_EXCEPTION, SPAWN_TERMINATING
+from logscan.scan.lineparse import CUT_AGENT_EXCEPTION, CUT_EXCEPTION, HYDRA_RAISED, SPAWN_TERMINATING
 from logscan.model.job import Job, Worker, names_process
 from logscan.model.training import StepWarnings
 from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, SLURM_STEP_TASK_FAILURE
@@ -222,7 +222,8 @@ def earlier_attempt_failures(job: Job, worker: Worker) -> list[Failure]:
     return _worker_failures(_JobLookups(job), earlier)
 
 
-CUT_EXCEPTIONS = (CUT_EXCEPTION, CUT_AGENT_EXCEPTION)
+# exceptions the lines say were raised without their own line: they give way to one that has it
+CUT_EXCEPTIONS = (CUT_EXCEPTION, CUT_AGENT_EXCEPTION, HYDRA_RAISED)
 CHILD_FAILED = "ChildFailedError"
 SPAWN_FAILED = ("an error torch.multiprocessing.spawn saw in one of its processes (it terminated the others; "
                 "which one failed, the lines do not say)")

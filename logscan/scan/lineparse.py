@@ -658,6 +658,11 @@ RAY_UNHANDLED = re.compile(r"Unhandled error \(suppress with '?RAY_IGNORE_UNHAND
 # Ray's raylet on a worker process that died under a task (`(raylet) A worker died or was killed while
 # executing a task by an unexpected system error. ... Worker exit type: SYSTEM_ERROR Worker exit detail:
 # ...`): the event Ray raises to the caller as WorkerCrashedError.
+# Hydra (hydra/core/utils.py, JobReturn.return_value) writes `Error executing job with overrides: [...]`
+# to stderr when the task function raised, then re-raises; its run_and_report prints the traceback
+# after it. The line says an exception ended the job; which one, the lines after it tell.
+HYDRA_JOB_FAILED = re.compile(r"^\s*Error executing job with overrides: \[")
+HYDRA_RAISED = "an exception (Hydra reports its job raised one; the exception's own line is not in view)"
 RAY_WORKER_DIED = re.compile(r"A worker died or was killed while executing (?:a|the) task by an unexpected system "
                              r"error\.(?:.*?Worker exit detail: (?P<detail>[^.]*\.))?")
 
@@ -666,12 +671,14 @@ RAY_WORKER_DIED = re.compile(r"A worker died or was killed while executing (?:a|
        _literal(b"what():  CUDA error"), _literal(b"what(): CUDA error"),
        # only a line that is the field alone: a JSON logger's `{"message": "step 3", ...}` is every line
        Candidates((b'"message": "',), rb'^[ \t]*"message": "'),
-       _literal(b"Unhandled error (suppress with"), _literal(b"A worker died or was killed while executing"))
+       _literal(b"Unhandled error (suppress with"), _literal(b"A worker died or was killed while executing"),
+       _literal(b"Error executing job with overrides: ["))
 def parse_announced(body: str) -> tuple[str, str] | None:
     """The exception a line tells when no Python exception line does: a `THCudaCheck FAIL`
     (parse_thc_check), a CUDA error that ended NCCL's watchdog thread or was left uncaught
     (`c10::Error`, the class c10's CUDA check throws), the error torchrun's error handler logs, a
-    Ray task's exception its driver logs as unhandled, or a Ray worker's death its raylet logs."""
+    Ray task's exception its driver logs as unhandled, a Ray worker's death its raylet logs, or
+    Hydra's word that its job raised (HYDRA_RAISED: the exception itself is told after it, if at all)."""
     if (thc := parse_thc_check(body)) is not None:
         return thc
     if '"message": "' in body and (logged := ERROR_HANDLER_MESSAGE.fullmatch(body)) is not None:
@@ -684,6 +691,8 @@ def parse_announced(body: str) -> tuple[str, str] | None:
     # (a substring first: this is asked of every line the interpreter reads)
     if "Unhandled error" in body and (unhandled := RAY_UNHANDLED.search(body)) is not None:
         return "ray.exceptions.RayTaskError", unhandled["detail"]
+    if "Error executing job" in body and HYDRA_JOB_FAILED.match(body) is not None:
+        return HYDRA_RAISED, ""
     if "A worker died" in body and (died := RAY_WORKER_DIED.search(body)) is not None:
         return "ray.exceptions.WorkerCrashedError", died["detail"] or "a worker died or was killed while executing a task"
     found = CUDA_ERROR_TOLD.search(body)
