@@ -83,3 +83,42 @@ def test_a_framework_s_end_of_training_followed_by_teardown_is_a_finished_run(ru
     report = scan(run_cli, tmp_path / "paste.log")
     assert report["verdict"] == "HEALTHY", report["verdict_reason"]
     assert report["findings"] == []
+
+
+DESTROY_WARNING = ("[rank0]:[W616 21:29:33.762196891 ProcessGroupNCCL.cpp:1496] Warning: WARNING: "
+                   "destroy_process_group() was not called before program exit, which can leak resources. "
+                   "For more info, please see https://pytorch.org/docs/stable/distributed.html#shutdown "
+                   "(function operator())")
+
+
+def _paste(run_cli, tmp_path, lines: list[str]) -> dict:
+    (tmp_path / "paste.log").write_text("\n".join(lines) + "\n")
+    return json.loads(run_cli("scan", tmp_path / "paste.log", "--isolated", "--format", "json",
+                              "--now", POST_MORTEM_NOW).stdout)
+
+
+@pytest.mark.parametrize("end", [
+    "06-16 21:29:32 [TRAIN] [Rank 0] [INFO] [train.py:535] Training finished, exiting ...",
+    "2026-12-01 10:00:00,000 INFO trainer: training complete",
+])
+def test_a_scripts_end_of_run_line_before_its_teardown_lines_is_a_finish(run_cli, tmp_path, end):
+    """The script's end line, then its memory summary and the interpreter's exit warning (torch
+    2.4+'s format string in ProcessGroupNCCL.cpp's destructor, under the `[rank0]:` prefix): the run
+    ended; the warning's rank prefix shows a process of a distributed world (synthetic lines)."""
+    report = _paste(run_cli, tmp_path, ["start training on 1 rank(s)", end, "Max memory: 12.08 GB",
+                                        DESTROY_WARNING])
+    assert report["verdict"] == "HEALTHY", report["verdict_reason"]
+
+
+@pytest.mark.parametrize("after", [
+    # an error after the end line
+    ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>',
+     "RuntimeError: checkpoint upload failed"],
+    # more lines than teardown
+    [f"evaluating shard {i}" for i in range(8)],
+    # more of the run
+    ["step 31/30 loss 0.2"],
+])
+def test_an_end_of_run_line_followed_by_more_than_teardown_is_no_finish(run_cli, tmp_path, after):
+    report = _paste(run_cli, tmp_path, ["start training", "Training finished, exiting ...", *after, DESTROY_WARNING])
+    assert report["verdict"] != "HEALTHY", report["verdict_reason"]

@@ -19,9 +19,9 @@ from logscan.vocabulary import JobStatus, Role, Severity, Verdict
 
 
 def _shows_ddp(worker: Worker) -> bool:
-    """The log shows a torchrun job at all: a launch line, torchrun's own lines, env prints or
-    progress."""
-    return worker.ran_torchrun or bool(worker.progress)
+    """The log shows a torchrun job at all: a launch line, torchrun's own lines, env prints,
+    progress, or a line a process of a distributed world prefixed with its rank (`[rank0]:`)."""
+    return worker.ran_torchrun or bool(worker.progress) or any(w.rank is not None for w in worker.tail_lines)
 
 
 def _unexplained_errors(worker: Worker):
@@ -162,7 +162,8 @@ def run_end(job: Job) -> str | None:
             # A framework's own word that its loop ended (Lightning's `Trainer.fit` stopped line): it
             # ends its line, which a progress bar's last redraw may begin.
             said = strip_prefixes(end.text).body.strip()
-            return f"the framework says: {'…' if len(said) > QUOTED else ''}{said[-QUOTED:]}"
+            who = "its end-of-run line" if END_MARKER.search(end.text) else "the framework says"
+            return f"{who}: {'…' if len(said) > QUOTED else ''}{said[-QUOTED:]}"
     ddp = [w for w in job.workers if _shows_ddp(w)]
     if ddp and all(w.group_succeeded for w in ddp):
         return "every process exited 0"

@@ -33,6 +33,10 @@ _EPOCH_BAR = re.compile(r"(?i)\bepoch\s+\d+\s*:")
 # steps`, `Training complete`, `run done`.
 END_MARKER = re.compile(r"(?i)\b(?:training|train|run|job)\b[\s:]+(?:is\s+)?(?:finished|complete[d]?|done)\b")
 
+# How many lines a script's end-of-run line may stand above its log's end: its teardown's lines
+# (a memory summary, the interpreter's exit warnings) come after it.
+TEARDOWN_LINES = 5
+
 # Why torchrun began a rendezvous round (Round.reason).
 ROUND_START, ROUND_MEMBERSHIP, ROUND_FAILURE = "start", "membership", "failure"
 
@@ -214,8 +218,24 @@ class Worker(EventLists):
         last = self.last_line
         if last is not None and END_MARKER.search(last.text):
             return last
+        said = self._end_marker_before_teardown()
+        if said is not None:
+            return said
         finished = [h.where for h in self.hits if h.rule_id == TRAINING_LOOP_FINISHED]
         return max(finished, key=self.position) if finished else None
+
+    def _end_marker_before_teardown(self) -> Where | None:
+        """A script's line that its run ended, among its last TEARDOWN_LINES lines, with nothing
+        after it that tells anything (a memory summary, the interpreter's exit warnings): its
+        teardown's lines, not more of the run."""
+        tail = self.tail_lines[-TEARDOWN_LINES - 1:]
+        marker = next((w for w in reversed(tail) if END_MARKER.search(w.text)), None)
+        if marker is None:
+            return None
+        at = self.position(marker)
+        later = [*(h.where for h in self.hits), *(x.where for x in self.exceptions),
+                 *(e.where for e in self.exits), *(p.where for p in self.progress)]
+        return None if any(self.position(w) > at for w in later) else marker
 
     @property
     def group_succeeded(self) -> bool:
