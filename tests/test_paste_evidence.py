@@ -659,3 +659,40 @@ def test_hydras_words_quoted_in_a_message_are_no_failure(run_cli, tmp_path):
     report = _scan(run_cli, tmp_path, "step 3/100 loss 2.1\n"
                    "INFO note: grep for 'Error executing job with overrides: [' when a run dies\n")
     assert report["verdict"] != "FAILED"
+
+
+KEEP_ALIVE = ("The node 'node-b_3427_0' has failed to send a keep-alive heartbeat to the rendezvous 'job7' "
+              "due to an error of type {error}.")
+
+
+@pytest.mark.parametrize("dress", [
+    ("WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:",
+     "WARNING:torch.distributed.elastic.multiprocessing.api:"),
+    ("W0813 22:23:32.979031 140204091807488 torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1267] ",
+     "W0813 22:23:33.101000 140204091807488 torch/distributed/elastic/multiprocessing/api.py:897] "),
+])
+def test_torchrun_losing_the_rendezvous_store_while_its_processes_run_is_a_failure(run_cli, tmp_path, dress):
+    """dynamic_rendezvous's _keep_alive (`The node '{node}' has failed to send a keep-alive heartbeat to
+    the rendezvous '{run_id}' due to an error of type {type(ex).__name__}.`), then the agent stopping its
+    processes (`Sending process %s closing signal %s`): synthetic lines in torch 1.10's and 2.4's dress."""
+    rendezvous, api = dress
+    report = _scan(run_cli, tmp_path, rendezvous + KEEP_ALIVE.format(error="RendezvousConnectionError") + "\n"
+                   + api + "Sending process 3494 closing signal SIGTERM\n")
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert report["root_cause"]["rule"] == "failure-elsewhere"
+    assert "rendezvous store" in report["root_cause"]["message"]
+
+
+def test_a_keep_alive_that_only_timed_out_is_no_lost_store(run_cli, tmp_path):
+    """A late heartbeat (RendezvousTimeoutError) is often recovered from: no word of a lost store."""
+    report = _scan(run_cli, tmp_path, "Start running basic DDP example on rank 0.\n"
+                   + KEEP_ALIVE.format(error="RendezvousTimeoutError") + "\n")
+    assert report["verdict"] != "FAILED"
+
+
+def test_a_lost_store_after_a_signal_from_outside_is_that_stop(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path,
+                   "WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers\n"
+                   + KEEP_ALIVE.format(error="RendezvousConnectionError") + "\n"
+                   "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3494 closing signal SIGTERM\n")
+    assert report["root_cause"]["rule"] == "stopped-from-outside"

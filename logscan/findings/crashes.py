@@ -11,7 +11,8 @@ from logscan.exit_signals import SIGNALS
 from logscan.findings.base import cause_hint, finding, hits, plural, when_in_training
 from logscan.model.failures import EXIT_CODE_CUT, SIGKILL, SIGTERM, Failure, earlier_attempt_failures
 from logscan.model.job import ROUND_FAILURE, Job
-from logscan.rule_ids import WORKER_GROUP_RESTART, WORKER_KILLED
+from logscan.rule_ids import (CONNECT_FAILED, DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, WORKER_GROUP_RESTART,
+                              WORKER_KILLED)
 from logscan.vocabulary import JobStatus
 
 
@@ -238,8 +239,10 @@ def failure_elsewhere(job: Job, rule):
     # siblings of a failed process is no such report, nor a KeyboardInterrupt a stop brought.
     waiting = job.catalogue.cascade_signals
     lost = [f for f in job.failures if f.cascade and f.exitcode is None and any(s in waiting for s in f.signals)]
-    if not lost or any(not f.cascade for f in job.failures):
+    if any(not f.cascade for f in job.failures):
         return []
+    if not lost:
+        return _agent_lost_store(job, rule)
     same = _same_error(lost)[0]
     first = same[0]
     ranks = sorted({f.rank for f in lost if f.rank is not None})
@@ -248,3 +251,25 @@ def failure_elsewhere(job: Job, rule):
                f"store's host, and the failure that caused it is not in these lines")
     # The ranks named are the ones that lost a peer, not the one that failed: no rank is the cause.
     return [finding(rule, message, [f.where for f in lost], ranks=tuple(ranks))]
+
+
+def _agent_lost_store(job: Job, rule):
+    """torchrun's agent lost the rendezvous store after its processes had started (its keep-alive
+    or its check for waiting nodes raised RendezvousConnectionError) and stopped them, with no
+    signal from outside: the store's host, node 0's agent, went away. A keep-alive that only timed
+    out (RendezvousTimeoutError) is a late heartbeat, often recovered from, and no such word."""
+    out = []
+    for worker in job.workers:
+        lost = hits(worker, CONNECT_FAILED)
+        stopped = hits(worker, SIBLING_TERMINATED)
+        if not lost or not stopped or hits(worker, DEATH_SIGNAL_RECEIVED):
+            continue
+        first_stop = min(worker.position(h.where) for h in stopped)
+        before = [h for h in lost if worker.position(h.where) < first_stop]
+        if not before:
+            continue
+        message = (f"{worker.label}'s torchrun lost the rendezvous store while its processes ran, and stopped "
+                   f"them: the store's host went away, and what ended it is not in these lines")
+        out.append(finding(rule, message, [before[-1].where, stopped[0].where], node_rank=worker.node_rank,
+                           worker=worker.label))
+    return out[:1]
