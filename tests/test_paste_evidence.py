@@ -696,3 +696,30 @@ def test_a_lost_store_after_a_signal_from_outside_is_that_stop(run_cli, tmp_path
                    + KEEP_ALIVE.format(error="RendezvousConnectionError") + "\n"
                    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3494 closing signal SIGTERM\n")
     assert report["root_cause"]["rule"] == "stopped-from-outside"
+
+
+@pytest.mark.parametrize("line", [
+    "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated "
+    "after dumping debug info. workMetaList_.size()=1\n",
+    "[rank1]:[F429 14:03:49.123456789 ProcessGroupNCCL.cpp:1423] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
+    "ProcessGroupNCCL's watchdog got stuck for 600 seconds without making progress in monitoring enqueued "
+    "collectives.\n",
+])
+def test_the_heartbeat_monitors_word_alone_says_the_watchdog_got_stuck(run_cli, tmp_path, line):
+    """The heartbeat monitor (ProcessGroupNCCL.cpp, 2.2's `Heartbeat monitor timed out!` and 2.4's
+    `ProcessGroupNCCL's watchdog got stuck for %d seconds ...`; synthetic lines) ends a process whose
+    watchdog stopped moving: not told as an ordinary collective timeout."""
+    report = _scan(run_cli, tmp_path, line)
+    assert report["root_cause"]["rule"] == "collective-timeout"
+    assert "watchdog got stuck" in report["root_cause"]["message"]
+    assert "rank 1" in report["root_cause"]["message"]
+
+
+def test_a_collective_timeout_beside_the_heartbeat_monitor_is_told_as_one(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path,
+                   "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will "
+                   "be terminated after dumping debug info.\n"
+                   "[rank0]:[E ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: "
+                   "WorkNCCL(SeqNum=305, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 "
+                   "milliseconds before timing out.\n")
+    assert "a collective timed out" in report["root_cause"]["message"]

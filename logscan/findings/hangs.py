@@ -264,6 +264,11 @@ def hang_before_first_batch(job: Job, rule):
     return [finding(rule, message, evidence)]
 
 
+# ProcessGroupNCCL's heartbeat monitor, which ends a process whose watchdog thread stopped moving:
+# `Heartbeat monitor timed out!` (2.2, 2.3), `... watchdog got stuck for N seconds` (2.4 on)
+WATCHDOG_STUCK = ("Heartbeat monitor timed out", "watchdog got stuck for")
+
+
 def collective_timeout(job: Job, rule):
     # Started processes that never reached their first batch are hang-before-first-batch's. Lines
     # with no launch context at all (a pasted excerpt, `[rank2]:` prefixes or not) do not say when:
@@ -281,8 +286,14 @@ def collective_timeout(job: Job, rule):
         r for w in job.workers for h in w.hits if h.rule_id == COLLECTIVE_TIMEOUT_LINE
         and (r := w.global_rank(h.where, dict(h.groups))) is not None})
     when = " after training had started" if job.training_started else ""
-    message = f"a collective timed out{when} ({plural(ranks, 'rank', 'ranks')} waited)" \
-        if ranks else f"a collective timed out{when}"
+    if hits and all(any(words in h.where.text for words in WATCHDOG_STUCK) for h in hits):
+        # the heartbeat monitor's word alone: the watchdog thread itself stopped moving (a collective
+        # stuck in NCCL or CUDA that it could not even abort), and the monitor took the process down
+        message = (f"NCCL's watchdog got stuck{when}: its heartbeat monitor timed out and terminated the "
+                   f"process" + (f" ({plural(ranks, 'rank', 'ranks')})" if ranks else ""))
+    else:
+        message = f"a collective timed out{when} ({plural(ranks, 'rank', 'ranks')} waited)" \
+            if ranks else f"a collective timed out{when}"
     if rank is not None:
         message += f"; rank {rank} never arrived"
         return [finding(rule, message, proof + [f.where for f in timed_out[:3]],
