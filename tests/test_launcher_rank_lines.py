@@ -461,3 +461,21 @@ def a_real_line(sample: str, log: str, contains: str) -> str:
 def test_a_world_that_may_re_form_or_that_succeeded_is_no_duplicate(run_cli, tmp_path, before, after):
     text = "\n".join(before + two_nodes_in_one_log("2.x", range(4), "pasted").splitlines() + after) + "\n"
     assert "duplicate-node-rank" not in rules_of(one_log_report(run_cli, tmp_path, text))
+
+
+@pytest.mark.parametrize("labels", [("0: ", "1: "), (" 3: ", "12: ")])
+def test_a_node_rank_taken_twice_in_blocks_under_sruns_task_labels_is_a_duplicate(run_cli, tmp_path, labels):
+    """srun --label puts each task's id before its lines (`%*d: `, padded to the widest id): two blocks
+    of one rank's line under two labels are two tasks side by side, never one run after another."""
+    first, second = labels
+    lines = ([first + line for line in lightning_ranks("2.x", range(1, 4))]
+             + [second + line for line in lightning_ranks("2.x", range(1, 4))])
+    found = one_log_report(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert found["root_cause"]["rule"] == "duplicate-node-rank"
+
+
+def test_one_tasks_rank_lines_printed_twice_in_blocks_is_no_duplicate(run_cli, tmp_path):
+    """The same label on both blocks: one task's two runs, as without labels."""
+    lines = ["0: " + line for line in lightning_ranks("2.x", range(1, 4)) * 2]
+    found = one_log_report(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert "duplicate-node-rank" not in rules_of(found)

@@ -190,7 +190,7 @@ def _ranks_repeated_in_one_log(job: Job, rule):
             # one node. Two runs of a node other than node 0 may show nothing between them (its
             # processes log no progress); node 0's rank 0 logs its run. Node 0 is also the node
             # rank Lightning takes when NODE_RANK is unset, the usual way two nodes share one.
-            if 0 not in repeated and not _interleaved(worker, pairs):
+            if 0 not in repeated and not _interleaved(worker, pairs) and not _labelled_apart(pairs):
                 continue
             message = (f"{worker.stream} holds two processes of each of global ranks {few(repeated)} "
                        f"of a world of {world} (their {source} line twice, no restart between), and "
@@ -258,6 +258,13 @@ def _interleaved(worker: Worker, pairs: dict) -> bool:
     firsts = [worker.position(lines[0]) for lines in pairs.values()]
     seconds = [worker.position(lines[1]) for lines in pairs.values()]
     return min(seconds) < max(firsts)
+
+
+def _labelled_apart(pairs: dict) -> bool:
+    """Each rank's two lines carry different task labels (srun --label's `0: `, `1: `): two tasks, so
+    two processes that ran side by side, never one run after another."""
+    return all(first.task is not None and second.task is not None and first.task != second.task
+               for first, second in pairs.values())
 
 
 def _one_round(worker: Worker, ends: list, first, second) -> bool:
