@@ -723,3 +723,18 @@ def test_a_collective_timeout_beside_the_heartbeat_monitor_is_told_as_one(run_cl
                    "WorkNCCL(SeqNum=305, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 "
                    "milliseconds before timing out.\n")
     assert "a collective timed out" in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("line", [
+    "  what():  NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:181, unhandled cuda error, "
+    "NCCL version 21.0.3\n",
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
+    "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3\n",
+])
+def test_nccls_unhandled_cuda_error_points_at_the_gpu_not_the_network(run_cli, tmp_path, line):
+    """ncclGetErrorString(ncclUnhandledCudaError) in torch's `NCCL error in: %s:%d, %s, NCCL version %s`
+    (1.x and 2.x wordings; synthetic lines)."""
+    report = _scan(run_cli, tmp_path, line)
+    root = report["root_cause"]
+    assert root["rule"] == "nccl-error" and root["cause"] == "cuda-fault"
+    assert "CUDA call inside NCCL" in root["hint"] and "network" not in root["hint"]
