@@ -738,3 +738,38 @@ def test_nccls_unhandled_cuda_error_points_at_the_gpu_not_the_network(run_cli, t
     root = report["root_cause"]
     assert root["rule"] == "nccl-error" and root["cause"] == "cuda-fault"
     assert "CUDA call inside NCCL" in root["hint"] and "network" not in root["hint"]
+
+
+FAULT_DUMP = ("Fatal Python error: {name}\n\n"
+              "Current thread 0x00007fa0f49c0b80 (most recent call first):\n"
+              '  File "{path}", line 31 in {function}\n')
+
+
+@pytest.mark.parametrize("name, signal", [("Segmentation fault", "SIGSEGV"), ("Aborted", "SIGABRT"),
+                                          ("Bus error", "SIGBUS")])
+def test_faulthandlers_report_of_a_training_processs_fatal_signal_is_its_death(run_cli, tmp_path, name, signal):
+    """faulthandler.c's `Fatal Python error: ` + its table's name of the signal, then each thread's
+    stack as `  File "%s", line %d in %s` (synthetic lines from that format)."""
+    report = _scan(run_cli, tmp_path, "step 10 loss 2.3\n"
+                   + FAULT_DUMP.format(name=name, path="/workspace/train.py", function="train_step"))
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert report["root_cause"]["rule"] == "crash-during-training"
+    assert signal in report["root_cause"]["message"]
+
+
+def test_faulthandlers_dump_of_torchruns_own_stack_is_no_training_process(run_cli, tmp_path):
+    """torchrun itself dying (torch 1.11's exit-barrier segfault under Python 3.10): its agent's frames
+    follow the report, and no training process is said to have crashed."""
+    report = _scan(run_cli, tmp_path, FAULT_DUMP.format(
+        name="Segmentation fault", function="_exit_barrier",
+        path="/opt/venv/lib/python3.10/site-packages/torch/distributed/elastic/agent/server/api.py"))
+    assert "crash-" not in (report["root_cause"] or {}).get("rule", "")
+
+
+def test_faulthandlers_report_and_torchruns_of_the_same_process_are_one_exit(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path, FAULT_DUMP.format(name="Segmentation fault", path="/app/train.py",
+                                                        function="main")
+                   + "E0909 14:03:50.013000 22579342468928 torch/distributed/elastic/multiprocessing/api.py:833] "
+                     "failed (exitcode: -11) local_rank: 0 (pid: 2128869) of binary: /usr/bin/python\n")
+    assert "local_rank 0" in report["root_cause"]["message"]
+    assert len([f for f in report["findings"] if f["severity"] == "error"]) == 1

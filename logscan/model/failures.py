@@ -278,6 +278,11 @@ def _distinct_exits(worker: Worker):
     named = [e for e in exits if names_process(e)]
     if named or (worker.ran_torchrun and not worker.started_processes):
         exits = named
+    # A process's own report of its death by a signal (faulthandler's, a native signal handler's)
+    # names no process; its launcher's report of the same exit code names it: one exit, told twice.
+    launcher_told = {e.exitcode for e in exits if e.rank is not None or e.local_rank is not None}
+    exits = [e for e in exits if not (e.rank is None and e.local_rank is None and e.training_process
+                                      and not e.tasks and e.exitcode in launcher_told)]
     rows = {}
     for e in exits:
         if e.rank is not None:

@@ -84,6 +84,8 @@ class _FileContext:
     open_tracebacks: dict = field(default_factory=dict)
     # processes whose next traceback Python printed for an exception it ignored
     ignoring: set = field(default_factory=set)
+    # the exit faulthandler's last report made, until its stack shows whose process it was
+    fault_dump: ProcessExit | None = None
 
 
 class RuleTimeouts:
@@ -202,6 +204,13 @@ class FileInterpreter:
             context.chained[key] = True
         elif meaning.agent_frame:
             context.agent_traceback[key] = True
+            if context.fault_dump is not None and context.fault_dump.where.file == where.file:
+                # faulthandler's dump of torchrun's own stack: torchrun died of the signal, which the
+                # lines about torchrun tell (the shell's report of its command), not a training process
+                scan.exits.remove(context.fault_dump)
+                context.fault_dump = None
+        if meaning.traceback_start or meaning.exception is not None:
+            context.fault_dump = None  # another record: the dump's stack is over
 
         pid_only = pid is not None and where.rank is None and where.local_rank is None
         line_signals = []
@@ -323,6 +332,7 @@ class FileInterpreter:
             self.scan.exits.append(ProcessExit(where, None, local_rank, exitcode, host=parsed.host,
                                                tasks=parsed.tasks, training_process=parsed.training_process,
                                                exitcode_cut=parsed.exitcode_cut))
+            context.fault_dump = self.scan.exits[-1] if parsed.fault_dump else None
             self._name_pid(body, None, local_rank)
             return replace(where, local_rank=local_rank)
         if kind == "time":  # the first field of an entry

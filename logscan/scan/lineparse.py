@@ -750,6 +750,14 @@ HARNESS_EXIT = re.compile(r"'[^']*' failed with returncode (?P<status>-?\d+)")
 # is as often torchrun's own end as a training process's, which only the frames after it tell.)
 NATIVE_SIGNAL = re.compile(r"(?:^|\]\s*)Signal: (?P<words>[A-Z][\w ]+?) \((?P<number>\d+)\)\s*$"
                            r"|\bCaught signal (?P<caught>\d+) \(")
+# Python's faulthandler on a fatal signal (Modules/faulthandler.c, faulthandler_fatal_error): `Fatal
+# Python error: ` and the signal's name from its table (Segmentation fault, Floating point exception,
+# Aborted, Bus error, Illegal instruction), then each thread's stack. The process dies of that
+# signal; whose process it was, its frames tell (torchrun's agent has its own: interpret drops the
+# report when they follow).
+FAULTHANDLER_FATAL = re.compile(
+    r"^\s*Fatal Python error: (?P<words>Segmentation fault|Floating point exception|Aborted|Bus error"
+    r"|Illegal instruction)\s*$")
 # bash's report of a command a signal ended (its job status: `launch.sh: line 184: 2324239 Aborted
 # (core dumped) litgpt pretrain ...`, the signal's strsignal words padded to a column). A training
 # command's end is a process's death by that signal; a launcher's (torchrun, the deprecated launcher)
@@ -819,6 +827,8 @@ class SummaryLine:
     training_process: bool = False
     # the report says a process failed, and is cut off before its exit code
     exitcode_cut: bool = False
+    # faulthandler's report, whose stack after it says whose process it was
+    fault_dump: bool = False
 
 
 @needs(_literal(b"Root Cause"), _literal(b"Failures:"),
@@ -831,7 +841,7 @@ class SummaryLine:
        _literal(b"died with <Signals."), _literal(b":sigkill_handler] ["), _literal(b"srun: error: "), _literal(b"' failed with returncode "),
        _literal(b" terminated with exit code "), _literal(b" terminated with signal "),
        _literal(b" terminated with the following error:"),
-       _literal(b"Signal: "), _literal(b"Caught signal "),
+       _literal(b"Signal: "), _literal(b"Caught signal "), _literal(b"Fatal Python error: "),
        # torch 1.9 pads no field: `  exitcode: 1 (pid: 14750)`, `  rank: 0 (local_rank: 0)`
        Candidates((b"exitcode: ", b"rank: ", b"time: "),
                   rb"^[ \t]+(?:exitcode: -?[0-9]+ \(pid: |rank: [0-9]+ \(local_rank: |time: [0-9]{4}-)"))
@@ -859,6 +869,9 @@ def parse_summary_line(body: str) -> SummaryLine | None:
     if (shell := SHELL_KILLED_COMMAND.match(body.strip())) is not None \
             and not LAUNCHER_COMMANDS.search(shell["command"]):
         return SummaryLine("failed", (None, -BY_DESCRIPTION[shell["words"]]), training_process=True)
+    if "Fatal Python error: " in body and (fatal := FAULTHANDLER_FATAL.match(body)) is not None:
+        return SummaryLine("failed", (None, -BY_DESCRIPTION[fatal["words"]]), training_process=True,
+                           fault_dump=True)
     if ("Signal: " in body or "Caught signal " in body) and (native := NATIVE_SIGNAL.search(body)) is not None:
         return SummaryLine("failed", (None, -int(native["number"] or native["caught"])), training_process=True)
     field_match = SUMMARY_FIELD.fullmatch(body)
