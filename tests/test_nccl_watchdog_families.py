@@ -1,0 +1,82 @@
+"""NCCL's watchdog and what follows from it, read by family across torch and NCCL releases.
+
+Every line here is synthetic, built from the format strings in the sources at the releases named
+and filled with plausible values; none is copied from a run:
+
+- torch's NCCLComm::getNcclComm (torch/lib/c10d/NCCLUtils.hpp up to 1.8, then
+  torch/csrc/distributed/c10d/NCCLUtils.cpp): `NCCL communicator was aborted.` (<= 1.6),
+  `"NCCL communicator was aborted on rank ", rank_, ". "` (1.7 on), with `" Original reason for
+  failure was: " << reason` appended when the watchdog recorded one (1.10 on).
+- ProcessGroupNCCL.cpp's watchdog: `[Rank N] Watchdog caught collective operation timeout: WorkNCCL(
+  OpType=X, Timeout(ms)=N) ran for N milliseconds before timing out.` (1.9, 1.10, no SeqNum), and
+  `terminate called after throwing an instance of 'std::runtime_error'` / `  what():  <that>` from
+  std::terminate.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import POST_MORTEM_NOW
+
+
+def _scan(run_cli, tmp_path, text: str) -> dict:
+    (tmp_path / "paste.log").write_text(text)
+    result = run_cli("scan", tmp_path / "paste.log", "--format", "json", "--isolated",
+                     "--now", POST_MORTEM_NOW)
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+# --- 1. the aborted communicator is the watchdog's consequence ---------------------------------
+
+BACKWARD = ('  File "/opt/conda/lib/python3.8/site-packages/torch/autograd/__init__.py", line 149, in backward\n'
+            "    allow_unreachable=True, accumulate_grad=True)  # allow_unreachable flag\n")
+TAKEDOWN_1_9 = ("[E ProcessGroupNCCL.cpp:325] Some NCCL operations have failed or timed out. Due to the "
+                "asynchronous nature of CUDA kernels, subsequent GPU operations might run on "
+                "corrupted/incomplete data. To avoid this inconsistency, we are taking the entire process down.\n")
+
+
+def _watchdog_1_9(rank: int, op: str = "BROADCAST") -> str:
+    return (TAKEDOWN_1_9 + "terminate called after throwing an instance of 'std::runtime_error'\n"
+            f"  what():  [Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(OpType={op}, "
+            f"Timeout(ms)=1800000) ran for 180{rank}256 milliseconds before timing out.\n")
+
+
+@pytest.mark.parametrize("aborted", [
+    "RuntimeError: NCCL communicator was aborted on rank 3.",          # 1.7 to 1.9
+    "RuntimeError: NCCL communicator was aborted.",                    # <= 1.6
+    # 1.10 on, the reason a timeout gave (the watchdog's own sentence)
+    "RuntimeError: NCCL communicator was aborted on rank 3.  Original reason for failure was: [Rank 3] "
+    "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=10, OpType=BROADCAST, "
+    "Timeout(ms)=1800000) ran for 1801177 milliseconds before timing out.",
+])
+def test_the_aborted_communicator_follows_the_watchdog_timeout(run_cli, tmp_path, aborted):
+    report = _scan(run_cli, tmp_path, BACKWARD + aborted + "\n" + _watchdog_1_9(5) + _watchdog_1_9(3))
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    root = report["root_cause"]
+    assert root["rule"] == "collective-timeout", root["message"]
+    assert set(root["ranks"]) >= {3, 5}
+    assert not any(f["rule"].startswith("crash-") and f["role"] == "root-cause" for f in report["findings"])
+
+
+def test_the_aborted_communicator_alone_still_fails_the_job(run_cli, tmp_path):
+    """No watchdog line in view: the exception still says the process failed, and that its cause
+    is elsewhere."""
+    report = _scan(run_cli, tmp_path, "Traceback (most recent call last):\n" + BACKWARD
+                   + "RuntimeError: NCCL communicator was aborted on rank 3.\n")
+    assert report["verdict"] == "FAILED"
+    assert report["root_cause"]["rule"] == "failure-elsewhere"
+
+
+def test_a_crash_beside_an_aborted_communicator_leads(run_cli, tmp_path):
+    """Must not: a rank's own error (a CUDA OOM) stays the root; the other rank's aborted
+    communicator follows from it."""
+    report = _scan(run_cli, tmp_path,
+                   "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+                   "total capacity of 79.10 GiB of which 1.06 GiB is free.\n"
+                   "[rank1]: RuntimeError: NCCL communicator was aborted on rank 1.\n")
+    assert report["verdict"] == "FAILED"
+    assert report["root_cause"]["rule"] == "cuda-out-of-memory", report["root_cause"]["message"]
