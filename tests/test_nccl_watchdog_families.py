@@ -11,6 +11,9 @@ and filled with plausible values; none is copied from a run:
   OpType=X, Timeout(ms)=N) ran for N milliseconds before timing out.` (1.9, 1.10, no SeqNum), and
   `terminate called after throwing an instance of 'std::runtime_error'` / `  what():  <that>` from
   std::terminate.
+- NCCL's own debug lines (`host:pid:tid [dev] file:line NCCL WARN ...`): src/misc/ibvwrap.cc's
+  `Failed to open libibverbs.so[.1]` (WARN up to 2.1x, INFO later) and src/init.cc's
+  `Invalid rank requested : %d/%d`.
 """
 
 from __future__ import annotations
@@ -80,3 +83,39 @@ def test_a_crash_beside_an_aborted_communicator_leads(run_cli, tmp_path):
                    "[rank1]: RuntimeError: NCCL communicator was aborted on rank 1.\n")
     assert report["verdict"] == "FAILED"
     assert report["root_cause"]["rule"] == "cuda-out-of-memory", report["root_cause"]["message"]
+
+
+# --- 2. NCCL's IB probe is no error; its refusal of a rank is the world size's -----------------
+
+IB_PROBE = "job-worker-0:70:70 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+SOCKETS = "job-worker-0:70:70 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.5<0>\n"
+
+
+@pytest.mark.parametrize("requested", ["1/1", "3/2"])
+def test_an_invalid_rank_leads_past_the_ib_probe(run_cli, tmp_path, requested):
+    rank, size = requested.split("/")
+    report = _scan(run_cli, tmp_path, IB_PROBE + SOCKETS
+                   + f"job-worker-0:70:70 [0] init.cc:981 NCCL WARN Invalid rank requested : {requested}\n")
+    assert report["verdict"] == "FAILED"
+    root = report["root_cause"]
+    assert root["rule"] == "nccl-rank-out-of-range" and root["rank"] == int(rank)
+    assert f"rank {rank} in a world of {size}" in root["message"]
+    assert not any("libibverbs" in e["text"] for f in report["findings"] for e in f["evidence"])
+
+
+def test_the_ib_probe_alone_is_no_failure(run_cli, tmp_path):
+    """Must not: the probe and the socket transport NCCL falls back to are a working start-up."""
+    report = _scan(run_cli, tmp_path, IB_PROBE + SOCKETS)
+    assert report["verdict"] != "FAILED" and report["findings"] == []
+    assert [h["rule"] for h in report["harmless"]] == ["nccl-ibverbs-probe"]
+
+
+def test_a_real_nccl_warn_after_the_ib_probe_is_the_nccl_error(run_cli, tmp_path):
+    """Must not: another NCCL WARN is still nccl-error's, with its own detail."""
+    report = _scan(run_cli, tmp_path, IB_PROBE + SOCKETS
+                   + "job-worker-0:70:90 [0] NCCL WARN Net : Connection closed by remote peer 10.0.0.6<45678>\n"
+                   + "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, "
+                     "unhandled system error, NCCL version 2.14.3\n")
+    assert report["verdict"] == "FAILED"
+    assert report["root_cause"]["rule"] == "nccl-error"
+    assert "libibverbs" not in report["root_cause"]["message"]

@@ -205,9 +205,14 @@ class FileInterpreter:
 
         pid_only = pid is not None and where.rank is None and where.local_rank is None
         line_signals = []
+        # A known-harmless line means only that: a broader rule that also matches it (nccl-error's
+        # `NCCL WARN ...`) does not read it.
+        harmless_line = any(rule_id in self.harmless_ids for rule_id, _ in meaning.hits)
         for rule_id, groups in meaning.hits:
             if rule_id in self.harmless_ids:
                 scan.harmless.append(SignalHit(rule_id, where, groups))
+                continue
+            if harmless_line:
                 continue
             if pid_only:
                 self._pid_only.append(("hits", len(scan.hits), pid))
