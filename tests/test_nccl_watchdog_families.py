@@ -119,3 +119,53 @@ def test_a_real_nccl_warn_after_the_ib_probe_is_the_nccl_error(run_cli, tmp_path
     assert report["verdict"] == "FAILED"
     assert report["root_cause"]["rule"] == "nccl-error"
     assert "libibverbs" not in report["root_cause"]["message"]
+
+
+# --- 3. the watchdog's takedown told alone, its reason cut off --------------------------------
+
+TAKEDOWN_2_5 = (
+    "[rank6]:[E624 04:14:29.224103812 ProcessGroupNCCL.cpp:684] [Rank 6] Some NCCL operations have failed or "
+    "timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on "
+    "corrupted/incomplete data.\n"
+    "[rank6]:[E624 04:14:29.224139849 ProcessGroupNCCL.cpp:698] [Rank 6] To avoid data inconsistency, we are "
+    "taking the entire process down.\n")
+STEPS = "Steps:   0%|          | 1/500000 [12:44<14459:40:43, 104.11s/it, loss=0.36]\n"
+
+
+@pytest.mark.parametrize("takedown", [
+    # 2.5: the two sentences, then the watchdog's end with its reason cut mid-word
+    TAKEDOWN_2_5 + "[rank6]:[E624 04:14:29.225547137 ProcessGroupNCCL.cpp:1896] [PG ID 1 PG GUID 1 Rank 6] "
+                   "Process group watchdog thread terminated with exception: [Rank 6] Watchdog caught co\n",
+    TAKEDOWN_2_5,
+    # 1.9 to 1.11: one line (no rank in it: the prefix-less paste names none)
+    "[E ProcessGroupNCCL.cpp:325] Some NCCL operations have failed or timed out. Due to the asynchronous "
+    "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data. To avoid this "
+    "inconsistency, we are taking the entire process down.\n",
+    # 2.2, 2.3: the watchdog's end after logPrefix(), its reason cut
+    "[rank6]:[E ProcessGroupNCCL.cpp:1182] [PG 0 Rank 6] NCCL watchdog thread terminated with exception: [Rank 6] Wat\n",
+])
+def test_the_watchdog_taking_the_process_down_is_a_failure(run_cli, tmp_path, takedown):
+    report = _scan(run_cli, tmp_path, STEPS + takedown)
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    root = report["root_cause"]
+    assert root["rule"] == "nccl-watchdog-abort"
+    if takedown.startswith("[rank6]"):
+        assert root["rank"] == 6
+
+
+def test_the_watchdog_s_reason_in_view_leads(run_cli, tmp_path):
+    """Must not: with the timeout's own sentence in view, the timeout leads and the takedown follows."""
+    report = _scan(run_cli, tmp_path, STEPS
+                   + "[rank6]:[E624 04:14:29.220000000 ProcessGroupNCCL.cpp:632] [Rank 6] Watchdog caught collective "
+                     "operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+                     "Timeout(ms)=600000) ran for 600081 milliseconds before timing out.\n" + TAKEDOWN_2_5)
+    assert report["root_cause"]["rule"] == "collective-timeout"
+    abort = [f for f in report["findings"] if f["rule"] == "nccl-watchdog-abort"]
+    assert abort and all(f["role"] != "root-cause" for f in abort)
+
+
+def test_the_watchdog_starting_is_no_failure(run_cli, tmp_path):
+    """Must not: the watchdog's start-up line and a healthy step are not a takedown."""
+    report = _scan(run_cli, tmp_path, "[I ProcessGroupNCCL.cpp:1040] [Rank 0] NCCL watchdog thread started!\n" + STEPS)
+    assert report["verdict"] != "FAILED"
+    assert not any(f["rule"] == "nccl-watchdog-abort" for f in report["findings"])
