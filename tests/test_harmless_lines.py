@@ -5,7 +5,8 @@ change nothing of what is found.
 
 The pastes are SYNTHETIC, built from the format strings in torch's source that each entry of
 rules/harmless/ names in its comments (Utils.hpp getCvar*, reducer.cpp, ProcessGroupNCCL.cpp
-barrier and destructor, distributed_c10d.py barrier, socket.cpp, TCPStoreLibUvBackend.cpp), with
+barrier and destructor, distributed_c10d.py barrier, socket.cpp, TCPStoreLibUvBackend.cpp; NCCL's
+ibvwrap.cc), with
 the C++ logger's headers of their eras (tests/torch_source/formats.toml, entry cpp-prefix); the
 entries' own fire/quiet lines are checked here too. The failure mixed in is the NCCL error line of
 tests/torch_source/formats.toml (family exceptions).
@@ -34,6 +35,10 @@ PASTE = {
                   "29500) cannot be retrieved (gai error: -9 - Address family for hostname not supported).",
     "client-hostname-unknown": "[W1129 18:48:39.458368607 socket.cpp:207] [c10d] The hostname of the client socket "
                                "cannot be retrieved. err=-3",
+    # NCCL's IB probe in its WARN wording (src/misc/ibvwrap.cc, NCCL 2.4 to 2.1x), which nccl-error's
+    # `NCCL WARN` pattern would read too: the harmless entry keeps it from every rule
+    "nccl-ibverbs-probe": "job-7f3a-worker-0:4721:4721 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open "
+                          "libibverbs.so[.1]",
     "nccl-env-deprecated": "[W1129 18:48:40.123456789 Utils.hpp:164] Warning: Environment variable "
                            "NCCL_ASYNC_ERROR_HANDLING is deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead "
                            "(function operator())",

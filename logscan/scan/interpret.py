@@ -118,6 +118,7 @@ class FileInterpreter:
                  timeouts: RuleTimeouts | None = None, local_rank: int | None = None):
         self.matchers = matchers  # the catalogue rules that have keywords
         self.harmless_ids = frozenset(r.id for r in matchers if r.kind == RuleKind.HARMLESS)
+        self.signature_ids = frozenset(r.id for r in matchers if r.kind == RuleKind.SIGNATURE)
         self.timeouts = timeouts if timeouts is not None else RuleTimeouts()
         self.scan = FileScan(path=path, display=display, local_rank=local_rank)
         self.context = _FileContext()
@@ -214,9 +215,14 @@ class FileInterpreter:
 
         pid_only = pid is not None and where.rank is None and where.local_rank is None
         line_signals = []
+        # A known-harmless line is no failure: a broader signature that also matches it (nccl-error's
+        # `NCCL WARN ...`) does not read it. Signals still do (DDP's step notes mark a step taken).
+        harmless_line = any(rule_id in self.harmless_ids for rule_id, _ in meaning.hits)
         for rule_id, groups in meaning.hits:
             if rule_id in self.harmless_ids:
                 scan.harmless.append(SignalHit(rule_id, where, groups))
+                continue
+            if harmless_line and rule_id in self.signature_ids:
                 continue
             if pid_only:
                 self._pid_only.append(("hits", len(scan.hits), pid))

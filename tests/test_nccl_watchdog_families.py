@@ -1,0 +1,171 @@
+"""NCCL's watchdog and what follows from it, read by family across torch and NCCL releases.
+
+Every line here is synthetic, built from the format strings in the sources at the releases named
+and filled with plausible values; none is copied from a run:
+
+- torch's NCCLComm::getNcclComm (torch/lib/c10d/NCCLUtils.hpp up to 1.8, then
+  torch/csrc/distributed/c10d/NCCLUtils.cpp): `NCCL communicator was aborted.` (<= 1.6),
+  `"NCCL communicator was aborted on rank ", rank_, ". "` (1.7 on), with `" Original reason for
+  failure was: " << reason` appended when the watchdog recorded one (1.10 on).
+- ProcessGroupNCCL.cpp's watchdog: `[Rank N] Watchdog caught collective operation timeout: WorkNCCL(
+  OpType=X, Timeout(ms)=N) ran for N milliseconds before timing out.` (1.9, 1.10, no SeqNum), and
+  `terminate called after throwing an instance of 'std::runtime_error'` / `  what():  <that>` from
+  std::terminate.
+- NCCL's own debug lines (`host:pid:tid [dev] file:line NCCL WARN ...`): src/misc/ibvwrap.cc's
+  `Failed to open libibverbs.so[.1]` (WARN up to 2.1x, INFO later) and src/init.cc's
+  `Invalid rank requested : %d/%d`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import POST_MORTEM_NOW
+
+
+def _scan(run_cli, tmp_path, text: str) -> dict:
+    (tmp_path / "paste.log").write_text(text)
+    result = run_cli("scan", tmp_path / "paste.log", "--format", "json", "--isolated",
+                     "--now", POST_MORTEM_NOW)
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+# --- 1. the aborted communicator is the watchdog's consequence ---------------------------------
+
+BACKWARD = ('  File "/opt/conda/lib/python3.8/site-packages/torch/autograd/__init__.py", line 149, in backward\n'
+            "    allow_unreachable=True, accumulate_grad=True)  # allow_unreachable flag\n")
+TAKEDOWN_1_9 = ("[E ProcessGroupNCCL.cpp:325] Some NCCL operations have failed or timed out. Due to the "
+                "asynchronous nature of CUDA kernels, subsequent GPU operations might run on "
+                "corrupted/incomplete data. To avoid this inconsistency, we are taking the entire process down.\n")
+
+
+def _watchdog_1_9(rank: int, op: str = "BROADCAST") -> str:
+    return (TAKEDOWN_1_9 + "terminate called after throwing an instance of 'std::runtime_error'\n"
+            f"  what():  [Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(OpType={op}, "
+            f"Timeout(ms)=1800000) ran for 180{rank}256 milliseconds before timing out.\n")
+
+
+@pytest.mark.parametrize("aborted", [
+    "RuntimeError: NCCL communicator was aborted on rank 3.",          # 1.7 to 1.9
+    "RuntimeError: NCCL communicator was aborted.",                    # <= 1.6
+    # 1.10 on, the reason a timeout gave (the watchdog's own sentence)
+    "RuntimeError: NCCL communicator was aborted on rank 3.  Original reason for failure was: [Rank 3] "
+    "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=10, OpType=BROADCAST, "
+    "Timeout(ms)=1800000) ran for 1801177 milliseconds before timing out.",
+])
+def test_the_aborted_communicator_follows_the_watchdog_timeout(run_cli, tmp_path, aborted):
+    report = _scan(run_cli, tmp_path, BACKWARD + aborted + "\n" + _watchdog_1_9(5) + _watchdog_1_9(3))
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    root = report["root_cause"]
+    assert root["rule"] == "collective-timeout", root["message"]
+    assert set(root["ranks"]) >= {3, 5}
+    assert not any(f["rule"].startswith("crash-") and f["role"] == "root-cause" for f in report["findings"])
+
+
+def test_the_aborted_communicator_alone_still_fails_the_job(run_cli, tmp_path):
+    """No watchdog line in view: the exception still says the process failed, and that its cause
+    is elsewhere."""
+    report = _scan(run_cli, tmp_path, "Traceback (most recent call last):\n" + BACKWARD
+                   + "RuntimeError: NCCL communicator was aborted on rank 3.\n")
+    assert report["verdict"] == "FAILED"
+    assert report["root_cause"]["rule"] == "failure-elsewhere"
+
+
+def test_a_crash_beside_an_aborted_communicator_leads(run_cli, tmp_path):
+    """Must not: a rank's own error (a CUDA OOM) stays the root; the other rank's aborted
+    communicator follows from it."""
+    report = _scan(run_cli, tmp_path,
+                   "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+                   "total capacity of 79.10 GiB of which 1.06 GiB is free.\n"
+                   "[rank1]: RuntimeError: NCCL communicator was aborted on rank 1.\n")
+    assert report["verdict"] == "FAILED"
+    assert report["root_cause"]["rule"] == "cuda-out-of-memory", report["root_cause"]["message"]
+
+
+# --- 2. NCCL's IB probe is no error; its refusal of a rank is the world size's -----------------
+
+IB_PROBE = "job-worker-0:70:70 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+SOCKETS = "job-worker-0:70:70 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.5<0>\n"
+
+
+@pytest.mark.parametrize("requested", ["1/1", "3/2"])
+def test_an_invalid_rank_leads_past_the_ib_probe(run_cli, tmp_path, requested):
+    rank, size = requested.split("/")
+    report = _scan(run_cli, tmp_path, IB_PROBE + SOCKETS
+                   + f"job-worker-0:70:70 [0] init.cc:981 NCCL WARN Invalid rank requested : {requested}\n")
+    assert report["verdict"] == "FAILED"
+    root = report["root_cause"]
+    assert root["rule"] == "nccl-rank-out-of-range" and root["rank"] == int(rank)
+    assert f"rank {rank} in a world of {size}" in root["message"]
+    assert not any("libibverbs" in e["text"] for f in report["findings"] for e in f["evidence"])
+
+
+def test_the_ib_probe_alone_is_no_failure(run_cli, tmp_path):
+    """Must not: the probe and the socket transport NCCL falls back to are a working start-up."""
+    report = _scan(run_cli, tmp_path, IB_PROBE + SOCKETS)
+    assert report["verdict"] != "FAILED" and report["findings"] == []
+    assert [h["rule"] for h in report["harmless"]] == ["nccl-ibverbs-probe"]
+
+
+def test_a_real_nccl_warn_after_the_ib_probe_is_the_nccl_error(run_cli, tmp_path):
+    """Must not: another NCCL WARN is still nccl-error's, with its own detail."""
+    report = _scan(run_cli, tmp_path, IB_PROBE + SOCKETS
+                   + "job-worker-0:70:90 [0] NCCL WARN Net : Connection closed by remote peer 10.0.0.6<45678>\n"
+                   + "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, "
+                     "unhandled system error, NCCL version 2.14.3\n")
+    assert report["verdict"] == "FAILED"
+    assert report["root_cause"]["rule"] == "nccl-error"
+    assert "libibverbs" not in report["root_cause"]["message"]
+
+
+# --- 3. the watchdog's takedown told alone, its reason cut off --------------------------------
+
+TAKEDOWN_2_5 = (
+    "[rank6]:[E624 04:14:29.224103812 ProcessGroupNCCL.cpp:684] [Rank 6] Some NCCL operations have failed or "
+    "timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on "
+    "corrupted/incomplete data.\n"
+    "[rank6]:[E624 04:14:29.224139849 ProcessGroupNCCL.cpp:698] [Rank 6] To avoid data inconsistency, we are "
+    "taking the entire process down.\n")
+STEPS = "Steps:   0%|          | 1/500000 [12:44<14459:40:43, 104.11s/it, loss=0.36]\n"
+
+
+@pytest.mark.parametrize("takedown", [
+    # 2.5: the two sentences, then the watchdog's end with its reason cut mid-word
+    TAKEDOWN_2_5 + "[rank6]:[E624 04:14:29.225547137 ProcessGroupNCCL.cpp:1896] [PG ID 1 PG GUID 1 Rank 6] "
+                   "Process group watchdog thread terminated with exception: [Rank 6] Watchdog caught co\n",
+    TAKEDOWN_2_5,
+    # 1.9 to 1.11: one line (no rank in it: the prefix-less paste names none)
+    "[E ProcessGroupNCCL.cpp:325] Some NCCL operations have failed or timed out. Due to the asynchronous "
+    "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data. To avoid this "
+    "inconsistency, we are taking the entire process down.\n",
+    # 2.2, 2.3: the watchdog's end after logPrefix(), its reason cut
+    "[rank6]:[E ProcessGroupNCCL.cpp:1182] [PG 0 Rank 6] NCCL watchdog thread terminated with exception: [Rank 6] Wat\n",
+])
+def test_the_watchdog_taking_the_process_down_is_a_failure(run_cli, tmp_path, takedown):
+    report = _scan(run_cli, tmp_path, STEPS + takedown)
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    root = report["root_cause"]
+    assert root["rule"] == "nccl-watchdog-abort"
+    if takedown.startswith("[rank6]"):
+        assert root["rank"] == 6
+
+
+def test_the_watchdog_s_reason_in_view_leads(run_cli, tmp_path):
+    """Must not: with the timeout's own sentence in view, the timeout leads and the takedown follows."""
+    report = _scan(run_cli, tmp_path, STEPS
+                   + "[rank6]:[E624 04:14:29.220000000 ProcessGroupNCCL.cpp:632] [Rank 6] Watchdog caught collective "
+                     "operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+                     "Timeout(ms)=600000) ran for 600081 milliseconds before timing out.\n" + TAKEDOWN_2_5)
+    assert report["root_cause"]["rule"] == "collective-timeout"
+    abort = [f for f in report["findings"] if f["rule"] == "nccl-watchdog-abort"]
+    assert abort and all(f["role"] != "root-cause" for f in abort)
+
+
+def test_the_watchdog_starting_is_no_failure(run_cli, tmp_path):
+    """Must not: the watchdog's start-up line and a healthy step are not a takedown."""
+    report = _scan(run_cli, tmp_path, "[I ProcessGroupNCCL.cpp:1040] [Rank 0] NCCL watchdog thread started!\n" + STEPS)
+    assert report["verdict"] != "FAILED"
+    assert not any(f["rule"] == "nccl-watchdog-abort" for f in report["findings"])
