@@ -90,6 +90,22 @@ def _another_failed(job: Job) -> bool:
     return any(not f.cascade for f in job.failures)
 
 
+def _fold_rankless(by_key: dict) -> None:
+    """A Worker's lines of this rule that name no rank, beside lines of one rank alone: one report
+    (NCCL's WARN lines, unprefixed, before the rank's own error line), not a second error."""
+    for label in {key[0] for key in by_key}:
+        ranked = [key for key in by_key if key[0] == label and key[1] is not None]
+        loose = (label, None)
+        if len(ranked) != 1 or loose not in by_key:
+            continue
+        worker, rank, groups, wheres = by_key[ranked[0]]
+        _, _, loose_groups, loose_wheres = by_key.pop(loose)
+        for name, value in loose_groups.items():
+            groups.setdefault(name, value)
+        wheres[:0] = [w for w in loose_wheres if worker.position(w) < worker.position(wheres[0])]
+        wheres.extend(w for w in loose_wheres if worker.position(w) >= worker.position(wheres[0]))
+
+
 def signature_findings(job: Job, rule):
     by_key: dict = {}
     for worker in job.workers:
@@ -118,6 +134,7 @@ def signature_findings(job: Job, rule):
             for name, value in groups.items():  # later lines of one report add what earlier lacked
                 by_key[key][2].setdefault(name, value)
             by_key[key][3].append(hit.where)
+    _fold_rankless(by_key)
     odd = _odd_ones_out([groups for _, _, groups, _ in by_key.values()])
     ranks = sorted({rank for _, rank, _, _ in by_key.values() if rank is not None})
     expected = job.expected_processes
