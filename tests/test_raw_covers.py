@@ -155,8 +155,9 @@ def test_a_line_whose_body_is_not_its_bytes_is_found_through_the_keywords(scanne
 
 
 def _wrapped(line: str) -> list[bytes]:
-    """A line as a log holds it: plain, behind torchrun's and a collector's prefixes, coloured
-    around and inside, in a Docker json-file record, at the end of a `\r` redraw."""
+    """A line as a log holds it: plain, behind torchrun's, torchx's and a collector's prefixes,
+    coloured around and inside, in a Docker json-file record, at the end of a `\r` redraw, inside a
+    console box."""
     inside = line[: len(line) // 2] + "\x1b[1m" + line[len(line) // 2:]
     return [text.encode() for text in (
         line, f"[rank1]:{line}", f"[default0]:{line}", f"2026-11-29T18:00:04.5Z stderr F {line}",
@@ -164,6 +165,8 @@ def _wrapped(line: str) -> list[bytes]:
         json.dumps({"log": line + "\n", "stream": "stderr", "time": "2026-11-29T18:00:04Z"},
                    separators=(",", ":")),
         f"step 9 loss 1.0\r{line}",
+        # torchx's tag and torchrun's tee header under torchx's empty role; a console box
+        f"trainer/0 [1]:{line}", f"│ {line.ljust(120)} │",
         # logging's header as basicConfig writes it, a prefix; and one strip_prefixes leaves
         # in the body (`%(asctime)s %(levelname)s %(name)s: `), where a rule anchored at the
         # body's start matches neither matcher's line

@@ -30,13 +30,21 @@ PREFIX = re.compile(
         # CRI (containerd, CRI-O) log files: `<time> <stream> <F|P> `; P marks a partial record
         (?:(?P<cri_stream>stdout|stderr)[ ](?P<cri_tag>[FP])(?:[ ]|$))?
     | \[(?P<stream>stdout|stderr)\][ \t]?
+    # a console box's left border (rich's Panel and traceback, friendly_traceback's frame): every
+    # line `│ ` + text + padding + `│`; the right border goes too (strip_prefixes)
+    | (?P<box>│)[ ]
     # the test harnesses of transformers and accelerate (testing_utils `_stream_subprocess`:
     # `print(label, line)` with label `stdout:` / `stderr:`)
     | (?:stdout|stderr):[ ]
     # OpenMPI --tag-output (`[jobid,rank]<stderr>:`) and its bare stream tag
     | (?:\[\d+,(?P<mpi_rank>\d+)\])?<(?:stdout|stderr)>:[ \t]?
-    # Ray's worker prefix: `(pid=123)`, `(RayTrainWorker pid=123, ip=10.0.0.2)`
-    | \((?:[\w.]+[ ])?pid=(?P<ray_pid>\d+)(?:,[ ]ip=[\d.:a-f]+)?\)[ ]
+    # Ray's worker prefix: `(pid=123)`, `(RayTrainWorker pid=123, ip=10.0.0.2)`; before an empty
+    # line it ends the line
+    | \((?:[\w.]+[ ])?pid=(?P<ray_pid>\d+)(?:,[ ]ip=[\d.:a-f]+)?\)(?:[ ]|$)
+    # torchx's `{role}/{replica_id} ` (torchx.util.log_tee_helpers, `torchx run` and `torchx log`):
+    # the role is the script's or module's name, so a letter starts it (Keras' `1875/1875 [===`
+    # is a progress bar, not a tag)
+    | [A-Za-z_][\w.-]*/\d{1,5}[ ]
     # srun --label: the task id, padded to the width of the step's highest id: `%*d: ` (` 3: `),
     # `%0*d: ` in older releases (`03: `), `P%u %*d: ` for a heterogeneous job's component. A
     # padded number, or 0 (no process has pid 0), is a label; an unpadded one is read below.
@@ -44,7 +52,10 @@ PREFIX = re.compile(
     # Python logging's %(process)d in a field of its own: `[pid 1234] `, `1234: `
     | \[pid[ ](?P<log_pid>\d+)\][ \t]?
     | (?P<colon_pid>\d{1,7}):[ ]
-    | \[default(?P<tee_local>\d+)\]:[ \t]?
+    # torchrun --tee: `[{role}{local_rank}]:` (tail_log's header): `[default0]:`, and `[0]:` under
+    # torchx's dist.ddp, which runs torchrun with `--role ""`. A bare `[N]:` needs text right after
+    # it: alone on its line it is the ChildFailedError summary's failure index.
+    | \[(?:default(?P<tee_local>\d+)\]:[ \t]?|(?P<tee_unnamed>\d{1,5})\]:(?=\S))
     | \[rank(?P<rank>\d+)\]:[ \t]?
     # torch's C++ logger (c10d, ProcessGroup*), and its Python formatter since 2.3: the level's
     # letter (V for DEBUG, C for CRITICAL too), month and day (the C++ logger does not pad the
@@ -151,6 +162,10 @@ def clean(text: str) -> str:
     return text
 
 
+# The right border of a line boxed by a console panel: the padding to it, and any space after.
+BOX_RIGHT = re.compile(r"[ \t]+│[ \t]*$")
+
+
 # A bracketed number before a prefix logscan knows: a log viewer's line number pasted with the line
 # (`[80746] [rank0]:[E321 ...`), or a logger's `[%(process)d] `. Only skipped when a known prefix
 # follows, so `[12] items done` stays as it is.
@@ -182,7 +197,7 @@ def strip_prefixes(line: str) -> Stripped:
     rank = local_rank = pid = header_pid = task = bare_number = None
     stamp: datetime | None = _parse_rfc3339(record_time) if record_time else None
     yearless = None  # a header's month, day and time: kept only when no full time is there
-    partial = False
+    partial = boxed = False
     pos = 0
     for match in _prefix_matches(body):
         pos = match.end()
@@ -191,8 +206,8 @@ def strip_prefixes(line: str) -> Stripped:
             rank = int(groups["rank"])
         elif groups["mpi_rank"] is not None:
             rank = int(groups["mpi_rank"])
-        elif groups["tee_local"] is not None:
-            local_rank = int(groups["tee_local"])
+        elif (tee := groups["tee_local"] or groups["tee_unnamed"]) is not None:
+            local_rank = int(tee)
         elif groups["ray_pid"] is not None:
             pid = int(groups["ray_pid"])
         elif groups["srun_label"] is not None:
@@ -205,6 +220,7 @@ def strip_prefixes(line: str) -> Stripped:
             header_pid = int(groups["glog_process"])
         if groups["cri_tag"] == "P":
             partial = True
+        boxed = boxed or groups["box"] is not None
         if stamp is None:
             if groups["rfc3339"]:
                 stamp = _parse_rfc3339(groups["rfc3339"])
@@ -216,5 +232,8 @@ def strip_prefixes(line: str) -> Stripped:
                 yearless = yearless_time(groups["glog_md"], groups["glog_time"], groups["glog_fraction"])
             elif yearless is None and groups["c10d_md"]:
                 yearless = yearless_time(groups["c10d_md"], groups["c10d_time"])
-    return Stripped(body=body[pos:], rank=rank, local_rank=local_rank, time=stamp or yearless,
+    body = body[pos:]
+    if boxed:
+        body = BOX_RIGHT.sub("", body)
+    return Stripped(body=body, rank=rank, local_rank=local_rank, time=stamp or yearless,
                     pid=pid, header_pid=header_pid, partial=partial, task=task, bare_number=bare_number)

@@ -1,0 +1,145 @@
+"""Wrapper formats that put a tag, or a box, around every line.
+
+- torchx (`torchx run` / `torchx log`, torchx.util.log_tee_helpers) puts `{role}/{replica_id} `
+  before each line of a replica's log; its dist.ddp component runs torchrun with
+  `--tee 3 --role ""`, so torchrun's tee header (tail_log: `[{role}{local_rank}]:`) is `[0]:`,
+  and the agent's own lines read `[] worker group successfully finished ...`.
+- A console box (rich's Panel and traceback, friendly_traceback's frame) draws `│ ` before each
+  line, then pads it to a right border `│`.
+
+The lines here are SYNTHETIC, built from those format strings (torchx's prefix, torch's tail_log
+header and agent messages, a box's borders) around torch's own messages; none is copied from a log.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from logscan.catalogue import load_catalogue
+from logscan.scan.lineparse import parse_exception
+from logscan.scan.prefixes import strip_prefixes
+from logscan.scan.scanner import Scanner
+
+CONNECT = "[c10d] The client socket has failed to connect to any network address of (05, 40323)."
+
+
+@pytest.mark.parametrize("line, body, local_rank, pid", [
+    # torchx's tag, then torchrun's tee header under `--role ""`, then c10d's C++ header
+    (f"trainer/0 [1]:[E socket.cpp:610] {CONNECT}", CONNECT, 1, None),
+    (f"trainer/1 [0]:[E socket.cpp:610] {CONNECT}", CONNECT, 0, None),
+    # torchx's tag before the default role's header
+    ("olmo2_cpt/0 [default3]:Epoch 0:   0%|          | 33/2383206", "Epoch 0:   0%|          | 33/2383206", 3, None),
+    # torchx's tag in colour (torchx log on a terminal)
+    ("\x1b[32mtrainer/0\x1b[0m [2]:Traceback (most recent call last):", "Traceback (most recent call last):", 2, None),
+    # torchx on Ray: its tag, then Ray's actor prefix, then the agent's logger header
+    ("ray/0 (CommandActor pid=494406) INFO:torch.distributed.elastic.agent.server.api:[] Starting worker group",
+     "[] Starting worker group", None, 494406),
+    ("ray/0 (CommandActor pid=494406)", "", None, 494406),
+    # a pod's log of a torchx job: torchrun's header alone
+    ("[3]:RuntimeError: CUDA error: out of memory", "RuntimeError: CUDA error: out of memory", 3, None),
+    # the agent's own lines carry only torchx's tag
+    ("trainer/0 torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", None, None),
+])
+def test_torchx_tags_and_the_unnamed_roles_tee_header_are_prefixes(line, body, local_rank, pid):
+    stripped = strip_prefixes(line)
+    assert (stripped.body, stripped.local_rank, stripped.pid) == (body, local_rank, pid)
+
+
+@pytest.mark.parametrize("line", [
+    # the ChildFailedError summary numbers its failures `[0]:`, `[1]:` on lines of their own
+    "[0]:",
+    "[1]:",
+    # a markdown link's reference, a Keras progress bar, a metric's name
+    "[1]: https://pytorch.org/docs/stable/elastic/errors.html",
+    "1875/1875 [==============================] - 5s 2ms/step - loss: 0.2950",
+    "train/loss 0.512",
+    "step 3/10 loss=0.5",
+])
+def test_lines_that_only_look_like_those_tags_keep_their_text(line):
+    stripped = strip_prefixes(line)
+    assert (stripped.body, stripped.local_rank) == (line, None)
+
+
+def test_the_failure_summary_of_a_torchx_job_still_reads_its_index_lines():
+    # `trainer/0 [0]:` is torchx's tag before a summary index, not a tee header: it needs text after it
+    assert strip_prefixes("trainer/0 [0]:").body == "[0]:"
+
+
+def _scan(tmp_path, lines: list[str]):
+    log = tmp_path / "trainer.log"
+    log.write_text("\n".join(lines) + "\n")
+    return Scanner(load_catalogue()).scan_file(str(log), "trainer.log")
+
+
+def test_a_torchx_jobs_store_connect_failures_are_told_per_local_rank(tmp_path):
+    scan = _scan(tmp_path, [f"trainer/0 [1]:[E socket.cpp:610] {CONNECT}",
+                            f"trainer/0 [0]:[E socket.cpp:610] {CONNECT}"])
+    connects = [hit for hit in scan.hits if hit.rule_id == "connect-failed"]
+    assert sorted(hit.where.local_rank for hit in connects) == [0, 1]
+
+
+@pytest.mark.parametrize("line, rule", [
+    ("ray/0 (CommandActor pid=494377) INFO:torch.distributed.elastic.agent.server.api:[] worker group "
+     "successfully finished. Waiting 300 seconds for other agents to finish.", "worker-group-succeeded"),
+    ("trainer/0 I1129 18:48:38.105000 4715 torch/distributed/elastic/agent/server/api.py:931] [] worker group "
+     "successfully finished. Waiting 300 seconds for other agents to finish.", "worker-group-succeeded"),
+    ("trainer/0 INFO:torch.distributed.elastic.agent.server.api:[] Rendezvous'ing worker group", "rendezvous-round"),
+    ("trainer/0 WARNING:torch.distributed.elastic.agent.server.api:[] Worker group FAILED. 2/3 attempts left; "
+     "will restart worker group", "worker-group-restart"),
+])
+def test_the_agents_lines_under_an_empty_role_are_read(tmp_path, line, rule):
+    scan = _scan(tmp_path, [line])
+    assert rule in {hit.rule_id for hit in scan.hits}
+
+
+BOX_WIDTH = 100
+
+
+def _boxed(text: str, right: bool = True) -> str:
+    """A line as a console panel draws it: `│ `, the text, padding, `│`."""
+    return f"│ {text.ljust(BOX_WIDTH)} │" if right else f"│ {text}"
+
+
+@pytest.mark.parametrize("text", [
+    '  File "/opt/venv/lib/python3.8/site-packages/torch/distributed/launcher/api.py", line 245, in launch_agent',
+    "    raise ChildFailedError(",
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+    "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, unhandled system error, NCCL version 2.14.3",
+])
+@pytest.mark.parametrize("right", [True, False])
+def test_a_boxed_line_is_read_between_its_borders(text, right):
+    assert strip_prefixes(_boxed(text, right)).body == text
+
+
+def test_an_exception_in_a_box_is_an_exception():
+    found = parse_exception(strip_prefixes(_boxed("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:")).body)
+    assert found == ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError", "")
+
+
+@pytest.mark.parametrize("line", [
+    # loguru's diagnose arrows under a frame, a table's inner column, a bar drawn with `|`
+    "           │               │   │     └ 2",
+    "| distributed init (rank 5): env://",
+    "  | Name   | Type   | Params",
+    "Epoch 1: 100%|██████████| 50/50 [00:05<00:00,  9.10it/s]",
+])
+def test_lines_with_a_bar_that_is_no_left_border_keep_it(line):
+    assert strip_prefixes(line).body == line
+
+
+def test_a_boxed_torchrun_failure_is_a_failure(run_cli, tmp_path):
+    """torchrun's exit traceback inside a panel, cut right after its exception line."""
+    log = tmp_path / "launch.log"
+    log.write_text("\n".join([
+        _boxed("Traceback (most recent call last):"),
+        _boxed('  File "/opt/venv/lib/python3.8/site-packages/torch/distributed/launcher/api.py", line 245, '
+               "in launch_agent"),
+        _boxed("    raise ChildFailedError("),
+        _boxed("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", right=False),
+    ]) + "\n")
+    report = json.loads(run_cli("scan", str(log), "--isolated", "--format", "json").stdout)
+    assert report["verdict"] == "FAILED"
+    assert "ChildFailedError" in report["root_cause"]["message"]
