@@ -169,3 +169,23 @@ def test_the_watchdog_starting_is_no_failure(run_cli, tmp_path):
     report = _scan(run_cli, tmp_path, "[I ProcessGroupNCCL.cpp:1040] [Rank 0] NCCL watchdog thread started!\n" + STEPS)
     assert report["verdict"] != "FAILED"
     assert not any(f["rule"] == "nccl-watchdog-abort" for f in report["findings"])
+
+
+# --- 4. torch 2.4+'s `NCCL error: <detail>`, the rank its [Rank N] names ---------------------------
+
+@pytest.mark.parametrize("line, rank", [
+    # ProcessGroupNCCL.cpp checkForNCCLErrorsInternal: `"NCCL error: " + ncclGetErrorWithVersion(err)`,
+    # reported under logPrefix() by the watchdog (2.4 on)
+    ("[rank4]:[E1229 16:47:25.333820755 ProcessGroupNCCL.cpp:541] [Rank 4] found async exception when checking "
+     "for NCCL errors: NCCL error: remote process exited or there was a network error, NCCL version 2.21.5", 4),
+    ("  what():  [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog thread terminated with exception: "
+     "NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.22.3", 1),
+])
+def test_nccl_errors_colon_wording_names_its_rank(run_cli, tmp_path, line, rank):
+    # NCCL's own WARN line first, unprefixed: the same report, not a second error
+    warn = ("gpu-node-3:34610:36821 [4] NCCL WARN NET/IB : Got completion from peer 10.0.1.23<36598> with "
+            "status=12 opcode=0 len=0 vendor err 129 (Recv)\n")
+    report = _scan(run_cli, tmp_path, warn + line + "\n")
+    assert report["root_cause"]["rule"] == "nccl-error"
+    assert report["root_cause"]["rank"] == rank
+    assert len([f for f in report["findings"] if f["rule"] == "nccl-error"]) == 1
