@@ -773,3 +773,17 @@ def test_faulthandlers_report_and_torchruns_of_the_same_process_are_one_exit(run
                      "failed (exitcode: -11) local_rank: 0 (pid: 2128869) of binary: /usr/bin/python\n")
     assert "local_rank 0" in report["root_cause"]["message"]
     assert len([f for f in report["findings"] if f["severity"] == "error"]) == 1
+
+
+def test_the_real_runs_agent_losing_its_store_pasted_alone_is_that_failure(run_cli, tmp_path):
+    """Node 1's torchrun lines of the real rdzv-c10d-master-lost-prod run (node 0, the store's host, was
+    SIGKILLed): its keep-alive failing with RendezvousConnectionError, then its SIGTERMs, pasted without
+    the processes' lines around them."""
+    from conftest import SAMPLES
+    lines = (SAMPLES / "rdzv-c10d-master-lost-prod" / "worker-1" / "launch_ddp.log").read_text().splitlines()
+    keep_alive = next(line for line in lines if "keep-alive heartbeat" in line)
+    stops = [line for line in lines if "closing signal SIGTERM" in line]
+    report = _scan(run_cli, tmp_path, "\n".join([keep_alive, *stops]) + "\n")
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert report["root_cause"]["rule"] == "failure-elsewhere"
+    assert "lost the rendezvous store" in report["root_cause"]["message"]
