@@ -189,3 +189,43 @@ def test_nccl_errors_colon_wording_names_its_rank(run_cli, tmp_path, line, rank)
     assert report["root_cause"]["rule"] == "nccl-error"
     assert report["root_cause"]["rank"] == rank
     assert len([f for f in report["findings"] if f["rule"] == "nccl-error"]) == 1
+
+
+# --- 5. NCCL's WARN lines a process went on from ----------------------------------------------
+
+REM_ALLOCATOR = ("node-a:39:298 [0] bootstrap.cc:279 NCCL WARN [Rem Allocator] Allocation failed (segment 0, fd 130)\n"
+                 "node-a:39:298 [0] include/alloc.h:48 NCCL WARN Cuda failure 'out of memory'\n")
+SOCKET_CLOSED = "node-a:39:298 [0] include/socket.h:423 NCCL WARN Net : Connection closed by remote peer 10.0.0.4<52638>\n"
+STEPS = "".join(f"Train Epoch: 1 [{i * 900}/246000 ({i}%)]\tLoss: 0.0{i}6680\n" for i in range(1, 4))
+
+
+@pytest.mark.parametrize("warns", [REM_ALLOCATOR, SOCKET_CLOSED])
+def test_nccl_warnings_training_went_on_from_fail_nothing(run_cli, tmp_path, warns):
+    """NCCL's helper threads (bootstrap.cc's remote allocator, a socket's reader) log WARN and the run
+    goes on: the steps after them show the process did (NCCL's `%s:%d:%d [%d] %s:%d NCCL WARN %s`
+    debug format; synthetic lines)."""
+    report = _scan(run_cli, tmp_path, warns + STEPS)
+    assert report["verdict"] != "FAILED", report["verdict_reason"]
+
+
+def test_nccl_warnings_before_an_exception_are_still_its_error(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path, STEPS + SOCKET_CLOSED
+                   + "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1191, "
+                     "remote process exited or there was a network error, NCCL version 2.14.3\n" + STEPS)
+    assert report["verdict"] == "FAILED"
+
+
+@pytest.mark.parametrize("line, rank", [
+    ("[E ProcessGroupNCCL.cpp:915] [Rank 1] NCCL watchdog thread terminated with exception: CUDA error: "
+     "device-side assert triggered", 1),
+    ("[rank3]:[E1201 10:00:00.000000000 ProcessGroupNCCL.cpp:1618] [PG ID 0 PG GUID 0(default_pg) Rank 3] "
+     "Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was "
+     "encountered", 3),
+    ("[E1201 10:00:00.000000000 ProcessGroupNCCL.cpp:1618] [PG 0 Rank 2] Process group watchdog thread "
+     "terminated with exception: CUDA error: unspecified launch failure", 2),
+])
+def test_a_cuda_error_the_watchdog_ended_on_names_the_rank_its_line_does(run_cli, tmp_path, line, rank):
+    """logPrefix()'s `[Rank N] ` (up to 2.1), the default group's `[PG 0 Rank N] ` (2.2, 2.3) and
+    `[PG ID 0 PG GUID 0(default_pg) Rank N] ` (2.4 on) before the watchdog's last words (synthetic)."""
+    report = _scan(run_cli, tmp_path, line + "\n")
+    assert report["root_cause"]["rank"] == rank

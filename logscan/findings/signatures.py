@@ -14,7 +14,10 @@ from dataclasses import replace
 from logscan.catalogue import Group
 from logscan.findings.base import cause_hint, few, finding
 from logscan.model.job import Job
-from logscan.rule_ids import SIBLING_TERMINATED
+from logscan.rule_ids import DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, WORKER_GROUP_RESTART
+
+# Lines that end an attempt of the run: what comes after them is another attempt's.
+ENDS_AN_ATTEMPT = frozenset({SIBLING_TERMINATED, WORKER_GROUP_RESTART, DEATH_SIGNAL_RECEIVED})
 
 # What a training loop runs every step (DDP's gradient reduction): in a two-rank disagreement, the
 # rank running something else is the one that left the loop's usual path.
@@ -90,6 +93,21 @@ def _another_failed(job: Job) -> bool:
     return any(not f.cascade for f in job.failures)
 
 
+def _logged_and_survived(worker, hit) -> bool:
+    """A log line of the error (NCCL's WARN from a helper thread, a library's message), not an
+    exception or an exit, after which the same log shows training going on with no exception, exit
+    or restart between: the process logged it and went on; it failed nothing."""
+    at = (hit.where.file, hit.where.line)
+    ended = [(x.where.file, x.where.line) for x in (*worker.exceptions, *worker.exits)]
+    ended += [(h.where.file, h.where.line) for h in worker.hits if h.rule_id in ENDS_AN_ATTEMPT]
+    if at in ended:
+        return False
+    later = [p.where.line for p in worker.progress if p.where.file == hit.where.file and p.where.line > hit.where.line]
+    if not later:
+        return False
+    return not any(file == hit.where.file and hit.where.line <= line < min(later) for file, line in ended)
+
+
 def _fold_rankless(by_key: dict) -> None:
     """A Worker's lines of this rule that name no rank, beside lines of one rank alone: one report
     (NCCL's WARN lines, unprefixed, before the rank's own error line), not a second error."""
@@ -111,6 +129,8 @@ def signature_findings(job: Job, rule):
     for worker in job.workers:
         stopped = None
         mine = [h for h in worker.hits if h.rule_id == rule.id]
+        if mine and worker.progress:
+            mine = [h for h in mine if not _logged_and_survived(worker, h)]
         # One process told by several lines (torchrun's `failed (exitcode: -9) ... (pid: P)` and
         # its summary's row for pid P): the rank one of them names is every one's.
         rank_of_pid = {}

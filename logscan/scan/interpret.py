@@ -249,6 +249,8 @@ class FileInterpreter:
                 return  # the raise a THCudaCheck FAIL line already told
             if meaning.announced:
                 context.announced[key] = exc
+                if where.rank is None and (told := lineparse.watchdog_rank(body)) is not None:
+                    where = replace(where, rank=told)
             signals = tuple(context.traceback_signals.get(key, ()))
             if key in context.headerless:
                 context.headerless.discard(key)

@@ -642,6 +642,17 @@ def parse_thc_check(body: str) -> tuple[str, str] | None:
 # message is c10's CUDA check (c10_cuda_check_implementation): `CUDA error: %s`.
 CUDA_ERROR_TOLD = re.compile(
     r"(?:watchdog thread terminated with exception|^\s*what\(\)):\s+(?P<message>CUDA error: .*\S)")
+# The rank the watchdog's line names in its prefix (logPrefix(): `[Rank N] ` up to 2.1, the default
+# group's `[PG 0 Rank N] ` or `[PG ID 0 PG GUID 0(default_pg) Rank N] ` later): the global rank, as
+# collective-timeout-line reads it.
+WATCHDOG_RANK = re.compile(r"\[(?:PG ID 0 PG GUID 0\(default_pg\) |PG 0 (?:\(default_pg\) )?)?Rank (?P<rank>\d+)\] "
+                           r"(?:NCCL|Process group) watchdog thread terminated")
+
+
+def watchdog_rank(body: str) -> int | None:
+    """The global rank a watchdog thread's last line names, if it names one."""
+    found = WATCHDOG_RANK.search(body) if "watchdog thread terminated" in body else None
+    return int(found["rank"]) if found is not None else None
 
 
 # torchrun's error handler (elastic/multiprocessing/errors/error_handler.py, 1.9 and 1.10) logs the
