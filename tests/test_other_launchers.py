@@ -38,6 +38,9 @@ HEAD = """\
     ("subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', '--local_rank=0']' "
      "returned non-zero exit status 1.", 0, 1),
     ("exits with return code = -7", None, -7),
+    # closed by a paste's code span or quote
+    (f"[2023-04-01 14:17:09,383] [ERROR] [launch.py:324:sigkill_handler] {CMD} exits with return code = -9`", None, -9),
+    (f"[2023-04-01 14:17:09,383] [ERROR] [launch.py:324:sigkill_handler] {CMD} exits with return code = 1'.", None, 1),
     # a paste with the command edited out
     ("subprocess.CalledProcessError: Command XXXXX (my script params) died with <Signals.SIGSEGV: 11>.", None, -11),
     ("subprocess.CalledProcessError: Command <redacted> returned non-zero exit status 2.", None, 2),

@@ -787,3 +787,37 @@ def test_the_real_runs_agent_losing_its_store_pasted_alone_is_that_failure(run_c
     assert report["verdict"] == "FAILED", report["verdict_reason"]
     assert report["root_cause"]["rule"] == "failure-elsewhere"
     assert "lost the rendezvous store" in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("line, rank", [
+    # WorkNCCL::synchronize under TORCH_NCCL_BLOCKING_WAIT=1 (2.x): logPrefix() + "Work " + work + " timed
+    # out in blocking wait"; 1.x appends `(NCCL_BLOCKING_WAIT=1).`
+    ("[rank4]:[E601 07:25:57.393526823 ProcessGroupNCCL.cpp:756] [Rank 4] Work WorkNCCL(SeqNum=201809, "
+     "OpType=BROADCAST, NumelIn=32, NumelOut=32, Timeout(ms)=10800000) timed out in blocking wait.", 4),
+    ("[E ProcessGroupNCCL.cpp:566] [Rank 1] Work WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=60000) "
+     "timed out in blocking wait (NCCL_BLOCKING_WAIT=1).", 1),
+])
+def test_the_blocking_waits_timeout_is_a_collective_timeout(run_cli, tmp_path, line, rank):
+    report = _scan(run_cli, tmp_path, line + "\n")
+    assert report["root_cause"]["rule"] == "collective-timeout"
+    assert f"rank {rank} waited" in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("state, healthy", [("SUCCEEDED", True), ("AppState.SUCCEEDED", True), ("FAILED", False)])
+def test_torchx_waiting_for_its_app_tells_how_it_ended(run_cli, tmp_path, state, healthy):
+    """torchx's run (cli/cmd_run.py, `logger.info(f"Job finished: {status.state}")` under its `torchx
+    <date> <time> INFO` format; synthetic lines): SUCCEEDED is every replica exiting 0, FAILED no end."""
+    report = _scan(run_cli, tmp_path, "Epoch 50, average loss 1.61\n"
+                   f"torchx 2023-03-07 02:44:57 INFO     Job finished: {state}\n")
+    assert (report["verdict"] == "HEALTHY") is healthy, report["verdict_reason"]
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: transform: failed to synchronize: cudaErrorECCUncorrectable: uncorrectable ECC error encountered",
+    "  what():  CUDA error: uncorrectable ECC error encountered",
+])
+def test_an_uncorrectable_ecc_error_is_the_gpus_fault(run_cli, tmp_path, line):
+    """CUDA's error string for cudaErrorECCUncorrectable, as thrust and c10 carry it (synthetic)."""
+    report = _scan(run_cli, tmp_path, line + "\n")
+    assert report["root_cause"]["cause"] == "gpu-fault"
+    assert "ECC" in report["root_cause"]["hint"]

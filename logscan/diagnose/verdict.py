@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from logscan.model.job import END_MARKER, Job, Worker
+from logscan.model.job import Job, Worker, says_run_ended
 from logscan.scan.prefixes import strip_prefixes
 from logscan.catalogue import Group
 from logscan.rule_ids import (DEATH_SIGNAL_RECEIVED, ERROR_LINE, SIBLING_TERMINATED, TORCHRUN_STARTED,
@@ -155,14 +155,14 @@ def run_end(job: Job) -> str | None:
         if w.progress_fraction() == 1.0 and (steps := w.finished_steps()):
             return f"{steps} steps"
     for w in job.workers:
-        if w.last_line is not None and END_MARKER.search(w.last_line.text):
+        if w.last_line is not None and says_run_ended(w.last_line.text):
             return f"its last line: {strip_prefixes(w.last_line.text).body.strip()[:QUOTED]}"
     for w in job.workers:
         if (end := w.end_of_run()) is not None:
             # A framework's own word that its loop ended (Lightning's `Trainer.fit` stopped line): it
             # ends its line, which a progress bar's last redraw may begin.
             said = strip_prefixes(end.text).body.strip()
-            who = "its end-of-run line" if END_MARKER.search(end.text) else "the framework says"
+            who = "its end-of-run line" if says_run_ended(end.text) else "the framework says"
             return f"{who}: {'…' if len(said) > QUOTED else ''}{said[-QUOTED:]}"
     ddp = [w for w in job.workers if _shows_ddp(w)]
     if ddp and all(w.group_succeeded for w in ddp):

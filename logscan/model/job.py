@@ -32,6 +32,13 @@ _EPOCH_BAR = re.compile(r"(?i)\bepoch\s+\d+\s*:")
 # A script's own end-of-run line, where progress lines give no `N/N`: `training finished: 30
 # steps`, `Training complete`, `run done`.
 END_MARKER = re.compile(r"(?i)\b(?:training|train|run|job)\b[\s:]+(?:is\s+)?(?:finished|complete[d]?|done)\b")
+# An end line that says the run ended badly (`Job finished: FAILED`, `training done with errors`).
+BAD_END = re.compile(r"(?i)\b(?:fail(?:ed|ure|s)?|errors?|cancel+ed|abort(?:ed)?|killed|unsuccessful)\b")
+
+
+def says_run_ended(text: str) -> bool:
+    """The line is a script's or launcher's word that its run ended, and not that it ended badly."""
+    return END_MARKER.search(text) is not None and BAD_END.search(text) is None
 
 # How many lines a script's end-of-run line may stand above its log's end: its teardown's lines
 # (a memory summary, the interpreter's exit warnings) come after it.
@@ -216,7 +223,7 @@ class Worker(EventLists):
         if self.progress_fraction() == 1.0:
             return self.last_progress.where
         last = self.last_line
-        if last is not None and END_MARKER.search(last.text):
+        if last is not None and says_run_ended(last.text):
             return last
         said = self._end_marker_before_teardown()
         if said is not None:
@@ -229,7 +236,7 @@ class Worker(EventLists):
         after it that tells anything (a memory summary, the interpreter's exit warnings): its
         teardown's lines, not more of the run."""
         tail = self.tail_lines[-TEARDOWN_LINES - 1:]
-        marker = next((w for w in reversed(tail) if END_MARKER.search(w.text)), None)
+        marker = next((w for w in reversed(tail) if says_run_ended(w.text)), None)
         if marker is None:
             return None
         at = self.position(marker)

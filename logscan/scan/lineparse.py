@@ -727,7 +727,8 @@ FAILED_LINE = re.compile(
 # raised subprocess.CalledProcessError, `Command '[...]' returned non-zero exit status 1.` or
 # `... died with <Signals.SIGKILL: 9>.` (the command is the last spawned one's: _only_local_rank).
 LAUNCHER_EXIT = re.compile(
-    r"exits with return code = (?P<exitcode>-?\d+)\s*$"
+    # (a paste may close the line with a quote or a code span's backtick)
+    r"exits with return code = (?P<exitcode>-?\d+)[\s`'\".]*$"
     # (a paste may have the command edited out: `Command XXXXX (my script params) died with ...`)
     r"|Command (?:'\[.*\]'|\S.*?) (?:returned non-zero exit status (?P<status>\d+)|died with <Signals\.\w+: (?P<signal>\d+)>)")
 # Of DeepSpeed's sigkill_handler's messages (`Killing subprocess N`, `Main process received SIGTERM,
