@@ -821,3 +821,17 @@ def test_an_uncorrectable_ecc_error_is_the_gpus_fault(run_cli, tmp_path, line):
     report = _scan(run_cli, tmp_path, line + "\n")
     assert report["root_cause"]["cause"] == "gpu-fault"
     assert "ECC" in report["root_cause"]["hint"]
+
+
+@pytest.mark.parametrize("line, rank", [
+    ("[rank1]:[E114 16:14:58.306997582 ProcessGroupNCCL.cpp:1834] [PG ID 0 PG GUID 0(default_pg) Rank 1] Timeout at "
+     "NCCL work: 1, last enqueued NCCL work: 1, last completed NCCL work: -1.", 1),
+    ("[E1201 10:00:00.000000000 ProcessGroupNCCL.cpp:1590] [PG 0 Rank 3] Timeout at NCCL work: 412, last enqueued "
+     "NCCL work: 413, last completed NCCL work: 411.", 3),
+])
+def test_the_watchdogs_summary_of_a_timed_out_work_is_a_collective_timeout(run_cli, tmp_path, line, rank):
+    """torch 2.4+'s watchdog line (logPrefix() + `Timeout at NCCL work: %d, last enqueued NCCL work: %d, last
+    completed NCCL work: %d.`), which a paste keeps when the long sentence before it is lost (synthetic)."""
+    report = _scan(run_cli, tmp_path, line + "\n")
+    assert report["root_cause"]["rule"] == "collective-timeout"
+    assert f"rank {rank} waited" in report["root_cause"]["message"]
