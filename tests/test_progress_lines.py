@@ -46,3 +46,17 @@ def test_slurms_job_steps_are_not_training_steps(line):
 
 def test_a_training_step_line_is_still_progress():
     assert ProgressFinder().is_progress_line(b"step 12/100 loss 0.52")
+
+
+@pytest.mark.parametrize("line, progress", [
+    # DeepSpeed's wall_clock_breakdown after each optimizer step (engine.py's timer names: `forward_microstep`,
+    # `fwd_microstep` from 0.9; the timers' `time (ms) | name: ms | ...` line)
+    ("[2023-06-03 00:10:23,345] [INFO] [logging.py:96:log_dist] [Rank 0] rank=0 time (ms) | forward_microstep: "
+     "1330.05 | backward_microstep: 4766.88 | step_microstep: 0.05", True),
+    ("[2024-09-01 10:00:00,000] [INFO] [logging.py:128:log_dist] [Rank 0] time (ms) | fwd_microstep: 88.41 | "
+     "bwd_microstep: 201.07 | step_microstep: 12.30", True),
+    # its optimizer's start-up timing is no step
+    ("[2024-09-01 09:59:00,000] [INFO] [utils.py:781:see_memory_usage] After initializing optimizer states", False),
+])
+def test_deepspeeds_step_timers_are_progress(line, progress):
+    assert ProgressFinder().is_progress_line(line.encode()) is progress

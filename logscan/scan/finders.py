@@ -177,6 +177,9 @@ DEFAULT_PROGRESS = (
     r"""['"](?:loss|train_loss)['"][ \t]*:[ \t]*['"]?[-+]?[\d.]""",
     # `loss=0.5`, `loss: 0.5`, and a named one: `train_loss: 0.512` (Lightning's rich bar)
     r"(?i:(?:\x1b\[[0-9;]*m|\b|_)loss[ \t]*[:=][ \t]*[-+]?\d)",
+    # DeepSpeed's wall_clock_breakdown, logged after each optimizer step: `rank=0 time (ms) |
+    # forward_microstep: 1330.05 | ...` (`fwd_microstep` from 0.9)
+    r"time \(ms\) \| (?:forward|fwd)_microstep: \d",
 )
 # Every match of a default progress pattern holds one of these, in some letter case.
 PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|")
