@@ -835,3 +835,27 @@ def test_the_watchdogs_summary_of_a_timed_out_work_is_a_collective_timeout(run_c
     report = _scan(run_cli, tmp_path, line + "\n")
     assert report["root_cause"]["rule"] == "collective-timeout"
     assert f"rank {rank} waited" in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("frame", [
+    '  File "/opt/conda/lib/python3.6/site-packages/torch/distributed/distributed_c10d.py", line 360, in '
+    'init_process_group\n    timeout=timeout)\n',
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/nn/parallel/distributed.py", line 798, in __init__\n'
+    '    _sync_module_states(\n',
+])
+def test_a_lost_store_while_joining_the_world_says_so(run_cli, tmp_path, frame):
+    """A process's own lost connection raised from init_process_group or DDP's constructor (Python's
+    traceback format; synthetic lines)."""
+    report = _scan(run_cli, tmp_path, "Traceback (most recent call last):\n"
+                   '  File "/opt/app/mnist.py", line 132, in main\n    dist.init_process_group(backend="gloo")\n'
+                   + frame + "RuntimeError: Connection reset by peer\n")
+    assert report["root_cause"]["rule"] == "failure-elsewhere"
+    assert "while setting up the process group or DDP" in report["root_cause"]["message"]
+
+
+def test_a_lost_peer_in_training_is_not_told_as_set_up(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path, "step 12 loss 0.3\nTraceback (most recent call last):\n"
+                   '  File "/opt/app/train.py", line 80, in train\n    loss.backward()\n'
+                   "RuntimeError: [/opt/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.2]:7001\n")
+    assert report["root_cause"]["rule"] == "failure-elsewhere"
+    assert "setting up" not in report["root_cause"]["message"]

@@ -13,7 +13,7 @@ from logscan.model.failures import EXIT_CODE_CUT, SIGKILL, SIGTERM, Failure, ear
 from logscan.model.job import ROUND_FAILURE, Job
 from logscan.rule_ids import (CONNECT_FAILED, DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, WORKER_GROUP_RESTART,
                               WORKER_KILLED)
-from logscan.vocabulary import JobStatus
+from logscan.vocabulary import JobStatus, RunStage
 
 
 def _crashes(job: Job, rule, during: bool):
@@ -247,7 +247,12 @@ def failure_elsewhere(job: Job, rule):
     first = same[0]
     ranks = sorted({f.rank for f in lost if f.rank is not None})
     who = plural(ranks, "rank", "ranks") if ranks else "a process" if len(lost) == 1 else f"{len(lost)} processes"
-    message = (f"{who} failed with {first.summary}: {'it' if len(lost) == 1 else 'they'} lost a peer or the "
+    # raised while joining the world (init_process_group, DDP's first broadcast): the store's host or a
+    # peer was gone before training began
+    setting_up = job.catalogue.signals_at(RunStage.INIT)
+    when = " while setting up the process group or DDP" if all(
+        any(s in setting_up for s in f.signals) for f in lost) else ""
+    message = (f"{who} failed with {first.summary}{when}: {'it' if len(lost) == 1 else 'they'} lost a peer or the "
                f"store's host, and the failure that caused it is not in these lines")
     # The ranks named are the ones that lost a peer, not the one that failed: no rank is the cause.
     return [finding(rule, message, [f.where for f in lost], ranks=tuple(ranks))]

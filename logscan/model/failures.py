@@ -346,7 +346,10 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
                 or lookups.run_finished and not _after_last_progress(seen_lines, exc.where)):
             continue  # logged and survived: training went on after it
         rank = worker.global_rank(exc.where)
-        signals = (*exc.line_signals, *(exc.traceback_signals if prefixed else ()))
+        # an unprefixed traceback's frames may be another process's, interleaved; its set-up frames
+        # (init_process_group, DDP's constructor) still place when it was raised
+        signals = (*exc.line_signals, *(exc.traceback_signals if prefixed else
+                                        (s for s in exc.traceback_signals if s in lookups.at_init)))
         cascade = (any(s in waiting for s in signals)
                    or exc.exc_type.rsplit(".", 1)[-1] in STOPPED_BY_SIGNAL
                    # a traceback the log ends inside, after a signal from outside reached torchrun:
