@@ -859,3 +859,25 @@ def test_a_lost_peer_in_training_is_not_told_as_set_up(run_cli, tmp_path):
                    "RuntimeError: [/opt/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.2]:7001\n")
     assert report["root_cause"]["rule"] == "failure-elsewhere"
     assert "setting up" not in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("prefix", ["", "[rank2]:"])
+def test_terminates_what_right_below_a_processs_exception_is_the_same_failure(run_cli, tmp_path, prefix):
+    """Python's exception line, then std::terminate's `terminate called after throwing an instance of
+    'c10::Error'` / `  what():  CUDA error: %s` from a destructor as the exception unwound (libstdc++'s
+    verbose terminate handler and c10's CUDA check; synthetic lines)."""
+    report = _scan(run_cli, tmp_path, "step 3 loss 2.1\n"
+                   f"{prefix}RuntimeError: transform: failed to synchronize: cudaErrorECCUncorrectable: uncorrectable "
+                   "ECC error encountered\n"
+                   f"{prefix}terminate called after throwing an instance of 'c10::Error'\n"
+                   f"{prefix}  what():  CUDA error: uncorrectable ECC error encountered\n")
+    assert len([f for f in report["findings"] if f["severity"] == "error"]) == 1
+
+
+def test_terminates_what_of_another_rank_is_its_own_failure(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path, "step 3 loss 2.1\n"
+                   "[rank2]:RuntimeError: CUDA error: an illegal memory access was encountered\n"
+                   "[rank5]:terminate called after throwing an instance of 'c10::Error'\n"
+                   "[rank5]:  what():  CUDA error: an illegal memory access was encountered\n")
+    ranks = sorted(r for f in report["findings"] if f["severity"] == "error" for r in ([f["rank"]] + f["ranks"]) if r is not None)
+    assert 2 in ranks and 5 in ranks

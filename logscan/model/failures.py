@@ -261,6 +261,20 @@ def _raised_for_logged_wait(lookups: _JobLookups, worker: Worker, header: Where)
                and 0 < header.line - h.where.line <= LOGGED_BEFORE_RAISE for h in worker.hits)
 
 
+# How far below a Python exception line std::terminate's `what():` may stand and be the same
+# process's end: `terminate called after throwing an instance of '...'` comes between.
+TERMINATE_AFTER = 3
+
+
+def _terminate_after(previous: Failure, exc, rank: int | None) -> bool:
+    """`exc` is std::terminate's `what():` line just below the exception `previous` told, of the
+    same process as far as the lines tell."""
+    where = exc.where
+    return (previous.exitcode is None and previous.rank == rank and previous.where.file == where.file
+            and 0 < where.line - previous.where.line <= TERMINATE_AFTER
+            and "what():" in where.text)
+
+
 def _signalled_before(worker: Worker, where: Where) -> bool:
     """torchrun or the scheduler got a signal from outside before this line."""
     at = worker.position(where)
@@ -361,6 +375,11 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             elif len(crashed) == 1:
                 rank = next(iter(crashed))
             unranked_claimed = rank is not None
+        if out and _terminate_after(out[-1], exc, rank):
+            # std::terminate's `what():` right after a Python exception of the same process: a C++
+            # destructor failing while that exception unwound it, one failure told twice
+            further.setdefault(len(out) - 1, []).append(exc)
+            continue
         if rank is not None and rank in index_of:
             # One process, one failure: a later line of the same rank is the same error
             # told again (a chained exception, a DataLoader worker's original traceback).
