@@ -1614,6 +1614,22 @@ for _base, _short in (("duplicate-node-rank", "dnrp"), ("launch-mismatch", "lmp"
     production_twin(_base, "prod", _short, _expect, tries=1,
                     check=None if "torchrun env" in repr(_sc.check.__closure__ if _sc.check else "") else _sc.check)
 
+# The same segmentation fault with Python's faulthandler on (PYTHONFAULTHANDLER=1, as many images
+# and launch scripts set): the dying process prints `Fatal Python error: Segmentation fault` and its
+# threads' stacks before torchrun reports exit -11. One death, told by both.
+scenario(
+    name="native-crash-segv-faulthandler-prod", short="ncsfp", layout="worker-N/launch_ddp.log",
+    workers=workers(2),
+    env={"LOOP_STYLE": "plain", "FAIL_KIND": "segv", "FAIL_RANKS": "1", "FAIL_STEP": "10", "STEP_SLEEP": "0.1",
+         "PRINT_ENV": "0", "PYTHONFAULTHANDLER": "1"},
+    check=_has("Fatal Python error: Segmentation fault"),
+    description=_PROD + "). At step 10 rank 1 reads address 0 through ctypes.string_at(0) with "
+    "PYTHONFAULTHANDLER=1: the process prints faulthandler's `Fatal Python error: Segmentation fault` and its "
+    "stacks, then torchrun reports exit -11.",
+    expect=exp(["crash-during-training"], root="crash-during-training", node_rank=0, rank=1,
+               note="faulthandler's report and torchrun's failed line are one death of rank 1, told twice."),
+)
+
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
 KNOWN_GAPS: dict[str, str] = {
 }
