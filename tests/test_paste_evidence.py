@@ -881,3 +881,28 @@ def test_terminates_what_of_another_rank_is_its_own_failure(run_cli, tmp_path):
                    "[rank5]:  what():  CUDA error: an illegal memory access was encountered\n")
     ranks = sorted(r for f in report["findings"] if f["severity"] == "error" for r in ([f["rank"]] + f["ranks"]) if r is not None)
     assert 2 in ranks and 5 in ranks
+
+
+@pytest.mark.parametrize("cause, outer, inner", [
+    ("DistBackendError", "ray::_Inner.train() (pid=249, ip=10.0.0.78, repr=TorchTrainer)",
+     "ray::_RayTrainWorker__execute.get_next() (pid=192, ip=10.0.0.19)"),
+    ("OutOfMemoryError", "ray::main_task() (pid=1748945, ip=10.0.0.5)",
+     "ray::WorkerDict.actor_rollout_update_actor() (pid=118848, ip=10.0.0.7)"),
+])
+def test_ray_re_raising_a_tasks_error_at_each_hop_is_one_failure(run_cli, tmp_path, cause, outer, inner):
+    """Ray's RayTaskError(Cause) str: `ray::Task() (pid=N, ip=...)` then the remote traceback; each caller
+    raises it again (synthetic lines from that format)."""
+    report = _scan(run_cli, tmp_path,
+                   f"ray.exceptions.RayTaskError({cause}): {outer}\n"
+                   '  File "/opt/ray/train/_internal/utils.py", line 57, in check_for_failure\n'
+                   f"ray.exceptions.RayTaskError({cause}): {inner}\n")
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    assert len(errors) == 1
+    assert inner.split(" (")[0] in report["root_cause"]["message"]
+
+
+def test_ray_errors_of_two_causes_are_two_failures(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path,
+                   "ray.exceptions.RayTaskError(DistBackendError): ray::_Inner.train() (pid=249)\n"
+                   "ray.exceptions.RayTaskError(FileNotFoundError): ray::Loader.read() (pid=300)\n")
+    assert len([f for f in report["findings"] if f["severity"] == "error"]) == 2

@@ -228,6 +228,7 @@ CHILD_FAILED = "ChildFailedError"
 SPAWN_FAILED = ("an error torch.multiprocessing.spawn saw in one of its processes (it terminated the others; "
                 "which one failed, the lines do not say)")
 EXIT_CODE_CUT = "an error exit (its launcher's report of it is cut off before the exit code)"
+RAY_TASK_ERROR = "ray.exceptions.RayTaskError("
 REPORT_CUT = "an error torchrun reported as ChildFailedError (its report of which process is cut off)"
 
 
@@ -273,6 +274,14 @@ def _terminate_after(previous: Failure, exc, rank: int | None) -> bool:
     return (previous.exitcode is None and previous.rank == rank and previous.where.file == where.file
             and 0 < where.line - previous.where.line <= TERMINATE_AFTER
             and "what():" in where.text)
+
+
+def _ray_reraise(previous: Failure, exc, rank: int | None) -> bool:
+    """Ray re-raises a task's error in its caller as `RayTaskError(Cause)` again (a trainer actor
+    around its workers, the driver around the trainer): the same cause class right after is one
+    failure told at each hop; the last hop printed is the task where it was raised."""
+    return (exc.exc_type.startswith(RAY_TASK_ERROR) and previous.rank == rank and previous.exitcode is None
+            and previous.where.file == exc.where.file and previous.summary.split(":", 1)[0] == exc.exc_type)
 
 
 def _signalled_before(worker: Worker, where: Where) -> bool:
@@ -375,7 +384,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             elif len(crashed) == 1:
                 rank = next(iter(crashed))
             unranked_claimed = rank is not None
-        if out and _terminate_after(out[-1], exc, rank):
+        if out and (_terminate_after(out[-1], exc, rank) or _ray_reraise(out[-1], exc, rank)):
             # std::terminate's `what():` right after a Python exception of the same process: a C++
             # destructor failing while that exception unwound it, one failure told twice
             further.setdefault(len(out) - 1, []).append(exc)
