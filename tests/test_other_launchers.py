@@ -135,3 +135,42 @@ def test_deepspeeds_report_cut_before_its_exit_code_is_still_a_failure(run_cli, 
 def test_deepspeeds_other_teardown_messages_are_no_exit_report(line):
     """Its stop on a signal of its own, and its kills, tell no process's failure by themselves."""
     assert parse_summary_line(line) is None
+
+
+MPI_DETECTED = ("--------------------------------------------------------------------------\n"
+                "{launcher} detected that one or more processes exited with non-zero status, thus causing\n"
+                "the job to be terminated. The first process to do so was:\n\n"
+                "  Process name: [[{job},1],{rank}]\n"
+                "  Exit code:    {code}\n"
+                "--------------------------------------------------------------------------\n")
+
+
+@pytest.mark.parametrize("launcher, rank, code", [("mpirun", 3, 1), ("mpiexec", 0, 255)])
+def test_open_mpis_report_of_the_first_failed_process_is_its_exit(run_cli, tmp_path, launcher, rank, code):
+    """Open MPI's help text (orte/prte errmgr: `%s detected that one or more processes exited with non-zero
+    status ... Process name: [[%s,%s],%d] / Exit code: %d`; synthetic lines from it)."""
+    (tmp_path / "mpi.log").write_text("step 10 loss 2.3\n" + MPI_DETECTED.format(
+        launcher=launcher, job=41293, rank=rank, code=code))
+    report = json.loads(run_cli("scan", tmp_path, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert report["verdict"] == "FAILED"
+    assert f"rank {rank} failed with exit code {code}" in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("launcher", ["mpirun", "prterun"])
+def test_open_mpis_report_of_a_signalled_process_is_its_death(run_cli, tmp_path, launcher):
+    """`%s noticed that process rank %d with PID %d on node %s exited on signal %d (%s).` (synthetic)."""
+    (tmp_path / "mpi.log").write_text(
+        f"step 10 loss 2.3\n{launcher} noticed that process rank 1 with PID 0 on node node-2 exited on signal 9 (Killed).\n")
+    report = json.loads(run_cli("scan", tmp_path, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert report["verdict"] == "FAILED"
+    assert "rank 1 was killed by SIGKILL" in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("text", [
+    "step 10 loss 2.3\nsummary of the run\n  Exit code:    1\n",
+    "step 10 loss 2.3\n  Process name: [[41293,1],3]\nsomething else\nmore\nand more\n  Exit code:    1\n",
+])
+def test_an_exit_code_line_without_open_mpis_process_name_above_it_is_nothing(run_cli, tmp_path, text):
+    (tmp_path / "x.log").write_text(text)
+    report = json.loads(run_cli("scan", tmp_path, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert report["verdict"] != "FAILED"

@@ -30,6 +30,8 @@ MAX_RAW = MAX_EVIDENCE * 4  # bytes of a line that are ever looked at: enough fo
 MEANINGS_KEPT = 4096
 # mp.spawn's message begins with two newlines: its raise's line, a blank, then the quote's head.
 SPAWN_QUOTE_GAP = 2
+# Open MPI prints its failed process's `Exit code:` on the line after its `Process name:`.
+MPI_EXIT_GAP = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,8 @@ class _FileContext:
     ignoring: set = field(default_factory=set)
     # the exit faulthandler's last report made, until its stack shows whose process it was
     fault_dump: ProcessExit | None = None
+    # (rank, line) of Open MPI's `Process name: [[j,s],rank]`, until its `Exit code:` line
+    mpi_process: tuple[int, int] | None = None
 
 
 class RuleTimeouts:
@@ -337,12 +341,20 @@ class FileInterpreter:
             return where
         if kind == "failed":
             local_rank, exitcode = value
-            self.scan.exits.append(ProcessExit(where, None, local_rank, exitcode, host=parsed.host,
+            self.scan.exits.append(ProcessExit(where, parsed.rank, local_rank, exitcode, host=parsed.host,
                                                tasks=parsed.tasks, training_process=parsed.training_process,
                                                exitcode_cut=parsed.exitcode_cut))
             context.fault_dump = self.scan.exits[-1] if parsed.fault_dump else None
             self._name_pid(body, None, local_rank)
             return replace(where, local_rank=local_rank)
+        if kind == "mpi-process":
+            context.mpi_process = (value, where.line)
+            return where
+        if kind == "mpi-exit":
+            named, context.mpi_process = context.mpi_process, None
+            if named is not None and 0 < where.line - named[1] <= MPI_EXIT_GAP:
+                self.scan.exits.append(ProcessExit(where, named[0], None, value, training_process=True))
+            return where
         if kind == "time":  # the first field of an entry
             entry.clear()
             entry["time"] = value

@@ -784,6 +784,15 @@ LAUNCHER_COMMANDS = re.compile(
 # `Terminating process %s via signal SIGTERM`. Unlike torchrun's closing signal, it never follows a
 # stop from outside.
 SPAWN_TERMINATING = re.compile(r"\bTerminating process \d+ via signal SIGTERM\b")
+# Open MPI's launcher (mpirun, mpiexec; prterun from 5.0) on the first process that failed:
+# `mpirun detected that one or more processes exited with non-zero status, ... The first process to
+# do so was:`, then `  Process name: [[jobfam,job],vpid]` and `  Exit code:    N` (the vpid is the
+# process's MPI rank); on one a signal ended: `mpirun noticed that process rank R with PID P on node
+# H exited on signal S (Name).`. Horovod's gloo runner words its failure as the first.
+MPI_PROCESS_NAME = re.compile(r"^\s*Process name: \[\[[\d.]+,\d+\],(?P<rank>\d+)\]\s*$")
+MPI_EXIT_CODE = re.compile(r"^\s*Exit code:\s+(?P<code>-?\d+)\s*$")
+MPI_SIGNALLED = re.compile(r"\b(?:mpirun|mpiexec|prterun) noticed that process rank (?P<rank>\d+) with PID \d+ "
+                           r"on node (?P<host>\S+) exited on signal (?P<signal>\d+)\b")
 # A step has at most this many task ids worth spelling out: a longer list is no step srun ran.
 MAX_STEP_TASKS = 1 << 20
 _TASK_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
@@ -841,6 +850,8 @@ class SummaryLine:
     exitcode_cut: bool = False
     # faulthandler's report, whose stack after it says whose process it was
     fault_dump: bool = False
+    # the global rank a launcher's report names (Open MPI's process rank)
+    rank: int | None = None
 
 
 @needs(_literal(b"Root Cause"), _literal(b"Failures:"),
@@ -854,6 +865,9 @@ class SummaryLine:
        _literal(b" terminated with exit code "), _literal(b" terminated with signal "),
        _literal(b" terminated with the following error:"),
        _literal(b"Signal: "), _literal(b"Caught signal "), _literal(b"Fatal Python error: "),
+       _literal(b"Process name: [["), _literal(b" noticed that process rank "),
+       # `  Exit code:    1` below Open MPI's process name (the context decides whose it is)
+       Candidates((b"Exit code:",), rb"^[ \t]*Exit code:[ \t]+-?[0-9]+[ \t]*$"),
        # torch 1.9 pads no field: `  exitcode: 1 (pid: 14750)`, `  rank: 0 (local_rank: 0)`
        Candidates((b"exitcode: ", b"rank: ", b"time: "),
                   rb"^[ \t]+(?:exitcode: -?[0-9]+ \(pid: |rank: [0-9]+ \(local_rank: |time: [0-9]{4}-)"))
@@ -881,6 +895,13 @@ def parse_summary_line(body: str) -> SummaryLine | None:
     if (shell := SHELL_KILLED_COMMAND.match(body.strip())) is not None \
             and not LAUNCHER_COMMANDS.search(shell["command"]):
         return SummaryLine("failed", (None, -BY_DESCRIPTION[shell["words"]]), training_process=True)
+    if "Process name: [[" in body and (mpi := MPI_PROCESS_NAME.match(body)) is not None:
+        return SummaryLine("mpi-process", int(mpi["rank"]))
+    if "Exit code:" in body and (mpi := MPI_EXIT_CODE.match(body)) is not None:
+        return SummaryLine("mpi-exit", int(mpi["code"]))
+    if " noticed that process rank " in body and (mpi := MPI_SIGNALLED.search(body)) is not None:
+        return SummaryLine("failed", (None, -int(mpi["signal"])), mpi["host"], training_process=True,
+                           rank=int(mpi["rank"]))
     if "Fatal Python error: " in body and (fatal := FAULTHANDLER_FATAL.match(body)) is not None:
         return SummaryLine("failed", (None, -BY_DESCRIPTION[fatal["words"]]), training_process=True,
                            fault_dump=True)
