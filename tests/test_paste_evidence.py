@@ -906,3 +906,14 @@ def test_ray_errors_of_two_causes_are_two_failures(run_cli, tmp_path):
                    "ray.exceptions.RayTaskError(DistBackendError): ray::_Inner.train() (pid=249)\n"
                    "ray.exceptions.RayTaskError(FileNotFoundError): ray::Loader.read() (pid=300)\n")
     assert len([f for f in report["findings"] if f["severity"] == "error"]) == 2
+
+
+@pytest.mark.parametrize("dress", ["WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:",
+                                   "W0813 22:23:32.979031 140204091807488 torch/distributed/elastic/rendezvous/"
+                                   "dynamic_rendezvous.py:1267] "])
+def test_keep_alives_that_lost_the_store_alone_are_no_failure(run_cli, tmp_path, dress):
+    """Only a node that joined its round sends keep-alives: their failure alone (the store's host ended,
+    crashed or finished) says neither that the node hung in rendezvous nor that the job failed."""
+    line = dress + KEEP_ALIVE.format(error="RendezvousConnectionError") + "\n"
+    report = _scan(run_cli, tmp_path, line * 3)
+    assert report["verdict"] == "INCONCLUSIVE", report["verdict_reason"]

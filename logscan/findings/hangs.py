@@ -23,6 +23,9 @@ RE_FORMED_ROUND_HINT = (
     "shared rendezvous store does this when the node that stays rank 0 does not publish the new "
     "round's MASTER_ADDR; TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 avoids it.")
 
+# dynamic_rendezvous's heartbeat of a node in its round (`has failed to send a keep-alive heartbeat`)
+KEEP_ALIVE = "keep-alive heartbeat"
+
 # How many collectives one process group's ranks can be apart: a rank enqueues a few works ahead
 # of the one NCCL runs (its watchdog reports the oldest unfinished). Numbers further apart than
 # this count in different groups.
@@ -72,7 +75,9 @@ def hang_in_rendezvous(job: Job, rule):
         started = worker.started_processes and worker.final_round.started
         if not worker.ran_torchrun or started or hits(worker, *launch_failures):
             continue
-        waits = [h for h in hits(worker, *rendezvous_signals) if worker.in_final_round(h.where)]
+        # a keep-alive is sent only by a node that joined its round: its failure is no wait to join
+        waits = [h for h in hits(worker, *rendezvous_signals)
+                 if worker.in_final_round(h.where) and KEEP_ALIVE not in h.where.text]
         terminated = hits(worker, DEATH_SIGNAL_RECEIVED)
         # A client that never reached the store says so (connect-failed), or says whom it timed out
         # connecting to (store-timeout's client line names the host).
