@@ -40,3 +40,22 @@ def test_a_stop_after_a_crash_elsewhere_is_the_teardown_not_the_cause(run_cli, t
     rules = {f["rule"] for f in scan_json(run_cli, job)["findings"]}
     # (the two runs used different master ports: launch-mismatch says so too)
     assert "crash-during-training" in rules and "stopped-from-outside" not in rules
+
+
+@pytest.mark.parametrize("signal", ["SIGHUP", "SIGINT"])
+def test_torchrun_passing_a_signal_other_than_sigterm_on_says_it_got_it(run_cli, tmp_path, signal):
+    """torchrun's agent shuts its processes down with the signal it received (api.py, `self._shutdown(
+    e.sigval)`: `Sending process %s closing signal %s`); a failed sibling's are sent SIGTERM. Pasted with
+    the 'Received ... death signal' line cut off, then torchrun's own traceback cut (synthetic lines)."""
+    import json
+    from conftest import POST_MORTEM_NOW
+    (tmp_path / "paste.log").write_text(
+        f"WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 102241 closing signal {signal}\n"
+        f"WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 102242 closing signal {signal}\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.8/site-packages/torch/distributed/run.py", line 710, in run\n'
+        "    elastic_launch(\n")
+    report = json.loads(run_cli("scan", tmp_path / "paste.log", "--isolated", "--format", "json",
+                                "--now", POST_MORTEM_NOW).stdout)
+    assert report["root_cause"]["rule"] == "stopped-from-outside"
+    assert signal in report["root_cause"]["message"]
