@@ -49,6 +49,7 @@ COLLECTIVE_TIMEOUT_LINE = "collective-timeout-line"
 DEATH_SIGNAL_RECEIVED = "death-signal-received"
 # Slurm cancelling a step because one of its tasks failed: srun's Terminated tasks are its victims.
 SLURM_STEP_TASK_FAILURE = "slurm-step-task-failure"
+CAUSE_OOM_KILL = "cause-oom-kill"  # the scheduler's word that its cgroup OOM-killed tasks
 SIBLING_TERMINATED = "sibling-terminated"
 STORE_TIMEOUT = "store-timeout"
 CONNECT_FAILED = "connect-failed"

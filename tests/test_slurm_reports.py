@@ -134,3 +134,18 @@ def test_a_paste_of_srun_s_task_report_alone_is_a_failure(run_cli, tmp_path, lin
     report = _report(run_cli, tmp_path)
     assert report["verdict"] == "FAILED"
     assert verb in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("oom", [OOM_NEW.format(n=1, s=""), OOM_OLD.format(n=1)])
+def test_slurms_oom_kill_report_pasted_alone_is_the_kill_not_a_cancel(run_cli, tmp_path, oom):
+    """slurmstepd's OOM report, srun's task end, then the step's cancel (Slurm's words, as above): the
+    scheduler's lines are no trace of torchrun, so srun's end of the task is the failure and the cancel
+    after it its consequence."""
+    (tmp_path / "slurm.out").write_text(
+        oom + SRUN.format(host="gpu20-15", task="task", ids="0", end="Out Of Memory")
+        + "srun: launch/slurm: _step_signal: Terminating StepId=81234.0\n"
+        "slurmstepd: error: *** STEP 81234.0 ON gpu20-15 CANCELLED AT 2022-05-17T17:58:10 ***\n")
+    root = _report(run_cli, tmp_path)["root_cause"]
+    assert root["rule"] != "stopped-from-outside"
+    assert root["cause"] == "out-of-memory"
+    assert "task 0" in root["message"]

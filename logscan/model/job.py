@@ -15,7 +15,7 @@ import re
 from logscan.catalogue import Catalogue, Group
 from logscan.exit_signals import BY_DESCRIPTION
 from logscan.limits import STALL_AFTER
-from logscan.rule_ids import (DEATH_SIGNAL_RECEIVED, ERROR_LINE, RENDEZVOUS_ROUND, SIBLING_TERMINATED,
+from logscan.rule_ids import (CAUSE_OOM_KILL, DEATH_SIGNAL_RECEIVED, ERROR_LINE, RENDEZVOUS_ROUND, SIBLING_TERMINATED,
                               SLURM_STEP_TASK_FAILURE, TORCHRUN_STARTED, TRAINING_LOOP_FINISHED,
                               WORKER_GROUP_SUCCEEDED)
 from logscan.model.training import StepWarnings
@@ -49,7 +49,8 @@ ROUND_START, ROUND_MEMBERSHIP, ROUND_FAILURE = "start", "membership", "failure"
 
 
 # Lines anyone prints: their hits say nothing of whether torchrun ran.
-NOT_TORCHRUN_TRACES = frozenset({ERROR_LINE, SLURM_STEP_TASK_FAILURE})
+# (the scheduler's own report of an OOM kill is Slurm's line, like its cancel)
+NOT_TORCHRUN_TRACES = frozenset({ERROR_LINE, SLURM_STEP_TASK_FAILURE, CAUSE_OOM_KILL})
 
 
 def _torchrun_trace(hit) -> bool:
