@@ -917,30 +917,3 @@ def test_keep_alives_that_lost_the_store_alone_are_no_failure(run_cli, tmp_path,
     line = dress + KEEP_ALIVE.format(error="RendezvousConnectionError") + "\n"
     report = _scan(run_cli, tmp_path, line * 3)
     assert report["verdict"] == "INCONCLUSIVE", report["verdict_reason"]
-
-
-@pytest.mark.parametrize("lines, ranks", [
-    (["[rank4]:[E421 02:05:38.764490322 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with "
-      "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
-      "[rank6]:[E421 02:05:38.764515994 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with "
-      "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error"], [4, 6]),
-    (["[E ProcessGroupGloo.cpp:138] Gloo connectFullMesh failed with [/opt/gloo/transport/tcp/pair.cc:152] timed out "
-      "connecting: SO_ERROR: Connection refused, remote=[10.0.0.1]:40631"], []),
-])
-def test_gloos_logged_mesh_failure_is_the_raise_it_announces(run_cli, tmp_path, lines, ranks):
-    """ProcessGroupGloo's constructor logs `Gloo connectFullMesh failed with %s` and throws it (logAndThrow;
-    glog headers of 2.x and 1.x; synthetic lines): each rank's raise, a lost peer at set-up."""
-    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
-    assert report["verdict"] == "FAILED", report["verdict_reason"]
-    assert report["root_cause"]["rule"] == "failure-elsewhere"
-    assert report["root_cause"]["ranks"] == ranks
-
-
-def test_gloos_logged_mesh_failure_and_its_raise_are_one_failure(run_cli, tmp_path):
-    report = _scan(run_cli, tmp_path,
-                   "[rank4]:[E421 02:05:38.764490322 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with "
-                   "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n"
-                   "[rank4]: RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/"
-                   "pair.cc:144] no error\n")
-    assert report["root_cause"]["ranks"] == [4]
-    assert len(report["root_cause"]["evidence"]) <= 2
