@@ -158,3 +158,21 @@ def test_a_wait_logged_well_above_a_cut_traceback_leaves_the_traceback_its_own_f
     report = _report(run_cli, tmp_path, [logged, "loading data\n", "building model\n", "wrapping the model\n", *frames])
     assert report["root_cause"]["rule"] == "crash-before-first-batch"
     assert "cuts off" in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("between", [
+    # NCCL's debug format (`%s:%d:%d [%d] NCCL INFO %s`), printed by its own threads between any lines
+    "003eef401da7:619:697 [1] NCCL INFO Channel 00 : 1[101d0] -> 6[a01c0] via P2P/IPC/read\n",
+    "node-3:881:905 [2] NCCL INFO comm 0x5581 rank 2 nranks 8 cudaDev 2 busId 201c0 - Init COMPLETE\n",
+])
+def test_nccls_debug_lines_interleaved_into_the_frames_do_not_hide_the_cut_traceback(run_cli, tmp_path, between):
+    """Synthetic frames as above, with NCCL's INFO lines written between them."""
+    frames = ['  File "/workspace/dlrm/scripts/dist_main.py", line 221, in main\n',
+              "    output = model(numerical_features, categorical_features).squeeze()\n",
+              between,
+              '  File "/opt/conda/lib/python3.6/site-packages/torch/nn/modules/module.py", line 577, in __call__\n',
+              between,
+              "    result = self.forward(*input, **kwargs)\n"]
+    report = _report(run_cli, tmp_path, frames)
+    assert report["verdict"] == "FAILED"
+    assert "cuts off" in report["root_cause"]["message"]

@@ -30,6 +30,8 @@ MAX_RAW = MAX_EVIDENCE * 4  # bytes of a line that are ever looked at: enough fo
 MEANINGS_KEPT = 4096
 # mp.spawn's message begins with two newlines: its raise's line, a blank, then the quote's head.
 SPAWN_QUOTE_GAP = 2
+# NCCL's debug format (`host:pid:tid [dev] NCCL INFO ...`): its threads write it between any two lines.
+NCCL_INFO = " NCCL INFO "
 # Open MPI prints its failed process's `Exit code:` on the line after its `Process name:`.
 MPI_EXIT_GAP = 2
 
@@ -506,6 +508,8 @@ class FileInterpreter:
         run = []
         for where in reversed(scan.tail_lines):
             body = strip_prefixes(where.text).body
+            if NCCL_INFO in body:
+                continue  # NCCL's debug lines, from its own threads, interleave with anything
             if not body[:1].isspace():
                 break
             run.append((where, body))
