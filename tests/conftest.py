@@ -67,6 +67,16 @@ def run_cli():
     return run
 
 
+def paste_report(run_cli, tmp_path: Path, text: str) -> dict:
+    """The JSON diagnosis of `text` written as one pasted log, read alone (--isolated) after the job."""
+    import json
+
+    (tmp_path / "paste.log").write_text(text)
+    result = run_cli("scan", tmp_path / "paste.log", "--format", "json", "--isolated", "--now", POST_MORTEM_NOW)
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
 def job_model(path, status: str | None = "failed"):
     """The job model of a directory of Worker logs (what the rules read), the platform's status
     given."""

@@ -18,19 +18,11 @@ and filled with plausible values; none is copied from a run:
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from conftest import POST_MORTEM_NOW
+from conftest import paste_report
 
-
-def _scan(run_cli, tmp_path, text: str) -> dict:
-    (tmp_path / "paste.log").write_text(text)
-    result = run_cli("scan", tmp_path / "paste.log", "--format", "json", "--isolated",
-                     "--now", POST_MORTEM_NOW)
-    assert result.exit_code in (0, 1), result.output
-    return json.loads(result.stdout)
+_scan = paste_report
 
 
 # --- 1. the aborted communicator is the watchdog's consequence ---------------------------------

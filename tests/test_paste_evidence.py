@@ -22,20 +22,12 @@ named, filled with plausible values; none is copied from a run:
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from conftest import POST_MORTEM_NOW
+from conftest import POST_MORTEM_NOW, paste_report
 from logscan.scan.lineparse import parse_exception, parse_summary_line, parse_thc_check
 
-
-def _scan(run_cli, tmp_path, text: str) -> dict:
-    (tmp_path / "paste.log").write_text(text)
-    result = run_cli("scan", tmp_path / "paste.log", "--format", "json", "--isolated",
-                     "--now", POST_MORTEM_NOW)
-    assert result.exit_code in (0, 1), result.output
-    return json.loads(result.stdout)
+_scan = paste_report
 
 
 def _rules(report: dict) -> set[str]:
@@ -796,8 +788,15 @@ def test_the_real_runs_agent_losing_its_store_pasted_alone_is_that_failure(run_c
      "OpType=BROADCAST, NumelIn=32, NumelOut=32, Timeout(ms)=10800000) timed out in blocking wait.", 4),
     ("[E ProcessGroupNCCL.cpp:566] [Rank 1] Work WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=60000) "
      "timed out in blocking wait (NCCL_BLOCKING_WAIT=1).", 1),
+    # torch 2.4+'s watchdog summary (logPrefix() + `Timeout at NCCL work: %d, last enqueued NCCL work: %d,
+    # last completed NCCL work: %d.`), which a paste keeps when the long sentence before it is lost
+    ("[rank1]:[E114 16:14:58.306997582 ProcessGroupNCCL.cpp:1834] [PG ID 0 PG GUID 0(default_pg) Rank 1] Timeout at "
+     "NCCL work: 1, last enqueued NCCL work: 1, last completed NCCL work: -1.", 1),
+    ("[E1201 10:00:00.000000000 ProcessGroupNCCL.cpp:1590] [PG 0 Rank 3] Timeout at NCCL work: 412, last enqueued "
+     "NCCL work: 413, last completed NCCL work: 411.", 3),
 ])
-def test_the_blocking_waits_timeout_is_a_collective_timeout(run_cli, tmp_path, line, rank):
+def test_other_wordings_of_a_collective_timeout_name_the_rank_that_waited(run_cli, tmp_path, line, rank):
+    """Synthetic lines from those format strings."""
     report = _scan(run_cli, tmp_path, line + "\n")
     assert report["root_cause"]["rule"] == "collective-timeout"
     assert f"rank {rank} waited" in report["root_cause"]["message"]
@@ -821,20 +820,6 @@ def test_an_uncorrectable_ecc_error_is_the_gpus_fault(run_cli, tmp_path, line):
     report = _scan(run_cli, tmp_path, line + "\n")
     assert report["root_cause"]["cause"] == "gpu-fault"
     assert "ECC" in report["root_cause"]["hint"]
-
-
-@pytest.mark.parametrize("line, rank", [
-    ("[rank1]:[E114 16:14:58.306997582 ProcessGroupNCCL.cpp:1834] [PG ID 0 PG GUID 0(default_pg) Rank 1] Timeout at "
-     "NCCL work: 1, last enqueued NCCL work: 1, last completed NCCL work: -1.", 1),
-    ("[E1201 10:00:00.000000000 ProcessGroupNCCL.cpp:1590] [PG 0 Rank 3] Timeout at NCCL work: 412, last enqueued "
-     "NCCL work: 413, last completed NCCL work: 411.", 3),
-])
-def test_the_watchdogs_summary_of_a_timed_out_work_is_a_collective_timeout(run_cli, tmp_path, line, rank):
-    """torch 2.4+'s watchdog line (logPrefix() + `Timeout at NCCL work: %d, last enqueued NCCL work: %d, last
-    completed NCCL work: %d.`), which a paste keeps when the long sentence before it is lost (synthetic)."""
-    report = _scan(run_cli, tmp_path, line + "\n")
-    assert report["root_cause"]["rule"] == "collective-timeout"
-    assert f"rank {rank} waited" in report["root_cause"]["message"]
 
 
 @pytest.mark.parametrize("frame", [
