@@ -902,3 +902,32 @@ def test_keep_alives_that_lost_the_store_alone_are_no_failure(run_cli, tmp_path,
     line = dress + KEEP_ALIVE.format(error="RendezvousConnectionError") + "\n"
     report = _scan(run_cli, tmp_path, line * 3)
     assert report["verdict"] == "INCONCLUSIVE", report["verdict_reason"]
+
+
+@pytest.mark.parametrize("lines, ranks", [
+    (["[rank4]:[E421 02:05:38.764490322 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with "
+      "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+      "[rank6]:[E421 02:05:38.764515994 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with "
+      "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error"], [4, 6]),
+    (["[E ProcessGroupGloo.cpp:138] Gloo connectFullMesh failed with [/opt/gloo/transport/tcp/pair.cc:152] timed out "
+      "connecting: SO_ERROR: Connection refused, remote=[10.0.0.1]:40631"], []),
+])
+def test_gloos_logged_mesh_failure_is_a_raise_even_without_its_exception(run_cli, tmp_path, lines, ranks):
+    """ProcessGroupGloo's constructor logs `Gloo connectFullMesh failed with %s`, then throws it (logAndThrow;
+    glog headers of 2.x and 1.x; synthetic lines): each rank's lost peer at set-up."""
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert report["root_cause"]["rule"] == "failure-elsewhere"
+    assert report["root_cause"]["ranks"] == ranks
+
+
+def test_gloos_logged_mesh_failure_gives_way_to_the_exception_it_became(run_cli, tmp_path):
+    report = _scan(run_cli, tmp_path,
+                   "[E ProcessGroupGloo.cpp:67] Gloo connectFullMesh failed with [/gloo/transport/tcp/pair.h:311] "
+                   "Connect timeout [none]\n"
+                   "[E ProcessGroupGloo.cpp:67] Gloo connectFullMesh failed with [/gloo/transport/tcp/pair.h:311] "
+                   "Connect timeout [none]\n"
+                   "RuntimeError: Gloo connectFullMesh failed with [/gloo/transport/tcp/pair.h:311] Connect timeout [none]\n"
+                   "RuntimeError: Gloo connectFullMesh failed with [/gloo/transport/tcp/pair.h:311] Connect timeout [none]\n")
+    evidence = report["root_cause"]["evidence"]
+    assert all(e["text"].startswith("RuntimeError") for e in evidence)

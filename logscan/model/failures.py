@@ -16,7 +16,7 @@ from logscan.catalogue import Group
 from logscan.diagnosis import OTHER_CAUSE, Where
 from logscan.exit_signals import BY_NAME, STOPPED_BY_SIGNAL, signal_name, signal_of_exit
 from logscan.scan.events import PythonException
-from logscan.scan.lineparse import CUT_AGENT_EXCEPTION, CUT_EXCEPTION, HYDRA_RAISED, SPAWN_TERMINATING
+from logscan.scan.lineparse import CUT_AGENT_EXCEPTION, CUT_EXCEPTION, GLOO_LOGGED, HYDRA_RAISED, SPAWN_TERMINATING
 from logscan.model.job import Job, Worker, names_process
 from logscan.model.training import StepWarnings
 from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, SLURM_STEP_TASK_FAILURE
@@ -222,8 +222,10 @@ def earlier_attempt_failures(job: Job, worker: Worker) -> list[Failure]:
     return _worker_failures(_JobLookups(job), earlier)
 
 
+# tracebacks the log ends inside
+CUT_TRACEBACKS = (CUT_EXCEPTION, CUT_AGENT_EXCEPTION)
 # exceptions the lines say were raised without their own line: they give way to one that has it
-CUT_EXCEPTIONS = (CUT_EXCEPTION, CUT_AGENT_EXCEPTION, HYDRA_RAISED)
+CUT_EXCEPTIONS = (*CUT_TRACEBACKS, HYDRA_RAISED, GLOO_LOGGED)
 CHILD_FAILED = "ChildFailedError"
 SPAWN_FAILED = ("an error torch.multiprocessing.spawn saw in one of its processes (it terminated the others; "
                 "which one failed, the lines do not say)")
@@ -360,7 +362,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             # failed: its report of that
         if exc.exc_type in CUT_EXCEPTIONS and (_may_still_be_writing(lookups, worker) or any(
                 x.exc_type not in CUT_EXCEPTIONS and not x.agent for x in worker.exceptions)
-                or _raised_for_logged_wait(lookups, worker, exc.where)):
+                or (exc.exc_type in CUT_TRACEBACKS and _raised_for_logged_wait(lookups, worker, exc.where))):
             continue  # a traceback being written, or one beside exceptions whose lines say what they were
         prefixed = (exc.where.rank is not None or exc.where.local_rank is not None
                     or (exc.where.task is not None and worker.tasks_are_ranks))

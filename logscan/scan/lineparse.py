@@ -669,6 +669,11 @@ RAY_UNHANDLED = re.compile(r"Unhandled error \(suppress with '?RAY_IGNORE_UNHAND
 # Ray's raylet on a worker process that died under a task (`(raylet) A worker died or was killed while
 # executing a task by an unexpected system error. ... Worker exit type: SYSTEM_ERROR Worker exit detail:
 # ...`): the event Ray raises to the caller as WorkerCrashedError.
+# ProcessGroupGloo's constructor logs the error it then throws (ProcessGroupGloo.cpp, logAndThrow:
+# `Gloo connectFullMesh failed with ` + the transport's error); its glog header is a prefix, so the body
+# begins with it. The Python exception it becomes is told after the traceback, when the lines hold it.
+GLOO_MESH_FAILED = re.compile(r"^\s*(?P<detail>Gloo connectFullMesh failed with .*\S)")
+GLOO_LOGGED = "RuntimeError (ProcessGroupGloo's log of it; its raise is not in view)"
 # Hydra (hydra/core/utils.py, JobReturn.return_value) writes `Error executing job with overrides: [...]`
 # to stderr when the task function raised, then re-raises; its run_and_report prints the traceback
 # after it. The line says an exception ended the job; which one, the lines after it tell.
@@ -683,7 +688,7 @@ RAY_WORKER_DIED = re.compile(r"A worker died or was killed while executing (?:a|
        # only a line that is the field alone: a JSON logger's `{"message": "step 3", ...}` is every line
        Candidates((b'"message": "',), rb'^[ \t]*"message": "'),
        _literal(b"Unhandled error (suppress with"), _literal(b"A worker died or was killed while executing"),
-       _literal(b"Error executing job with overrides: ["))
+       _literal(b"Error executing job with overrides: ["), _literal(b"Gloo connectFullMesh failed with "))
 def parse_announced(body: str) -> tuple[str, str] | None:
     """The exception a line tells when no Python exception line does: a `THCudaCheck FAIL`
     (parse_thc_check), a CUDA error that ended NCCL's watchdog thread or was left uncaught
@@ -702,6 +707,8 @@ def parse_announced(body: str) -> tuple[str, str] | None:
     # (a substring first: this is asked of every line the interpreter reads)
     if "Unhandled error" in body and (unhandled := RAY_UNHANDLED.search(body)) is not None:
         return "ray.exceptions.RayTaskError", unhandled["detail"]
+    if "connectFullMesh" in body and (mesh := GLOO_MESH_FAILED.match(body)) is not None:
+        return GLOO_LOGGED, mesh["detail"]
     if "Error executing job" in body and HYDRA_JOB_FAILED.match(body) is not None:
         return HYDRA_RAISED, ""
     if "A worker died" in body and (died := RAY_WORKER_DIED.search(body)) is not None:
