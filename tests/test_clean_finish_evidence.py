@@ -122,3 +122,26 @@ def test_a_scripts_end_of_run_line_before_its_teardown_lines_is_a_finish(run_cli
 def test_an_end_of_run_line_followed_by_more_than_teardown_is_no_finish(run_cli, tmp_path, after):
     report = _paste(run_cli, tmp_path, ["start training", "Training finished, exiting ...", *after, DESTROY_WARNING])
     assert report["verdict"] != "HEALTHY", report["verdict_reason"]
+
+
+@pytest.mark.parametrize("bars", [
+    # Lightning's sanity check (its evaluation loops' bars: `Sanity Checking DataLoader 0`, `Validation`, ...)
+    ["Sanity Checking DataLoader 0:  50%|#####     | 1/2 [00:00<00:00,  1.39it/s]",
+     "Sanity Checking DataLoader 0: 100%|##########| 2/2 [00:00<00:00,  2.76it/s]",
+     "Epoch 0:   0%|          | 1/62733 [00:00<2:37:08,  6.65it/s]"],
+    ["Epoch 3: 100%|##########| 40/40 [00:10<00:00,  3.9it/s, loss=0.31]",
+     "Validation DataLoader 0: 100%|##########| 8/8 [00:01<00:00,  6.2it/s]"],
+    # a lone bar state at its total, no redraw of it in view (an unnamed data-preparation tqdm)
+    ["100%|##########| 28/28 [00:03<00:00,  8.1it/s]", "INFO     Loaded AE: <All keys matched successfully>"],
+])
+def test_a_bar_at_its_total_that_is_not_the_runs_is_no_finish(run_cli, tmp_path, bars):
+    """tqdm's format_meter lines, with Lightning's bar descriptions (synthetic)."""
+    report = _paste(run_cli, tmp_path, bars)
+    assert report["verdict"] != "HEALTHY", report["verdict_reason"]
+
+
+def test_a_training_bar_redrawn_to_its_total_is_a_finish(run_cli, tmp_path):
+    redraws = "\r".join(f"{p}%|{'#' * (p // 10):10}| {p * 3}/300 [00:{p // 4:02d}<00:10,  9.1it/s]"
+                        for p in (10, 50, 100))
+    report = _paste(run_cli, tmp_path, [redraws])
+    assert report["verdict"] == "HEALTHY", report["verdict_reason"]

@@ -126,6 +126,13 @@ def _judge(job: Job, findings) -> tuple[Verdict, str]:
     if ended is not None:
         return Verdict.HEALTHY, (f"the run finished: {ended.file}:{ended.line} is its end-of-run line, and "
                                  f"nothing failed")
+    closing = next((h.where for w in ddp for h in w.hits if h.rule_id == SIBLING_TERMINATED
+                    and (w.last_progress is None or w.position(h.where) > w.position(w.last_progress.where))), None)
+    if closing is not None and not any(h.rule_id == WORKER_GROUP_RESTART for w in ddp for h in w.hits):
+        # torchrun (mp.spawn alike) SIGTERMs its processes when one failed or it was itself stopped
+        return Verdict.INCONCLUSIVE, (f"training went on, then the launcher stopped its processes "
+                                      f"({closing.file}:{closing.line}): one of them failed or the launcher was "
+                                      f"stopped, and the lines that would say which are not here")
     # Training went on and then the lines stop, with no end and no error: a run still going, or
     # one killed from outside, look the same here.
     return Verdict.INCONCLUSIVE, ("training went on, then the logs stop with no error and no end of the run: "

@@ -29,6 +29,9 @@ _N_OF_M = re.compile(r"(?<![\d/.:-])(\d+)\s*/\s*(\d+)(?![\d/.:-])")
 # A bar that counts one epoch's batches (Lightning's `Epoch 2: 100%|...| 3/3`): its N/M is the
 # epoch's, not the run's (`Epoch 3/3`, the count of epochs, is the run's).
 _EPOCH_BAR = re.compile(r"(?i)\bepoch\s+\d+\s*:")
+# Lightning's bars of its evaluation loops (the sanity check before training, validation, test,
+# predict): their N/N is that loop's end, not the run's.
+_EVALUATION_BAR = re.compile(r"^\s*(?:Sanity Checking|Validation|Validating|Testing|Predicting)\b")
 # A script's own end-of-run line, where progress lines give no `N/N`: `training finished: 30
 # steps`, `Training complete`, `run done`.
 END_MARKER = re.compile(r"(?i)\b(?:training|train|run|job)\b[\s:]+(?:is\s+)?(?:finished|complete[d]?|done)\b")
@@ -200,7 +203,11 @@ class Worker(EventLists):
             return None
         # What the last carriage return left on screen: a redrawn bar's last state.
         text = clean(last.where.text)
-        if _EPOCH_BAR.search(text):
+        if _EPOCH_BAR.search(text) or _EVALUATION_BAR.match(text):
+            return None
+        if len(self.progress) == 1 and "%|" in text and "\r" not in last.where.text:
+            # a lone bar state at its total, no redraw of it in view: as often a data-preparation bar
+            # (an unnamed tqdm) as the run's
             return None
         fractions = [int(n) / int(m) for n, m in _N_OF_M.findall(text)
                      if int(m) > 0 and int(n) <= int(m)]
