@@ -75,3 +75,24 @@ def test_torch_1_9s_table_gives_its_rank_and_exit(run_cli, tmp_path, summary):
     report = json.loads(run_cli("scan", log, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
     rank = int(re.search(r"rank: (\d+) \(local_rank", summary)[1])
     assert report["verdict"] == "FAILED" and report["root_cause"]["rank"] == rank
+
+
+@pytest.mark.parametrize("rows", [
+    ["Root Cause (first observed failure):", "[0]:", "  time      : 2025-04-16_00:06:43",
+     "  host      : 494f2fcc8a8d", "  rank      : 0 (local_rank: 0)", "  exi"],
+    # torch 1.9's unpadded rows, the log ending at the rank row
+    ["Root Cause:", "[0]:", "  time: 2021-08-01_10:00:00", "  rank: 0 (local_rank: 0)"],
+])
+def test_a_root_cause_entry_cut_before_its_exitcode_still_names_the_first_failure(run_cli, tmp_path, rows):
+    """errors/__init__.py's _FAILURE_FORMAT_TEMPLATE rows (both eras), a paste ending inside the Root Cause
+    entry; a later-listed failure with its code comes before it in the report (synthetic rows)."""
+    import json
+    from conftest import POST_MORTEM_NOW
+    failures = ["Failures:", "[1]:", "  time      : 2025-04-16_00:06:43", "  host      : 494f2fcc8a8d",
+                "  rank      : 1 (local_rank: 1)", "  exitcode  : -7 (pid: 100)", "  error_file: <N/A>",
+                "  traceback : Signal 7 (SIGBUS) received by PID 100", "-" * 40]
+    (tmp_path / "paste.log").write_text("\n".join(failures + rows) + "\n")
+    report = json.loads(run_cli("scan", tmp_path / "paste.log", "--isolated", "--format", "json",
+                                "--now", POST_MORTEM_NOW).stdout)
+    assert report["root_cause"]["rank"] == 0
+    assert "cut off before the exit code" in report["root_cause"]["message"]

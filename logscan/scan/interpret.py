@@ -32,6 +32,9 @@ MEANINGS_KEPT = 4096
 SPAWN_QUOTE_GAP = 2
 # NCCL's debug format (`host:pid:tid [dev] NCCL INFO ...`): its threads write it between any two lines.
 NCCL_INFO = " NCCL INFO "
+# torchrun's summary row `exitcode` comes on the line after `rank`: a log ending within this many
+# lines of the rank row ends inside that entry.
+CUT_ROW_GAP = 1
 # Open MPI prints its failed process's `Exit code:` on the line after its `Process name:`.
 MPI_EXIT_GAP = 2
 
@@ -364,7 +367,9 @@ class FileInterpreter:
             entry["host"] = value
         elif kind == "rank" and value is not None:
             entry["rank"], entry["local_rank"] = value
+            entry["rank_line"] = where.line
         elif kind == "exitcode":
+            entry["exit"] = True
             self._name_pid(body, entry.get("rank"), entry.get("local_rank"))
             self.scan.exits.append(ProcessExit(
                 where, entry.get("rank"), entry.get("local_rank"), value, entry.get("host"),
@@ -450,6 +455,20 @@ class FileInterpreter:
                            if raw.strip()]
         if (cut := self._cut_traceback()) is not None:
             scan.exceptions.append(cut)
+        if (row := self._cut_root_cause_row()) is not None:
+            scan.exits.append(row)
+
+    def _cut_root_cause_row(self) -> ProcessExit | None:
+        """torchrun's Root Cause entry the log ends inside, its rank told and its exitcode row cut off:
+        that process failed first, with a code the lines do not give."""
+        context, entry = self.context, self.context.summary_entry
+        last = self.scan.last_line
+        if not (context.in_root_cause and "rank" in entry and "exit" not in entry and last is not None):
+            return None
+        if last.line - entry["rank_line"] > CUT_ROW_GAP:
+            return None
+        return ProcessExit(last, entry["rank"], entry.get("local_rank"), None, entry.get("host"), entry.get("time"),
+                           root_cause=True, exitcode_cut=True)
 
     def _line_at_end(self, raw: bytes, lineno: int) -> Where:
         text = _decode(raw)
