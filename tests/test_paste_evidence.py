@@ -931,3 +931,14 @@ def test_gloos_logged_mesh_failure_gives_way_to_the_exception_it_became(run_cli,
                    "RuntimeError: Gloo connectFullMesh failed with [/gloo/transport/tcp/pair.h:311] Connect timeout [none]\n")
     evidence = report["root_cause"]["evidence"]
     assert all(e["text"].startswith("RuntimeError") for e in evidence)
+
+
+@pytest.mark.parametrize("line, exc", [
+    ("**RuntimeError: Connection reset by peer**", ("RuntimeError", "Connection reset by peer")),
+    ("`torch.distributed.DistBackendError: NCCL error in: x.cpp:1, unhandled system error`",
+     ("torch.distributed.DistBackendError", "NCCL error in: x.cpp:1, unhandled system error")),
+    # emphasis inside the detail is the detail's
+    ("RuntimeError: **bold** inside", ("RuntimeError", "**bold** inside")),
+])
+def test_an_exception_line_a_paste_wrapped_in_markdown_is_read(line, exc):
+    assert parse_exception(line) == exc

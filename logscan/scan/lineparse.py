@@ -603,12 +603,21 @@ def _exception_name_end(name: bytes) -> Candidates:
     return Candidates((name,), re.escape(name) + rb"[\t\x0b\x0c\r\x1c-\x20]*(?::|\\|\x1b|[\x80-\xff]|$)")
 
 
+# What a paste wraps a line in to stress it: bold, and a code span.
+MARKDOWN_WRAPS = ("**", "__", "`")
+
+
 @needs(*(_exception_name_end(name) for name in (b"Error", b"Exception", b"Interrupt", b"Exit",
                                                  b"StopIteration", b"StopAsyncIteration")),
        Candidates((b"Error(",), rb"Error\([A-Za-z_][\w.]*\):"))
 def parse_exception(body: str) -> tuple[str, str] | None:
-    """The last line of a traceback, `ExcType: detail`: (type, detail), also after glued tags."""
+    """The last line of a traceback, `ExcType: detail`: (type, detail), also after glued tags, and
+    inside a paste's markdown emphasis or code span (`**RuntimeError: ...**`)."""
     text = body.rstrip()
+    for mark in MARKDOWN_WRAPS:
+        if text.startswith(mark) and text.endswith(mark) and len(text) > 2 * len(mark):
+            text = text[len(mark):-len(mark)]
+            break
     for start in _glued_starts(text):
         if (found := EXCEPTION.fullmatch(text, start)) is not None:
             return found["exc"], (found["detail"] or "").strip()
