@@ -8,6 +8,7 @@ collective), and the other reports are cascades of it.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import replace
 
@@ -93,19 +94,33 @@ def _another_failed(job: Job) -> bool:
     return any(not f.cascade for f in job.failures)
 
 
-def _logged_and_survived(worker, hit) -> bool:
-    """A log line of the error (NCCL's WARN from a helper thread, a library's message), not an
-    exception or an exit, after which the same log shows training going on with no exception, exit
-    or restart between: the process logged it and went on; it failed nothing."""
-    at = (hit.where.file, hit.where.line)
-    ended = [(x.where.file, x.where.line) for x in (*worker.exceptions, *worker.exits)]
-    ended += [(h.where.file, h.where.line) for h in worker.hits if h.rule_id in ENDS_AN_ATTEMPT]
-    if at in ended:
-        return False
-    later = [p.where.line for p in worker.progress if p.where.file == hit.where.file and p.where.line > hit.where.line]
-    if not later:
-        return False
-    return not any(file == hit.where.file and hit.where.line <= line < min(later) for file, line in ended)
+class _Survivals:
+    """One Worker's lines that end an attempt (exceptions, exits, torchrun's stops and restarts) and
+    its progress lines, by file and in line order, for lookups in O(log n) per line."""
+
+    def __init__(self, worker):
+        self.ended: dict[str, list[int]] = {}
+        self.progress: dict[str, list[int]] = {}
+        for where in (*(x.where for x in worker.exceptions), *(e.where for e in worker.exits),
+                      *(h.where for h in worker.hits if h.rule_id in ENDS_AN_ATTEMPT)):
+            self.ended.setdefault(where.file, []).append(where.line)
+        for p in worker.progress:
+            self.progress.setdefault(p.where.file, []).append(p.where.line)
+        for lines in (*self.ended.values(), *self.progress.values()):
+            lines.sort()
+
+    def logged_and_survived(self, hit) -> bool:
+        """A log line of the error (NCCL's WARN from a helper thread, a library's message), not an
+        exception or an exit, after which the same log shows training going on with no exception,
+        exit or restart between: the process logged it and went on; it failed nothing."""
+        file, line = hit.where.file, hit.where.line
+        progress = self.progress.get(file, ())
+        following = bisect_right(progress, line)
+        if following == len(progress):
+            return False
+        ended = self.ended.get(file, ())
+        # an ending on the line itself or before the next progress line
+        return bisect_left(ended, line) == bisect_left(ended, progress[following])
 
 
 def _fold_rankless(by_key: dict) -> None:
@@ -130,7 +145,8 @@ def signature_findings(job: Job, rule):
         stopped = None
         mine = [h for h in worker.hits if h.rule_id == rule.id]
         if mine and worker.progress:
-            mine = [h for h in mine if not _logged_and_survived(worker, h)]
+            survivals = _Survivals(worker)
+            mine = [h for h in mine if not survivals.logged_and_survived(h)]
         # One process told by several lines (torchrun's `failed (exitcode: -9) ... (pid: P)` and
         # its summary's row for pid P): the rank one of them names is every one's.
         rank_of_pid = {}
