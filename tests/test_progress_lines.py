@@ -60,3 +60,33 @@ def test_a_training_step_line_is_still_progress():
 ])
 def test_deepspeeds_step_timers_are_progress(line, progress):
     assert ProgressFinder().is_progress_line(line.encode()) is progress
+
+
+@pytest.mark.parametrize("line, progress", [
+    # mmengine's CheckpointHook (mmengine/hooks/checkpoint_hook.py: after_train_epoch's
+    # `Saving checkpoint at {runner.epoch + 1} epochs`, after_train_iter's `... {runner.iter + 1} iterations`)
+    ("11/19 23:23:52 - mmengine - INFO - Saving checkpoint at 486 epochs", True),
+    ("2024/03/01 10:00:00 - mmengine - INFO - Saving checkpoint at 2000 iterations", True),
+    # the Hugging Face Trainer's _save_checkpoint: `Saving model checkpoint to {output_dir}`, output_dir
+    # ending in `checkpoint-{global_step}`; its final save_model names no step
+    ("[INFO|trainer.py:3210] 2024-05-02 11:02:03,456 >> Saving model checkpoint to out/checkpoint-500", True),
+    ("[INFO|trainer.py:3210] 2024-05-02 12:02:03,456 >> Saving model checkpoint to out", False),
+    # fairseq's checkpoint_utils.save_checkpoint, lower case before 0.10
+    ("2021-03-04 05:06:07 | INFO | fairseq.checkpoint_utils | Saved checkpoint checkpoints/checkpoint1.pt "
+     "(epoch 1 @ 1200 updates, score 5.1) (writing took 3.2 seconds)", True),
+    ("| saved checkpoint checkpoints/checkpoint_1_1000.pt (epoch 1 @ 1000 updates) (writing took 1.0 seconds)",
+     True),
+    # a checkpoint loaded is getting ready, not a step taken
+    ("11/19 08:00:00 - mmengine - INFO - Load checkpoint from work_dirs/epoch_485.pth", False),
+    ("loaded checkpoint checkpoints/checkpoint_last.pt (epoch 3 @ 4000 updates)", False),
+])
+def test_a_checkpoint_saved_after_steps_is_progress(line, progress):
+    """Synthetic lines from each framework's format string (named beside each)."""
+    assert ProgressFinder().is_progress_line(line.encode()) is progress
+
+
+def test_a_checkpoint_save_is_found_in_a_block():
+    block = b"noise line\n" * 20 + b"11/19 23:23:52 - mmengine - INFO - Saving checkpoint at 486 epochs\n" \
+        + b"[rank4]: Traceback (most recent call last):\n"
+    finder = ProgressFinder()
+    assert finder.first(block) == finder.last(block) == 20 * len(b"noise line\n")

@@ -9,6 +9,7 @@ platform. Catalogue signals flagged `cascade = true` say which lines mean that; 
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -419,6 +420,18 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
         # up: which is whose does not matter, that each of these ranks waited does.
         for i, rank in zip(unranked, sorted(failed_exits)):
             out[i] = replace(out[i], rank=rank)
+    elif unranked and len(out) > 1 and len({_one_error(f) for f in out}) == 1:
+        # Every process of the Worker told one error (argparse's exit, a store wait that gave up),
+        # and its launcher reported as many processes not yet told that failed or that it
+        # terminated as they failed: which is whose does not matter, that each of them failed so does.
+        # (A process killed by another signal told nothing.)
+        rest = sorted({_exit_rank(worker, e) for e in exits
+                       if (e.exitcode or 0) > 0 or e.exitcode == SIGTERM} - explained - {None})
+        if len(rest) == len(unranked):
+            for i, rank in zip(unranked, rest):
+                out[i] = replace(out[i], rank=rank)
+            explained |= set(rest)
+            failed_exits = []
     if len(unranked) >= len(failed_exits):
         explained |= set(failed_exits)  # the tracebacks already tell these failures
     told = len(out)
@@ -466,6 +479,11 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             tasks=exit_.tasks if rank is None else (), host=exit_.host if exit_.tasks else None))
     inferred = _failed_task(lookups, worker, exits, out, seen_lines) or _spawn_failure(lookups, worker, out, seen_lines)
     return out if inferred is None else [*out, inferred]
+
+
+def _one_error(failure: Failure) -> str:
+    """A failure's summary without its numbers: the same error told by several processes."""
+    return re.sub(r"\d+", "#", failure.summary)
 
 
 def _spawn_failure(lookups: _JobLookups, worker: Worker, out: list[Failure], seen: _WorkerIndex) -> Failure | None:

@@ -180,9 +180,16 @@ DEFAULT_PROGRESS = (
     # DeepSpeed's wall_clock_breakdown, logged after each optimizer step: `rank=0 time (ms) |
     # forward_microstep: 1330.05 | ...` (`fwd_microstep` from 0.9)
     r"time \(ms\) \| (?:forward|fwd)_microstep: \d",
+    # A checkpoint saved after training steps, told with their count: mmengine's CheckpointHook
+    # (`Saving checkpoint at {epoch + 1} epochs`, `... at {iter + 1} iterations`), the Hugging Face
+    # Trainer's save into `checkpoint-{global_step}`, fairseq's `saved checkpoint {path} (epoch
+    # {epoch} @ {updates} updates, ...` (capitalised from 0.10).
+    r"Saving checkpoint at [1-9]\d* (?:epochs|iterations)\b",
+    r"Saving model checkpoint to \S*checkpoint-[1-9]\d*",
+    r"[Ss]aved checkpoint \S+ \(epoch \d+ @ [1-9]\d* updates",
 )
 # Every match of a default progress pattern holds one of these, in some letter case.
-PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|")
+PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|", b"checkpoint")
 
 # Words that make a line an error report or the scheduler's, whatever progress-like words it
 # holds; and the bars of getting ready to train (loading a checkpoint, downloading, a datasets

@@ -483,7 +483,7 @@ CHAINED = ("During handling of the above exception", "The above exception was th
 # Frames of torchrun itself: a traceback holding one was raised by the agent, not a process. Its
 # rendezvous and agent packages run in torchrun only (a training process's own rendezvous is
 # torch/distributed/rendezvous.py).
-AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line',
+AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line', 'torch/distributed/launch.py", line',
                 'torch/distributed/elastic/rendezvous/', 'torch/distributed/elastic/agent/')
 # What only a launcher raises, reporting a process's end: torchrun's agent (its traceback whatever
 # frames of it a rotation cut away), and torch.multiprocessing.spawn's parent (spawn.py,
@@ -688,6 +688,13 @@ GLOO_LOGGED = "RuntimeError (ProcessGroupGloo's log of it; its raise is not in v
 # after it. The line says an exception ended the job; which one, the lines after it tell.
 HYDRA_JOB_FAILED = re.compile(r"^\s*Error executing job with overrides: \[")
 HYDRA_RAISED = "an exception (Hydra reports its job raised one; the exception's own line is not in view)"
+# argparse's error (argparse.py, ArgumentParser.error): the usage, then `%(prog)s: error: %(message)s`,
+# then exit(2). prog is the script's file name (`train.py`, `__main__.py` under `python -m` before
+# 3.14, `python -m module` from 3.14); the launchers' own parsers (torch.distributed.launch's
+# `launch.py`, `run.py`, `torchrun`) fail the launch, not a process, and are launch-env-missing's.
+ARGPARSE_ERROR = re.compile(r"^\s*(?P<prog>[\w.-]+\.py|python3? -m [\w.]+): error: (?P<detail>.*\S)")
+ARGPARSE_EXIT = "SystemExit"
+_LAUNCHER_PROGS = ("launch.py", "run.py", "python -m torch.distributed.launch", "python -m torch.distributed.run")
 RAY_WORKER_DIED = re.compile(r"A worker died or was killed while executing (?:a|the) task by an unexpected system "
                              r"error\.(?:.*?Worker exit detail: (?P<detail>[^.]*\.))?")
 
@@ -697,13 +704,15 @@ RAY_WORKER_DIED = re.compile(r"A worker died or was killed while executing (?:a|
        # only a line that is the field alone: a JSON logger's `{"message": "step 3", ...}` is every line
        Candidates((b'"message": "',), rb'^[ \t]*"message": "'),
        _literal(b"Unhandled error (suppress with"), _literal(b"A worker died or was killed while executing"),
-       _literal(b"Error executing job with overrides: ["), _literal(b"Gloo connectFullMesh failed with "))
+       _literal(b"Error executing job with overrides: ["), _literal(b"Gloo connectFullMesh failed with "),
+       _literal(b": error: "))
 def parse_announced(body: str) -> tuple[str, str] | None:
     """The exception a line tells when no Python exception line does: a `THCudaCheck FAIL`
     (parse_thc_check), a CUDA error that ended NCCL's watchdog thread or was left uncaught
     (`c10::Error`, the class c10's CUDA check throws), the error torchrun's error handler logs, a
     Ray task's exception its driver logs as unhandled, a Ray worker's death its raylet logs, or
-    Hydra's word that its job raised (HYDRA_RAISED: the exception itself is told after it, if at all)."""
+    Hydra's word that its job raised (HYDRA_RAISED: the exception itself is told after it, if at all),
+    or argparse's error, after which the script exits with status 2 (ARGPARSE_EXIT)."""
     if (thc := parse_thc_check(body)) is not None:
         return thc
     if '"message": "' in body and (logged := ERROR_HANDLER_MESSAGE.fullmatch(body)) is not None:
@@ -720,6 +729,9 @@ def parse_announced(body: str) -> tuple[str, str] | None:
         return GLOO_LOGGED, mesh["detail"]
     if "Error executing job" in body and HYDRA_JOB_FAILED.match(body) is not None:
         return HYDRA_RAISED, ""
+    if ": error: " in body and (argparse := ARGPARSE_ERROR.match(body)) is not None \
+            and argparse["prog"] not in _LAUNCHER_PROGS:
+        return ARGPARSE_EXIT, f"2 (argparse: {argparse['detail']})"
     if "A worker died" in body and (died := RAY_WORKER_DIED.search(body)) is not None:
         return "ray.exceptions.WorkerCrashedError", died["detail"] or "a worker died or was killed while executing a task"
     found = CUDA_ERROR_TOLD.search(body)
