@@ -42,6 +42,7 @@ class Group(StrEnum):
     OTHER_RANK = "other_rank"    # ...and another rank, with the one it ran
     OTHER_OP = "other_op"
     SEQ = "seq"                  # the collective's sequence number (NCCL's SeqNum)
+    DETECTED_BY = "detected_by"  # the rank whose watchdog caught a timeout it told the others of
     ATTEMPTS_LEFT = "left"       # the restarts torchrun has left
     RESTART_COUNT = "count"      # the worker group's restart_count
     SIGNAL = "signal"            # the signal a process received, by name or number
@@ -63,7 +64,7 @@ class Group(StrEnum):
 # patterns lack one of them is refused, since the code would read nothing there.
 GROUPS_READ = {
     ids.COLLECTIVE_MISMATCH: (Group.RANK, Group.OP, Group.OTHER_RANK, Group.OTHER_OP),
-    ids.COLLECTIVE_TIMEOUT_LINE: (Group.RANK, Group.SEQ),
+    ids.COLLECTIVE_TIMEOUT_LINE: (Group.RANK, Group.SEQ, Group.DETECTED_BY),
     ids.DEATH_SIGNAL_RECEIVED: (Group.SIGNAL,),
     ids.RENDEZVOUS_ROUND: (Group.ROUND_OPENS, Group.GROUP_STOPPING, Group.NEW_NODES, Group.GROUP_WORLD_SIZE,
                            Group.GLOBAL_WORLD_SIZE, Group.MIN_NODES, Group.MAX_NODES),

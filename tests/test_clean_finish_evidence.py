@@ -145,3 +145,34 @@ def test_a_training_bar_redrawn_to_its_total_is_a_finish(run_cli, tmp_path):
                         for p in (10, 50, 100))
     report = _paste(run_cli, tmp_path, [redraws])
     assert report["verdict"] == "HEALTHY", report["verdict_reason"]
+
+
+HF_TRAINING_DONE = ["100%|##########| 4/4 [00:02<00:00,  1.95it/s][INFO|trainer.py:1341] 2021-05-20 20:16:41,214 >> ",
+                    "{'train_runtime': 2.185, 'train_samples_per_second': 1.831, 'epoch': 1.0}",
+                    "Training completed. Do not forget to share your model on huggingface.co/models =)"]
+
+
+@pytest.mark.parametrize("after", [
+    # the Trainer's evaluate() (`***** Running Evaluation *****`) after its example script's `*** Evaluate ***`
+    ["INFO:__main__:*** Evaluate ***",
+     "[INFO|trainer.py:2115] 2021-05-20 20:16:41,690 >> ***** Running Evaluation *****",
+     "[INFO|trainer.py:2117] 2021-05-20 20:16:41,690 >>   Num examples = 200"],
+    # its predict()
+    ["[INFO|trainer.py:2115] 2021-05-20 20:16:41,690 >> ***** Running Prediction *****",
+     "[INFO|trainer.py:2117] 2021-05-20 20:16:41,690 >>   Num examples = 200"],
+    # detectron2's inference_on_dataset
+    ["[05/20 20:16:42 d2.evaluation.evaluator]: Start inference on 125 batches"],
+])
+def test_training_ended_then_more_of_the_run_begun_is_no_finish(run_cli, tmp_path, after):
+    """Training's end, then evaluation or prediction beginning and the log stopping: the process
+    had not ended (synthetic lines from trainer.py's and detectron2's evaluator.py's format strings)."""
+    report = _paste(run_cli, tmp_path, [*HF_TRAINING_DONE, "", *after])
+    assert report["verdict"] != "HEALTHY", report["verdict_reason"]
+
+
+def test_training_ended_then_evaluation_that_ended_is_a_finish(run_cli, tmp_path):
+    """The Trainer's log_metrics header (`***** eval metrics *****`) ends the evaluation it began."""
+    report = _paste(run_cli, tmp_path, [
+        *HF_TRAINING_DONE, "[INFO|trainer.py:2115] 2021-05-20 20:16:41,690 >> ***** Running Evaluation *****",
+        "***** eval metrics *****", "  epoch                   =        1.0", "  eval_loss               =     0.6921"])
+    assert report["verdict"] == "HEALTHY", report["verdict_reason"]

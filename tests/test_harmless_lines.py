@@ -6,7 +6,7 @@ change nothing of what is found.
 The pastes are SYNTHETIC, built from the format strings in torch's source that each entry of
 rules/harmless/ names in its comments (Utils.hpp getCvar*, reducer.cpp, ProcessGroupNCCL.cpp
 barrier and destructor, distributed_c10d.py barrier, socket.cpp, TCPStoreLibUvBackend.cpp; NCCL's
-ibvwrap.cc), with
+ibvwrap.cc; aws-ofi-nccl's platform-aws.c), with
 the C++ logger's headers of their eras (tests/torch_source/formats.toml, entry cpp-prefix); the
 entries' own fire/quiet lines are checked here too. The failure mixed in is the NCCL error line of
 tests/torch_source/formats.toml (family exceptions).
@@ -39,6 +39,9 @@ PASTE = {
     # `NCCL WARN` pattern would read too: the harmless entry keeps it from every rule
     "nccl-ibverbs-probe": "job-7f3a-worker-0:4721:4721 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open "
                           "libibverbs.so[.1]",
+    # the aws-ofi-nccl plugin's platform probe (src/platform-aws.c, get_platform_type)
+    "nccl-ofi-platform-probe": "job-7f3a-worker-0:4721:4730 [0] get_platform_type:110 NCCL WARN NET/OFI Error "
+                               "opening file: /sys/devices/virtual/dmi/id/product_name",
     "nccl-env-deprecated": "[W1129 18:48:40.123456789 Utils.hpp:164] Warning: Environment variable "
                            "NCCL_ASYNC_ERROR_HANDLING is deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead "
                            "(function operator())",

@@ -221,3 +221,43 @@ def test_a_cuda_error_the_watchdog_ended_on_names_the_rank_its_line_does(run_cli
     `[PG ID 0 PG GUID 0(default_pg) Rank N] ` (2.4 on) before the watchdog's last words (synthetic)."""
     report = _scan(run_cli, tmp_path, line + "\n")
     assert report["root_cause"]["rank"] == rank
+
+
+# --- the default group's rank beside a `[rankN]:` prefix that is a local rank ----------------
+# torchrun's `--role rank --tee 3` prefixes each line with the role and the LOCAL rank (`[rank0]:`);
+# ProcessGroupNCCL's logPrefix() names the default group's (global) rank: `[PG 0 Rank N]` (2.2, 2.3),
+# `[PG ID 0 PG GUID 0(default_pg) Rank N]` (2.4 on).
+
+@pytest.mark.parametrize("log_prefix", ["[PG ID 0 PG GUID 0(default_pg) Rank 4]", "[PG 0 Rank 4]"])
+def test_the_default_groups_rank_outranks_a_local_rank_prefix(run_cli, tmp_path, log_prefix):
+    lines = [
+        f"[rank0]:  what():  {log_prefix} Process group watchdog thread terminated with exception: [Rank 4] "
+        "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=49120, OpType=_ALLGATHER_BASE, "
+        "NumelIn=16416832, NumelOut=1050677248, Timeout(ms)=300000) ran for 300015 milliseconds before timing out.",
+        "[rank0]:Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632 "
+        "(most recent call first):",
+        "[rank0]:frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x1500a49091b6 in libc10.so)",
+        "[rank0]:frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+        "std::ratio<1l, 1000l> > >) + 0x2b4 (0x1500a5c52c74 in libtorch_cuda.so)",
+    ]
+    root = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")["root_cause"]
+    assert root["rule"] == "collective-timeout" and "(rank 4 waited)" in root["message"]
+
+
+# --- 2.4+'s dump signal: the timeout told to every rank through the store --------------------
+# ProcessGroupNCCL.cpp getNCCLWatchdogTimeoutErrorMsg (HeartbeatMonitor's getWatchdogTimeoutErrorMsg later):
+# logPrefix() + `Received a dump signal due to a collective timeout from ` + `this local rank` | ` rank N` + ...
+
+DUMP = ("[rank{rank}]:[E804 23:05:54.817424543 ProcessGroupNCCL.cpp:1914] [PG ID 0 PG GUID 0(default_pg) Rank {rank}] "
+        "Received a dump signal due to a collective timeout from {source} and we will try our best to dump the debug "
+        "info. Last enqueued NCCL work: 1261, last completed NCCL work: 1259.")
+
+
+@pytest.mark.parametrize("source, words", [(" rank 13", "(rank 0 waited); rank 13's watchdog caught it"),
+                                           ("this local rank", "(rank 0 waited)")])
+def test_the_dump_signal_of_a_collective_timeout_is_the_timeout(run_cli, tmp_path, source, words):
+    text = ("[rank0]:[E804 23:05:54.816499929 ProcessGroupNCCL.cpp:1849] [PG ID 0 PG GUID 0(default_pg) Rank 0] "
+            "Observed flight recorder dump signal from another rank via TCPStore.\n" + DUMP.format(rank=0, source=source) + "\n")
+    report = _scan(run_cli, tmp_path, text)
+    assert report["verdict"] == "FAILED"
+    assert report["root_cause"]["rule"] == "collective-timeout" and words in report["root_cause"]["message"]

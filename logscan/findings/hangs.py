@@ -299,6 +299,10 @@ def collective_timeout(job: Job, rule):
     else:
         message = f"a collective timed out{when} ({plural(ranks, 'rank', 'ranks')} waited)" \
             if ranks else f"a collective timed out{when}"
+    detectors = sorted({int(found) for h in hits if (found := h.group(Group.DETECTED_BY))} - set(ranks))
+    if detectors:
+        message += f"; {plural(detectors, 'rank', 'ranks')}' watchdog caught it" if len(detectors) > 1 \
+            else f"; rank {detectors[0]}'s watchdog caught it"
     if rank is not None:
         message += f"; rank {rank} never arrived"
         return [finding(rule, message, proof + [f.where for f in timed_out[:3]],

@@ -43,6 +43,15 @@ def says_run_ended(text: str) -> bool:
     """The line is a script's or launcher's word that its run ended, and not that it ended badly."""
     return END_MARKER.search(text) is not None and BAD_END.search(text) is None
 
+# A line that begins more of the run after training ended: the Hugging Face Trainer's `*****
+# Running Evaluation *****` (and Prediction), its example scripts' `*** Evaluate ***` (Predict, Test),
+# detectron2's `Start inference on N batches`, Lightning's evaluation bars (_EVALUATION_BAR),
+# mmengine's `Epoch(val)`/`Epoch(test)` rows. The process has not ended with training.
+MORE_OF_THE_RUN = re.compile(
+    r"(?i)\*{3,}\s*(?:Running\s+)?(?:Evaluat(?:e|ion)|Predict(?:ion)?|Test(?:ing)?)\s*\*{3,}"
+    r"|\bStart inference on \d+ (?:batches|images)\b|\bEpoch\((?:val|test)\)")
+# That phase's end: the Trainer's log_metrics(split, ...) header, `***** eval metrics *****`.
+PHASE_METRICS = re.compile(r"\*{3,}\s*(?:eval|test|predict)\w* metrics\s*\*{3,}")
 # How many lines a script's end-of-run line may stand above its log's end: its teardown's lines
 # (a memory summary, the interpreter's exit warnings) come after it.
 TEARDOWN_LINES = 5
@@ -237,7 +246,21 @@ class Worker(EventLists):
         if said is not None:
             return said
         finished = [h.where for h in self.hits if h.rule_id == TRAINING_LOOP_FINISHED]
-        return max(finished, key=self.position) if finished else None
+        last_said = max(finished, key=self.position) if finished else None
+        return None if last_said is None or self._more_of_the_run_after(last_said) else last_said
+
+    def _more_of_the_run_after(self, where: Where) -> bool:
+        """A line of the log's tail after `where` begins more of the run (evaluation, prediction)
+        and no line after it says that phase ended."""
+        at, begun = self.position(where), False
+        for line in self.tail_lines:
+            if self.position(line) <= at:
+                continue
+            if MORE_OF_THE_RUN.search(line.text) or _EVALUATION_BAR.match(clean(line.text)):
+                begun = True
+            elif begun and PHASE_METRICS.search(line.text):
+                begun = False
+        return begun
 
     def _end_marker_before_teardown(self) -> Where | None:
         """A script's line that its run ended, among its last TEARDOWN_LINES lines, with nothing
@@ -250,7 +273,9 @@ class Worker(EventLists):
         at = self.position(marker)
         later = [*(h.where for h in self.hits), *(x.where for x in self.exceptions),
                  *(e.where for e in self.exits), *(p.where for p in self.progress)]
-        return None if any(self.position(w) > at for w in later) else marker
+        if any(self.position(w) > at for w in later) or self._more_of_the_run_after(marker):
+            return None
+        return marker
 
     @property
     def group_succeeded(self) -> bool:

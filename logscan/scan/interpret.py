@@ -95,6 +95,9 @@ class _FileContext:
     fault_dump: ProcessExit | None = None
     # (rank, line) of Open MPI's `Process name: [[j,s],rank]`, until its `Exit code:` line
     mpi_process: tuple[int, int] | None = None
+    # a `[rankN]:` prefix's N → the global rank the default group's own lines of it name, where
+    # they differ
+    prefix_ranks: dict = field(default_factory=dict)
 
 
 class RuleTimeouts:
@@ -148,6 +151,13 @@ class FileInterpreter:
         """Interpret one candidate line (its first MAX_RAW bytes), numbered from 1."""
         scan, context = self.scan, self.context
         where, body, pid, header_pid, bare_number = _where_and_body(scan, raw, lineno)
+        if where.rank is not None:
+            if "Rank " in body and (told := lineparse.default_group_rank(body)) is not None and told != where.rank:
+                # The default group's own word for its rank is the global one; a `[rankN]:` prefix
+                # may be a local rank (torchrun's `--role rank --tee`: the role, then the local rank).
+                context.prefix_ranks[where.rank] = told
+            if context.prefix_ranks:
+                where = replace(where, rank=context.prefix_ranks.get(where.rank, where.rank))
         meaning = self._meaning(body)
         if where.task is not None:
             self._labelled = True

@@ -658,6 +658,18 @@ WATCHDOG_RANK = re.compile(r"\[(?:PG ID 0 PG GUID 0\(default_pg\) |PG 0 (?:\(def
                            r"(?:NCCL|Process group) watchdog thread terminated")
 
 
+# The default group's logPrefix() alone (2.2 on): `[PG 0 Rank N] `, `[PG 0 (default_pg) Rank N] `,
+# `[PG ID 0 PG GUID 0(default_pg) Rank N] `; its N is the global rank, whatever group-less `[Rank N]`
+# of older releases or of a subgroup would be.
+DEFAULT_GROUP_RANK = re.compile(r"\[(?:PG ID 0 PG GUID 0\(default_pg\) |PG 0 (?:\(default_pg\) )?)Rank (?P<rank>\d+)\]")
+
+
+def default_group_rank(body: str) -> int | None:
+    """The global rank the default group's logPrefix() names in a line, if it names one."""
+    found = DEFAULT_GROUP_RANK.search(body) if "PG " in body else None
+    return int(found["rank"]) if found is not None else None
+
+
 def watchdog_rank(body: str) -> int | None:
     """The global rank a watchdog thread's last line names, if it names one."""
     found = WATCHDOG_RANK.search(body) if "watchdog thread terminated" in body else None
