@@ -20,7 +20,8 @@ from logscan.scan.events import PythonException
 from logscan.scan.lineparse import CUT_AGENT_EXCEPTION, CUT_EXCEPTION, GLOO_LOGGED, HYDRA_RAISED, SPAWN_TERMINATING
 from logscan.model.job import Job, Worker, names_process
 from logscan.model.training import StepWarnings
-from logscan.rule_ids import COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, SLURM_STEP_TASK_FAILURE
+from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, SLURM_STEP_TASK_FAILURE,
+                              TORCHRUN_STARTED, WORKER_GROUP_RESTART)
 from logscan.vocabulary import JobStatus, RunStage
 
 # The exit codes (Python's -N) of the signals the failure pass reads by name.
@@ -477,7 +478,8 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             exit_.time, _after_progress(lookups, seen_lines, exit_.where, rank=rank),
             local_rank=exit_.local_rank if rank is None else None,
             tasks=exit_.tasks if rank is None else (), host=exit_.host if exit_.tasks else None))
-    inferred = _failed_task(lookups, worker, exits, out, seen_lines) or _spawn_failure(lookups, worker, out, seen_lines)
+    inferred = (_failed_task(lookups, worker, exits, out, seen_lines) or _spawn_failure(lookups, worker, out, seen_lines)
+                or _stopped_after_a_failure(lookups, worker, exits, out, seen_lines))
     return out if inferred is None else [*out, inferred]
 
 
@@ -497,6 +499,36 @@ def _spawn_failure(lookups: _JobLookups, worker: Worker, out: list[Failure], see
         return None
     return Failure(worker, None, told, SPAWN_FAILED, False, OTHER_CAUSE, None, told.time,
                    _after_progress(lookups, seen, told))
+
+
+# torchrun's agent stopping its processes (elastic/multiprocessing/api.py, close: `Sending process
+# %s closing signal %s`; `Closing process %s via signal %s` for processes multiprocessing started) with
+# the default SIGTERM: after one of them failed, or when a SIGTERM
+# reached torchrun itself, which it logs first (agent/server/api.py, run: `Received %s death signal,
+# shutting down workers`, 1.9 on) and passes on.
+TORCHRUN_CLOSING = re.compile(r"Sending process \d+ closing signal SIGTERM\b|Closing process \d+ via signal SIGTERM\b")
+STOPPED_AFTER_A_FAILURE = ("an error (torchrun stopped the other processes after it, and no signal had reached "
+                           "torchrun; the failed process's own lines are not here)")
+
+
+def _stopped_after_a_failure(lookups: _JobLookups, worker: Worker, exits, out: list[Failure],
+                             seen: _WorkerIndex) -> Failure | None:
+    """The failure torchrun's SIGTERMs tell where no line of the Worker tells a failure (a process's
+    own, or a peer's loss) and no exit is reported: its start is in view, so a signal that had
+    reached it would be too."""
+    if out or exits or len(worker.rounds) > 1:
+        return None  # (an elastic agent also stops a healthy group for a new round: its rounds say so)
+    closing = next((h.where for h in worker.hits if h.rule_id == SIBLING_TERMINATED
+                    and TORCHRUN_CLOSING.search(h.where.text)), None)
+    if closing is None:
+        return None
+    at = worker.position(closing)
+    before = [h for h in worker.hits if worker.position(h.where) < at]
+    if not any(h.rule_id == TORCHRUN_STARTED for h in before) or any(
+            h.rule_id in (DEATH_SIGNAL_RECEIVED, WORKER_GROUP_RESTART) for h in before):
+        return None
+    return Failure(worker, None, closing, STOPPED_AFTER_A_FAILURE, False, OTHER_CAUSE, None, closing.time,
+                   _after_progress(lookups, seen, closing))
 
 
 def _failed_task(lookups: _JobLookups, worker: Worker, exits, out: list[Failure],
