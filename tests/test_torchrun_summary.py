@@ -96,3 +96,30 @@ def test_a_root_cause_entry_cut_before_its_exitcode_still_names_the_first_failur
                                 "--now", POST_MORTEM_NOW).stdout)
     assert report["root_cause"]["rank"] == 0
     assert "cut off before the exit code" in report["root_cause"]["message"]
+
+
+OTHER_FAILURE = ["[1]:", "  time      : 2023-04-25_13:29:47", "  host      : node-a", "  rank      : 1 (local_rank: 1)",
+                 "  exitcode  : 1 (pid: 227062)", "  error_file: <N/A>",
+                 "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"]
+
+
+@pytest.mark.parametrize("cut_at", [["[2]:", "  time      : 2023-04-25_13:29:47", "  ho"], ["-" * 40]])
+def test_a_report_cut_among_its_other_failures_names_none_of_them_first(run_cli, tmp_path, cut_at):
+    """errors/__init__.py's _MSG_FORMAT_TEMPLATE (1.10 on) lists `Failures:` (the others) before `Root Cause
+    (first observed failure):`: a paste ending before that entry shows which process failed first nowhere,
+    and the ones it lists followed it (synthetic rows)."""
+    from conftest import paste_report
+    report = paste_report(run_cli, tmp_path, "\n".join(["Failures:", *OTHER_FAILURE, *cut_at]) + "\n")
+    root = report["root_cause"]
+    assert report["verdict"] == "FAILED" and root["rank"] is None
+    assert "rank 1 then failed with exit code 1" in json.dumps(report["findings"])
+
+
+def test_torch_1_9s_other_failures_come_after_its_root_cause(run_cli, tmp_path):
+    """1.9's table puts `Root Cause:` first and `Other Failures:` after: a paste cut among them has its root."""
+    from conftest import paste_report
+    rows = ["Root Cause:", "[0]:", "  time: 2021-08-01_10:00:00", "  rank: 0 (local_rank: 0)",
+            "  exitcode: 1 (pid: 100)", "Other Failures:", "[1]:", "  time: 2021-08-01_10:00:00",
+            "  rank: 1 (local_rank: 1)", "  exitcode: 1 (pid: 101)", "[2]:", "  ti"]
+    report = paste_report(run_cli, tmp_path, "\n".join(rows) + "\n")
+    assert report["root_cause"]["rank"] == 0

@@ -302,7 +302,8 @@ def _distinct_exits(worker: Worker):
     # torchrun that never started any, is a launcher above torchrun (Slurm's srun) telling
     # torchrun's own end: not one more process.
     exits = worker.exits
-    named = [e for e in exits if names_process(e)]
+    # (torchrun's Root Cause entry cut off before it names its process is still torchrun's own)
+    named = [e for e in exits if names_process(e) or (e.root_cause and e.exitcode_cut)]
     if named or (worker.ran_torchrun and not worker.started_processes):
         exits = named
     # A process's own report of its death by a signal (faulthandler's, a native signal handler's)
@@ -452,6 +453,8 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     # requeue, a user's cancel): the ends srun reports after it are the tasks that stop brought.
     scheduler_stop = min((worker.position(h.where) for h in worker.hits
                           if h.rule_id == DEATH_SIGNAL_RECEIVED and h.group(Group.SIGNAL) is None), default=None)
+    # torchrun's Root Cause entry cut off: the failures it lists beside it are the others
+    root_cut = any(e.root_cause and e.exitcode_cut for e in exits)
     for exit_ in exits:
         rank = _exit_rank(worker, exit_)
         # srun's reports name no process but do name their tasks: each set of tasks is one end
@@ -471,6 +474,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
         out.append(Failure(
             worker, rank, exit_.where, exit_summary(exit_.exitcode),
             exit_.exitcode == SIGTERM or rank in waited or (only_waits and (exit_.exitcode or 0) > 0)
+            or (root_cut and not exit_.root_cause)
             or (exit_.exitcode == SIGABRT and rank is None and watchdog_fired)
             or (bool(exit_.tasks) and scheduler_stop is not None and worker.position(exit_.where) > scheduler_stop),
             _kill_cause(lookups, worker, exit_.exitcode) if exit_.exitcode < 0 else _loose_cause(lookups, worker),

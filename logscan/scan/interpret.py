@@ -80,6 +80,8 @@ class _FileContext:
     agent_traceback: dict = field(default_factory=dict)
     chained: dict = field(default_factory=dict)
     in_root_cause: bool = False
+    root_entry_due: bool = False  # inside a failure report's other failures, its Root Cause entry after them
+    others_told: int = 0          # ...and how many of those it told
     summary_entry: dict = field(default_factory=dict)
     quoting_traceback: bool = False  # inside the traceback a summary entry quotes
     # per process: the exception a line announced ahead of its raise (THCudaCheck FAIL), until the
@@ -352,6 +354,10 @@ class FileInterpreter:
         kind, value = parsed.kind, parsed.value
         if kind in ("root", "failures"):
             context.in_root_cause = kind == "root"
+            # ChildFailedError's message (1.10 on) lists the other failures first, then its Root Cause
+            # entry; 1.9's `Other Failures:` come after it
+            context.root_entry_due = kind == "failures" and value == lineparse.SUMMARY_FAILURES[0]
+            context.others_told = 0
             context.summary_entry = {}
             return where
         if kind == "failed":
@@ -380,6 +386,7 @@ class FileInterpreter:
             entry["rank_line"] = where.line
         elif kind == "exitcode":
             entry["exit"] = True
+            context.others_told += not context.in_root_cause
             self._name_pid(body, entry.get("rank"), entry.get("local_rank"))
             self.scan.exits.append(ProcessExit(
                 where, entry.get("rank"), entry.get("local_rank"), value, entry.get("host"),
@@ -465,7 +472,7 @@ class FileInterpreter:
                            if raw.strip()]
         if (cut := self._cut_traceback()) is not None:
             scan.exceptions.append(cut)
-        if (row := self._cut_root_cause_row()) is not None:
+        if (row := self._cut_root_cause_row() or self._root_cause_entry_not_in_view()) is not None:
             scan.exits.append(row)
 
     def _cut_root_cause_row(self) -> ProcessExit | None:
@@ -479,6 +486,15 @@ class FileInterpreter:
             return None
         return ProcessExit(last, entry["rank"], entry.get("local_rank"), None, entry.get("host"), entry.get("time"),
                            root_cause=True, exitcode_cut=True)
+
+    def _root_cause_entry_not_in_view(self) -> ProcessExit | None:
+        """torchrun's report the log ends inside its other failures, before its Root Cause entry:
+        a process failed first, which and how the lines do not say."""
+        context, last = self.context, self.scan.last_line
+        if not context.root_entry_due or not context.others_told or last is None:
+            return None  # (with none of the others told either, the report's own exception says as much)
+        return ProcessExit(last, None, None, None, context.summary_entry.get("host"),
+                           context.summary_entry.get("time"), root_cause=True, exitcode_cut=True)
 
     def _line_at_end(self, raw: bytes, lineno: int) -> Where:
         text = _decode(raw)

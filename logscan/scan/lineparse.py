@@ -915,7 +915,7 @@ def parse_summary_line(body: str) -> SummaryLine | None:
     if SUMMARY_ROOT in body or body.strip() == SUMMARY_ROOT_1_9:
         return SummaryLine("root")
     if body.strip() in SUMMARY_FAILURES:
-        return SummaryLine("failures")
+        return SummaryLine("failures", body.strip())
     if (failed := FAILED_LINE.search(body)) is not None:
         return SummaryLine("failed", (int(failed["local_rank"]), int(failed["exitcode"])))
     if (ended := LAUNCHER_EXIT.search(body)) is not None:
