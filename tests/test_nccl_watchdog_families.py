@@ -261,3 +261,25 @@ def test_the_dump_signal_of_a_collective_timeout_is_the_timeout(run_cli, tmp_pat
     report = _scan(run_cli, tmp_path, text)
     assert report["verdict"] == "FAILED"
     assert report["root_cause"]["rule"] == "collective-timeout" and words in report["root_cause"]["message"]
+
+
+def test_a_watchdog_line_that_lost_its_brackets_keeps_its_rank(run_cli, tmp_path):
+    """A paste that dropped the glog header's and logPrefix()'s brackets (`[E ...] [Rank 1]`)."""
+    line = ("E ProcessGroupNCCL.cpp:828 Rank 1 Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+            "OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1802965 milliseconds before timing out.")
+    root = _scan(run_cli, tmp_path, line + "\n")["root_cause"]
+    assert root["rule"] == "collective-timeout" and "(rank 1 waited)" in root["message"]
+
+
+def test_an_nccl_error_without_a_prefix_takes_the_rank_of_the_process_that_raised_it(run_cli, tmp_path):
+    """An unprefixed traceback ending in NCCL's error, and torchrun's report of the one process that
+    failed (its failed line and its Root Cause entry, errors/__init__.py's rows): that process's rank."""
+    lines = ["Traceback (most recent call last):", '  File "train.py", line 12, in <module>', "    model = DDP(model)",
+             "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:891, internal error, "
+             "NCCL version 21.0.3",
+             "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 1 (pid: 51428) of "
+             "binary: /usr/bin/python3",
+             "Root Cause (first observed failure):", "[0]:", "  time      : 2022-06-23_10:00:00",
+             "  host      : node-a", "  rank      : 3 (local_rank: 1)", "  exitcode  : 1 (pid: 51428)"]
+    root = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")["root_cause"]
+    assert root["rule"] == "nccl-error" and root["rank"] == 3

@@ -143,3 +143,27 @@ def test_a_boxed_torchrun_failure_is_a_failure(run_cli, tmp_path):
     report = json.loads(run_cli("scan", str(log), "--isolated", "--format", "json").stdout)
     assert report["verdict"] == "FAILED"
     assert "ChildFailedError" in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("line, body", [
+    # pytest's failure report (_pytest/_code/code.py: fail_marker `E` + the source's indent)
+    ("E       -- Process 3 terminated with the following error:", "-- Process 3 terminated with the following error:"),
+    ("E       RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:957, unhandled system error, NCCL version 21.0.3",
+     "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:957, unhandled system error, NCCL version 21.0.3"),
+    ("E   torch.multiprocessing.spawn.ProcessRaisedException: ",
+     "torch.multiprocessing.spawn.ProcessRaisedException: "),
+])
+def test_pytests_fail_marker_is_a_prefix(line, body):
+    assert strip_prefixes(line).body == body
+
+
+@pytest.mark.parametrize("line, body", [
+    # a glog header that lost its brackets (one space after its level), a word that begins with E,
+    # and torch's Python formatter's header (stripped as that, not as pytest's)
+    ("E ProcessGroupNCCL.cpp:828 Rank 1 Watchdog caught collective operation timeout",
+     "E ProcessGroupNCCL.cpp:828 Rank 1 Watchdog caught collective operation timeout"),
+    ("Epoch 3: 100%|##########| 40/40", "Epoch 3: 100%|##########| 40/40"),
+    ("E1129 18:47:52.096000 4351 torch/distributed/elastic/multiprocessing/api.py:1002] failed", "failed"),
+])
+def test_lines_that_begin_with_an_e_are_not_pytests(line, body):
+    assert strip_prefixes(line).body == body

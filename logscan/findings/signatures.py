@@ -155,6 +155,10 @@ def signature_findings(job: Job, rule):
             rank = worker.global_rank(hit.where, groups)
             if rank is not None and groups.get(Group.PID) is not None:
                 rank_of_pid.setdefault(groups[Group.PID], rank)
+        # A line that is also a failure's own (its exception line) is that failure's process: the
+        # rank its launcher's report gave it (one traceback, one failed exit of the Worker).
+        failure_rank = {(w.file, w.line): f.rank for f in job.failures_of(worker) if f.rank is not None
+                        for w in (f.where, *f.more)} if mine else {}
         for hit in mine:
             groups = dict(hit.groups)
             if Group.PID in groups:
@@ -163,7 +167,7 @@ def signature_findings(job: Job, rule):
                     continue  # torchrun's own SIGTERM or SIGKILL of a sibling, not this rule's cause
             rank = worker.global_rank(hit.where, groups)
             if rank is None:
-                rank = rank_of_pid.get(groups.get(Group.PID))
+                rank = rank_of_pid.get(groups.get(Group.PID), failure_rank.get((hit.where.file, hit.where.line)))
             key = (worker.label, rank)
             if key not in by_key:
                 by_key[key] = (worker, rank, {}, [])

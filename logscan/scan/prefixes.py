@@ -36,6 +36,9 @@ PREFIX = re.compile(
     # the test harnesses of transformers and accelerate (testing_utils `_stream_subprocess`:
     # `print(label, line)` with label `stdout:` / `stderr:`)
     | (?:stdout|stderr):[ ]
+    # pytest's report of a failed test: each line of the exception it caught marked `E` + the
+    # source's indent (_pytest/_code/code.py, FormattedExcinfo.fail_marker + indent[1:]: `E       `)
+    | E[ ]{3,}
     # OpenMPI --tag-output (`[jobid,rank]<stderr>:`) and its bare stream tag
     | (?:\[\d+,(?P<mpi_rank>\d+)\])?<(?:stdout|stderr)>:[ \t]?
     # Ray's worker prefix: `(pid=123)`, `(RayTrainWorker pid=123, ip=10.0.0.2)`; before an empty
