@@ -11,9 +11,12 @@ run.py's banner, in torch 1.x's `WARNING:logger:` and 2.x's glog-style headers."
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
-from conftest import paste_report
+from conftest import SAMPLES, paste_report
 
 BANNER_1X = ("WARNING:torch.distributed.run:\n*****************************************\n"
              "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system "
@@ -58,3 +61,51 @@ def test_sigterms_without_torchruns_start_in_view_say_nothing_of_which(run_cli, 
     """The signal's line could be above the excerpt."""
     report = paste_report(run_cli, tmp_path, _log(era, death_signal=False, banner=False))
     assert report["verdict"] == "INCONCLUSIVE", report["verdict_reason"]
+
+
+def test_sigterms_of_every_process_of_the_worker_are_no_failure(run_cli, tmp_path):
+    """Consecutive pids, none left out: an elastic agent stopping a healthy group for a new round
+    does this too (the elastic-late-node samples)."""
+    text = BANNER_2X + "".join(CLOSING["2.x multiprocessing"].format(pid=pid) + "\n" for pid in (4041, 4042))
+    assert paste_report(run_cli, tmp_path, text)["verdict"] == "INCONCLUSIVE"
+
+
+# --- real runs, cut to torchrun's own lines up to its SIGTERMs --------------------------------
+# What a paste of torchrun's side alone shows (the processes' output kept elsewhere: --log-dir,
+# --redirects, or not pasted). Derived from the real samples, not hand-written.
+
+OWN_LINE = re.compile(r"torch/distributed/|torch\.distributed\.|^\*{5,}|^Setting OMP_NUM_THREADS")
+
+
+def _torchruns_side(sample: Path, into: Path) -> Path:
+    for log in sorted(sample.glob("worker-*/launch_ddp.log")):
+        kept = []
+        for text in log.read_text(errors="replace").splitlines():
+            if OWN_LINE.search(text):
+                kept.append(text)
+            if "closing signal SIGTERM" in text:
+                break
+        (into / log.parent.name).mkdir(parents=True)
+        (into / log.parent.name / "launch_ddp.log").write_text("\n".join(kept) + "\n")
+    return into
+
+
+def _samples_with(words: str) -> list[str]:
+    return sorted(d.name for d in SAMPLES.iterdir()
+                  if any(words in log.read_text(errors="replace") for log in d.glob("worker-*/launch_ddp.log")))
+
+
+@pytest.mark.parametrize("sample", _samples_with("closing signal SIGTERM"))
+def test_torchruns_side_of_a_real_run_cut_at_its_sigterms(run_cli, tmp_path, sample):
+    """Never HEALTHY; a run torchrun was signalled to stop is still told as that stop; a run whose
+    expected diagnosis is HEALTHY (an elastic group re-formed, a restart that recovered) is never
+    FAILED by this reading alone."""
+    import json as _json
+
+    expect = _json.loads((SAMPLES / sample / "expected.json").read_text())["expect"]
+    got = _json.loads(run_cli("scan", _torchruns_side(SAMPLES / sample, tmp_path / "job"), "--format", "json").stdout)
+    assert got["verdict"] != "HEALTHY"
+    if (expect.get("root_cause") or {}).get("rule") == "stopped-from-outside":
+        assert got["root_cause"]["rule"] == "stopped-from-outside"
+    if expect["verdict"] == "HEALTHY":
+        assert "torchrun stopped the other processes after it" not in _json.dumps(got["findings"])

@@ -518,14 +518,14 @@ STOPPED_AFTER_A_FAILURE = ("an error (torchrun stopped the other processes after
 def _stopped_after_a_failure(lookups: _JobLookups, worker: Worker, exits, out: list[Failure],
                              seen: _WorkerIndex) -> Failure | None:
     """The failure torchrun's SIGTERMs tell where no line of the Worker tells a failure (a process's
-    own, or a peer's loss) and no exit is reported: its start is in view, so a signal that had
-    reached it would be too."""
+    own, or a peer's loss) and no exit is reported: they left out a process that had exited, and
+    torchrun's start is in view, so a signal that had reached it would be too."""
     if out or exits or len(worker.rounds) > 1:
         return None  # (an elastic agent also stops a healthy group for a new round: its rounds say so)
-    closing = next((h.where for h in worker.hits if h.rule_id == SIBLING_TERMINATED
-                    and TORCHRUN_CLOSING.search(h.where.text)), None)
-    if closing is None:
+    burst = [h for h in worker.hits if h.rule_id == SIBLING_TERMINATED and TORCHRUN_CLOSING.search(h.where.text)]
+    if not burst or not _one_was_gone(worker, burst):
         return None
+    closing = burst[0].where
     at = worker.position(closing)
     before = [h for h in worker.hits if worker.position(h.where) < at]
     if not any(h.rule_id == TORCHRUN_STARTED for h in before) or any(
@@ -533,6 +533,19 @@ def _stopped_after_a_failure(lookups: _JobLookups, worker: Worker, exits, out: l
         return None
     return Failure(worker, None, closing, STOPPED_AFTER_A_FAILURE, False, OTHER_CAUSE, None, closing.time,
                    _after_progress(lookups, seen, closing))
+
+
+def _one_was_gone(worker: Worker, burst) -> bool:
+    """Torchrun's SIGTERMs left a process of the Worker out: it had exited already. An elastic
+    agent stopping a healthy group for a new round SIGTERMs every process. Without the Worker's
+    process count, a gap in the pids it SIGTERMed says so (torchrun starts its processes one
+    after another, so their pids run on)."""
+    pids = sorted({int(pid) for h in burst if (pid := h.group(Group.PID))})
+    if not pids:
+        return False
+    if worker.gpus:
+        return len(pids) < worker.gpus
+    return pids[-1] - pids[0] + 1 > len(pids)
 
 
 def _failed_task(lookups: _JobLookups, worker: Worker, exits, out: list[Failure],
