@@ -9,7 +9,7 @@ from collections import defaultdict
 from logscan.catalogue import Group
 from logscan.exit_signals import SIGNALS
 from logscan.findings.base import cause_hint, finding, hits, plural, when_in_training
-from logscan.model.failures import EXIT_CODE_CUT, SIGKILL, SIGTERM, Failure, earlier_attempt_failures
+from logscan.model.failures import SIGKILL, SIGTERM, Failure, earlier_attempt_failures
 from logscan.model.job import ROUND_FAILURE, Job
 from logscan.rule_ids import (CONNECT_FAILED, DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, WORKER_GROUP_RESTART,
                               WORKER_KILLED)
@@ -64,7 +64,7 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: s
     ranks = sorted({f.rank for f in same if f.rank is not None})
     killed_by = SIGNALS.get(first.killed_by) if first.killed_by is not None else None
     were = "was" if len(same) == 1 else "were"
-    verb = "failed with" if first.summary == EXIT_CODE_CUT else "raised" if first.exitcode is None else f"{were} killed by" if killed_by else "failed with"
+    verb = "failed with" if first.code_cut else "raised" if first.exitcode is None else f"{were} killed by" if killed_by else "failed with"
     if first.likely:
         return _failed_task_finding(rule, first, when)
     if len(same) == 1:

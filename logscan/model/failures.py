@@ -55,6 +55,7 @@ class Failure:
     # tasks srun did not have to terminate, so likely the one that failed first.
     likely: bool = False
     stopped_tasks: tuple[int, ...] = ()  # the tasks srun terminated, where `likely`
+    code_cut: bool = False  # an exit its launcher reported, the report cut off before its code
 
     @property
     def node_rank(self) -> int | None:
@@ -464,7 +465,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             explained.add(process)
             out.append(Failure(worker, rank, exit_.where, EXIT_CODE_CUT, False, _loose_cause(lookups, worker),
                                None, exit_.time, _after_progress(lookups, seen_lines, exit_.where, rank=rank),
-                               local_rank=exit_.local_rank if rank is None else None))
+                               local_rank=exit_.local_rank if rank is None else None, code_cut=True))
             continue
         if exit_.exitcode in (None, 0) or process in explained:
             continue
