@@ -67,4 +67,6 @@ def test_the_old_launchers_cut_traceback_alone_is_the_launchers(run_cli, tmp_pat
     """Without the processes' lines, its frames still say whose traceback it is."""
     report = paste_report(run_cli, tmp_path, OLD_LAUNCHER_CUT)
     assert report["verdict"] == "FAILED"
-    assert "torchrun's traceback" in report["root_cause"]["message"]
+    root = report["root_cause"]
+    assert root["message"].startswith("torchrun on ") and "torchrun's own traceback" in root["message"]
+    assert root["hint"].startswith("torchrun itself failed")

@@ -59,6 +59,12 @@ def _cause_hint(job: Job, same: list[Failure], everyone: bool = False) -> str | 
     return cause_hint(job, first.cause, first.worker, lines, where)
 
 
+# torchrun's own traceback with no process's failure in view: torchrun itself failed.
+LAUNCHER_FAILED_HINT = ("torchrun itself failed, as far as these lines show: read its exception (a rendezvous or "
+                        "store error names the master's address and port; check it is reachable from this Worker "
+                        "and that the port is free), and whether its processes' own logs say any of them started.")
+
+
 def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: set[int]):
     first = same[0]
     ranks = sorted({f.rank for f in same if f.rank is not None})
@@ -67,7 +73,9 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: s
     verb = "failed with" if first.code_cut else "raised" if first.exitcode is None else f"{were} killed by" if killed_by else "failed with"
     if first.likely:
         return _failed_task_finding(rule, first, when)
-    if len(same) == 1:
+    if first.in_launcher:
+        who = f"torchrun on {first.worker.label}"
+    elif len(same) == 1:
         who = f"rank {first.rank}" if first.rank is not None else \
             f"local_rank {first.local_rank} on {first.worker.label}" if first.local_rank is not None else \
             _slurm_tasks(first) if first.tasks else f"a process on {first.worker.label}"
@@ -85,7 +93,8 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: s
     everyone = len(same) > 1 and expected is not None and (
         len(ranks) >= expected or (every_node and len(set(ranks) | terminated) >= expected))
     meaning = f": {killed_by.meaning}" if killed_by and first.cause is None else ""
-    hint = killed_by.hint if killed_by and first.cause is None else _cause_hint(job, same, everyone)
+    hint = LAUNCHER_FAILED_HINT if first.in_launcher else \
+        killed_by.hint if killed_by and first.cause is None else _cause_hint(job, same, everyone)
     return finding(rule, f"{who} {verb} {first.summary} {when}{meaning}",
                    [w for f in same for w in (f.where, *f.more)],
                    node_rank=None if everyone else first.node_rank, node_ranks=tuple(nodes),

@@ -56,6 +56,7 @@ class Failure:
     likely: bool = False
     stopped_tasks: tuple[int, ...] = ()  # the tasks srun terminated, where `likely`
     code_cut: bool = False  # an exit its launcher reported, the report cut off before its code
+    in_launcher: bool = False  # raised in torchrun itself (its own traceback), not in a process of its
 
     @property
     def node_rank(self) -> int | None:
@@ -406,7 +407,8 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             cascade, None if cascade else lookups.cause((*exc.line_signals, *exc.traceback_signals)),
             None, exc.where.time or seen_lines.exit_times.get(rank),
             _after_progress(lookups, seen_lines, exc.where, exc.traceback_signals, rank),
-            tuple(dict.fromkeys(signals)), local_rank=exc.where.local_rank if rank is None else None))
+            tuple(dict.fromkeys(signals)), local_rank=exc.where.local_rank if rank is None else None,
+            in_launcher=exc.exc_type == CUT_AGENT_EXCEPTION))
     for index, excs in further.items():
         out[index] = _merge(lookups, out[index], excs)
     explained = {f.rank for f in out if f.rank is not None}

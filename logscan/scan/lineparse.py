@@ -477,7 +477,7 @@ def parse_deepspeed_launch(body: str) -> dict | int | None:
 TRACEBACK_START = "Traceback (most recent call last)"
 # What an exception is called whose traceback the log ends inside, before its exception line.
 CUT_EXCEPTION = "an exception whose line the log cuts off (it ends inside its traceback)"
-CUT_AGENT_EXCEPTION = "an exception in torchrun whose line the log cuts off (it ends inside torchrun's traceback)"
+CUT_AGENT_EXCEPTION = "an exception whose line the log cuts off (it ends inside torchrun's own traceback)"
 CHAINED = ("During handling of the above exception", "The above exception was the direct cause",
            "Original Traceback")
 # Frames of torchrun itself: a traceback holding one was raised by the agent, not a process. Its
