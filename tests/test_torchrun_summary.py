@@ -123,3 +123,31 @@ def test_torch_1_9s_other_failures_come_after_its_root_cause(run_cli, tmp_path):
             "  rank: 1 (local_rank: 1)", "  exitcode: 1 (pid: 101)", "[2]:", "  ti"]
     report = paste_report(run_cli, tmp_path, "\n".join(rows) + "\n")
     assert report["root_cause"]["rank"] == 0
+
+
+@pytest.mark.parametrize("code, words", [(1, "failed with exit code 1"), (-9, "killed by SIGKILL")])
+def test_torch_1_9s_warning_of_a_child_without_an_error_file_is_its_exit(run_cli, tmp_path, code, words):
+    """errors/__init__.py's _no_error_file_warning_msg (1.9): `Child process {pid} (local_rank {rank}) FAILED
+    (exitcode {exitcode})`, its rank the global one (ChildFailedError.failures' key); the summary table
+    after it cut away (synthetic lines)."""
+    from conftest import paste_report
+    lines = ["**********************************************************************",
+             "               CHILD PROCESS FAILED WITH NO ERROR_FILE                ",
+             "**********************************************************************",
+             "CHILD PROCESS FAILED WITH NO ERROR_FILE",
+             f"Child process 2814 (local_rank 3) FAILED (exitcode {code})",
+             f"Error msg: Process failed with exitcode {code}"]
+    root = paste_report(run_cli, tmp_path, "\n".join(lines) + "\n")["root_cause"]
+    assert root["rank"] == 3 and words in root["message"]
+
+
+@pytest.mark.parametrize("cut", [["[0]:", "  time      : 2022-11-29_17:14:20", "  host      : GPU236", "  rank"],
+                                 ["[0]:", "  time      : 2022-11-29_17:14:20"]])
+def test_a_root_cause_entry_cut_before_its_rank_names_no_process_first(run_cli, tmp_path, cut):
+    """The other failures listed whole, the Root Cause entry cut before its rank row (synthetic rows of
+    _MSG_FORMAT_TEMPLATE): the first failure is told, its process is not, and the others followed it."""
+    from conftest import paste_report
+    text = "\n".join(["Failures:", *OTHER_FAILURE, "-" * 60, "Root Cause (first observed failure):", *cut]) + "\n"
+    report = paste_report(run_cli, tmp_path, text)
+    assert report["verdict"] == "FAILED" and report["root_cause"]["rank"] is None
+    assert "rank 1 then failed with exit code 1" in json.dumps(report["findings"])

@@ -35,6 +35,8 @@ NCCL_INFO = " NCCL INFO "
 # torchrun's summary row `exitcode` comes on the line after `rank`: a log ending within this many
 # lines of the rank row ends inside that entry.
 CUT_ROW_GAP = 1
+# A Root Cause entry's rows above its rank row: `[0]:`, time, host; one more for the cut rank row itself
+ROWS_BEFORE_RANK = 4
 # Open MPI prints its failed process's `Exit code:` on the line after its `Process name:`.
 MPI_EXIT_GAP = 2
 
@@ -82,6 +84,7 @@ class _FileContext:
     in_root_cause: bool = False
     root_entry_due: bool = False  # inside a failure report's other failures, its Root Cause entry after them
     others_told: int = 0          # ...and how many of those it told
+    root_line: int = 0            # the line of the last Root Cause heading
     summary_entry: dict = field(default_factory=dict)
     quoting_traceback: bool = False  # inside the traceback a summary entry quotes
     # per process: the exception a line announced ahead of its raise (THCudaCheck FAIL), until the
@@ -354,6 +357,7 @@ class FileInterpreter:
         kind, value = parsed.kind, parsed.value
         if kind in ("root", "failures"):
             context.in_root_cause = kind == "root"
+            context.root_line = where.line if kind == "root" else context.root_line
             # ChildFailedError's message (1.10 on) lists the other failures first, then its Root Cause
             # entry; 1.9's `Other Failures:` come after it
             context.root_entry_due = kind == "failures" and value == lineparse.SUMMARY_FAILURES[0]
@@ -364,7 +368,7 @@ class FileInterpreter:
             local_rank, exitcode = value
             self.scan.exits.append(ProcessExit(where, parsed.rank, local_rank, exitcode, host=parsed.host,
                                                tasks=parsed.tasks, training_process=parsed.training_process,
-                                               exitcode_cut=parsed.exitcode_cut))
+                                               exitcode_cut=parsed.exitcode_cut, silent_stops=parsed.silent_stops))
             context.fault_dump = self.scan.exits[-1] if parsed.fault_dump else None
             self._name_pid(body, None, local_rank)
             return replace(where, local_rank=local_rank)
@@ -480,11 +484,16 @@ class FileInterpreter:
         that process failed first, with a code the lines do not give."""
         context, entry = self.context, self.context.summary_entry
         last = self.scan.last_line
-        if not (context.in_root_cause and "rank" in entry and "exit" not in entry and last is not None):
+        if not (context.in_root_cause and "exit" not in entry and last is not None):
             return None
-        if last.line - entry["rank_line"] > CUT_ROW_GAP:
+        if "rank" not in entry:
+            # cut before its rank row too (`[0]:`, time, host, then the cut): which process, the
+            # lines do not say
+            if not entry or last.line - context.root_line > ROWS_BEFORE_RANK:
+                return None  # (with no row of it, ChildFailedError's own raise tells as much)
+        elif last.line - entry["rank_line"] > CUT_ROW_GAP:
             return None
-        return ProcessExit(last, entry["rank"], entry.get("local_rank"), None, entry.get("host"), entry.get("time"),
+        return ProcessExit(last, entry.get("rank"), entry.get("local_rank"), None, entry.get("host"), entry.get("time"),
                            root_cause=True, exitcode_cut=True)
 
     def _root_cause_entry_not_in_view(self) -> ProcessExit | None:

@@ -892,9 +892,17 @@ class SummaryLine:
     fault_dump: bool = False
     # the global rank a launcher's report names (Open MPI's process rank)
     rank: int | None = None
+    # torch 1.9's report: its torchrun stops a failed group's other processes without a line
+    silent_stops: bool = False
 
 
-@needs(_literal(b"Root Cause"), _literal(b"Failures:"),
+# torch 1.9's warning for each failed process without an error file (elastic/multiprocessing/errors/
+# __init__.py, _no_error_file_warning_msg): `Child process {pid} (local_rank {rank}) FAILED (exitcode
+# {exitcode})`, its `rank` the key of ChildFailedError.failures: the global rank, whatever it says.
+CHILD_PROCESS_FAILED = re.compile(r"\bChild process (?P<pid>\d+) \(local_rank (?P<rank>\d+)\) FAILED \(exitcode (?P<exitcode>-?\d+)\)")
+
+
+@needs(_literal(b"Root Cause"), _literal(b"Failures:"), _literal(b"Child process "),
        # `  exitcode  : 1 (pid: 6442)`. The literals are the gap and colon, which ordinary text
        # rarely holds; `rank ` or `time ` would be on every `[rank 0]` or `step time` line.
        Candidates((b" :", b"\t:"), rb"\b(?:time|host|rank|exitcode|traceback)[ \t]+:"),
@@ -923,6 +931,8 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         return SummaryLine("failed", (_only_local_rank(body), code), training_process=True)
     if ":sigkill_handler] [" in body and LAUNCHER_EXIT_CUT.search(body) is not None:
         return SummaryLine("failed", (_only_local_rank(body), None), training_process=True, exitcode_cut=True)
+    if "Child process " in body and (child := CHILD_PROCESS_FAILED.search(body)) is not None:
+        return SummaryLine("failed", (None, int(child["exitcode"])), rank=int(child["rank"]), silent_stops=True)
     if (spawned := SPAWN_EXIT.search(body)) is not None and (code := _spawn_exit_code(spawned)) is not None:
         return SummaryLine("failed", (int(spawned["index"]), code))
     if (quoting := parse_spawn_quote(body)) is not None:
