@@ -24,6 +24,10 @@ RAISED = {
                       "</torch_24676_2346886296_0>: No space left on device (28)"),
     "model-mismatch": ("[rank1]: RuntimeError: DDP expects same model across all ranks, but Rank 1 has 6 "
                        "params, while rank 0 has inconsistent 4 params."),
+    # a GPU kernel's assertion (CUDA's device-side __assert_fail format), then the raise it leads to
+    "device-assert": ("[rank1]: ../aten/src/ATen/native/cuda/Indexing.cu:1308: indexSelectLargeIndex: block: [58,0,0], "
+                      "thread: [99,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n"
+                      "[rank1]: RuntimeError: CUDA error: device-side assert triggered"),
 }
 
 
@@ -85,3 +89,24 @@ def test_an_nccl_error_whose_last_error_names_no_known_cause_keeps_the_rules_hin
     root = next(f for f in report["findings"] if f["role"] != "consequence")
     assert (root["rule"], root["rank"], root["cause"]) == ("nccl-error", 1, None)
     assert root["hint"] == load_catalogue().rules["nccl-error"].hint
+
+
+@pytest.mark.parametrize("lines", [
+    # CUDA's device-side __assert_fail, from many threads, interleaved; the raise cut off
+    ["../aten/src/ATen/native/cuda/Indexing.cu:1308: indexSelectLargeIndex: block: [58,0,0], thread: [99,0,0] "
+     "Assertion `srcIndex < srcSelectDimSize` failed.",
+     "../aten/src/ATen/native/cuda/Indexing.cu:1308: indexSelectLargeIndex: block: [6,0,0: indexSelectLargeIndex: "
+     "block: [58,0,0], thread: [103,0,0] Assertion `srcIndex < srcSelectDimSize` failed."],
+    # HIP's (ROCm) `Device-side assertion `%s' failed.`
+    ["/pytorch/aten/src/ATen/native/hip/Loss.hip:242: nll_loss_forward_reduce_cuda_kernel_2d: Device-side assertion "
+     "`t >= 0 && t < n_classes' failed."] * 3,
+])
+def test_a_kernels_failed_assertion_alone_is_the_processs_device_side_assert(run_cli, tmp_path, lines):
+    """A paste of the kernel's lines only: the process is lost with them (synthetic lines from each
+    runtime's __assert_fail format), one failure however many threads told it."""
+    (tmp_path / "paste.log").write_text("\n".join(lines) + "\n")
+    report = json.loads(run_cli("scan", tmp_path / "paste.log", "--isolated", "--format", "json",
+                                "--now", POST_MORTEM_NOW).stdout)
+    root = report["root_cause"]
+    assert report["verdict"] == "FAILED" and root["cause"] == "device-assert"
+    assert "a process on" in root["message"] and "device-side assert triggered" in root["message"]

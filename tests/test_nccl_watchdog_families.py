@@ -283,3 +283,19 @@ def test_an_nccl_error_without_a_prefix_takes_the_rank_of_the_process_that_raise
              "  host      : node-a", "  rank      : 3 (local_rank: 1)", "  exitcode  : 1 (pid: 51428)"]
     root = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")["root_cause"]
     assert root["rule"] == "nccl-error" and root["rank"] == 3
+
+
+@pytest.mark.parametrize("original", [
+    "[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:133] Timed out waiting 600000ms for send operation to complete",
+    "[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete",
+])
+def test_a_monitored_barrier_that_heard_errors_from_rank_0_names_rank_0(run_cli, tmp_path, original):
+    """ProcessGroupGloo.cpp monitoredBarrier on a rank other than 0: `Rank N successfully reached
+    monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs
+    for faulty rank.` with gloo's timeout as its original exception (synthetic lines): rank 0 is the one
+    waited for."""
+    lines = ["[rank3]: RuntimeError: Rank 3 successfully reached monitoredBarrier, but received errors while waiting "
+             "for send/recv from rank 0. Please check rank 0 logs for faulty rank.", "[rank3]:  Original exception: ",
+             f"[rank3]: {original}"]
+    root = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")["root_cause"]
+    assert root["rule"] == "collective-timeout" and root["rank"] == 0

@@ -269,10 +269,13 @@ class FileInterpreter:
             if key in context.ignoring:
                 context.ignoring.discard(key)
                 return  # the end of a traceback Python printed and went on from
-            if context.announced.pop(key, None) == exc and not meaning.announced:
+            already = context.announced.pop(key, None) == exc
+            if already and not meaning.announced:
                 return  # the raise a THCudaCheck FAIL line already told
             if meaning.announced:
                 context.announced[key] = exc
+                if already:
+                    return  # the same announcement again (a kernel's assertion, from each of its threads)
                 if where.rank is None and (told := lineparse.watchdog_rank(body)) is not None:
                     where = replace(where, rank=told)
             signals = tuple(context.traceback_signals.get(key, ()))

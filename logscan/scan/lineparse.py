@@ -704,6 +704,12 @@ HYDRA_RAISED = "an exception (Hydra reports its job raised one; the exception's 
 # then exit(2). prog is the script's file name (`train.py`, `__main__.py` under `python -m` before
 # 3.14, `python -m module` from 3.14); the launchers' own parsers (torch.distributed.launch's
 # `launch.py`, `run.py`, `torchrun`) fail the launch, not a process, and are launch-env-missing's.
+# A GPU kernel's failed assertion (CUDA's device-side __assert_fail: `file.cu:N: kernel: block: [...],
+# thread: [...] Assertion `cond` failed.`; HIP's `file.hip:N: kernel: Device-side assertion `cond' failed.`):
+# the process's CUDA context is lost, and it raises `CUDA error: device-side assert triggered` at its next
+# synchronisation, if the log goes on that far.
+KERNEL_ASSERT = re.compile(r"\.(?:cuh?|hip)(?::\d+)?\b.*?(?:Assertion `[^`]+`|Device-side assertion `[^']+') failed")
+DEVICE_ASSERT = ("RuntimeError", "CUDA error: device-side assert triggered")
 ARGPARSE_ERROR = re.compile(r"^\s*(?P<prog>[\w.-]+\.py|python3? -m [\w.]+): error: (?P<detail>.*\S)")
 ARGPARSE_EXIT = "SystemExit"
 _LAUNCHER_PROGS = ("launch.py", "run.py", "python -m torch.distributed.launch", "python -m torch.distributed.run")
@@ -717,14 +723,15 @@ RAY_WORKER_DIED = re.compile(r"A worker died or was killed while executing (?:a|
        Candidates((b'"message": "',), rb'^[ \t]*"message": "'),
        _literal(b"Unhandled error (suppress with"), _literal(b"A worker died or was killed while executing"),
        _literal(b"Error executing job with overrides: ["), _literal(b"Gloo connectFullMesh failed with "),
-       _literal(b": error: "))
+       _literal(b": error: "), _literal(b"` failed"), _literal(b"' failed"))
 def parse_announced(body: str) -> tuple[str, str] | None:
     """The exception a line tells when no Python exception line does: a `THCudaCheck FAIL`
     (parse_thc_check), a CUDA error that ended NCCL's watchdog thread or was left uncaught
     (`c10::Error`, the class c10's CUDA check throws), the error torchrun's error handler logs, a
     Ray task's exception its driver logs as unhandled, a Ray worker's death its raylet logs, or
     Hydra's word that its job raised (HYDRA_RAISED: the exception itself is told after it, if at all),
-    or argparse's error, after which the script exits with status 2 (ARGPARSE_EXIT)."""
+    argparse's error, after which the script exits with status 2 (ARGPARSE_EXIT), or a GPU kernel's failed
+    assertion, which the process raises as a device-side assert (DEVICE_ASSERT)."""
     if (thc := parse_thc_check(body)) is not None:
         return thc
     if '"message": "' in body and (logged := ERROR_HANDLER_MESSAGE.fullmatch(body)) is not None:
@@ -741,6 +748,8 @@ def parse_announced(body: str) -> tuple[str, str] | None:
         return GLOO_LOGGED, mesh["detail"]
     if "Error executing job" in body and HYDRA_JOB_FAILED.match(body) is not None:
         return HYDRA_RAISED, ""
+    if " failed" in body and "ssertion `" in body and KERNEL_ASSERT.search(body) is not None:
+        return DEVICE_ASSERT
     if ": error: " in body and (argparse := ARGPARSE_ERROR.match(body)) is not None \
             and argparse["prog"] not in _LAUNCHER_PROGS:
         return ARGPARSE_EXIT, f"2 (argparse: {argparse['detail']})"
