@@ -77,13 +77,29 @@ def test_the_same_report_in_torch_1_9s_table_does_not(tmp_path):
 
 def test_torchruns_segfault_after_training_is_no_stall_ended_from_outside():
     """Real: torch 1.11 under Python 3.10; node 0's torchrun dies of SIGSEGV in its exit barrier
-    after training finished. No rule names a crash of torchrun itself: FAILED, with the segfault
-    cited, not a stall."""
+    after training finished: torchrun's own crash (faulthandler's dump over its frames and bash's
+    report of its command, one death), not a training process's, and not a stall."""
     got = diagnose(SAMPLES / "torchrun-exit-segfault-torch1.11-prod")
     assert got.verdict == "FAILED"
-    assert got.root_cause.rule == "unexplained-failure"
-    assert "Segmentation fault" in got.root_cause.message
+    root = got.root_cause
+    assert root.message.startswith("torchrun on node 0 was killed by SIGSEGV")
+    assert "after training had finished" in root.message and root.hint.startswith("torchrun itself")
     assert not {"hang-ended-from-outside", "stopped-from-outside"} & {f.rule for f in got.findings}
+    assert len([f for f in got.findings if f.severity == "error"]) == 1
+
+
+@pytest.mark.parametrize("ending", [
+    "/opt/job/launch_ddp.sh: line 21: 17202 Segmentation fault      (core dumped) torchrun --nproc_per_node=2 train.py",
+    "/opt/job/launch_ddp.sh: line 21: 17202 Aborted                 (core dumped) python -m torch.distributed.run train.py",
+])
+def test_the_shells_report_of_torchruns_crash_is_torchruns_own(run_cli, tmp_path, ending):
+    """bash's job report of the torchrun command ended by a crashing signal (synthetic line, bash's
+    `%s: line %d: %5d %s %s` format): torchrun's death, not a training process's."""
+    from conftest import paste_report
+    text = ("W1129 18:47:52.045000 4351 torch/distributed/run.py:803] Setting OMP_NUM_THREADS environment variable "
+            "for each process to be 1 in default\nstep 3/10 loss 0.5\n" + ending + "\n")
+    root = paste_report(run_cli, tmp_path, text)["root_cause"]
+    assert root["message"].startswith("torchrun on ") and root["hint"].startswith("torchrun itself")
 
 
 @pytest.mark.parametrize("ending", [

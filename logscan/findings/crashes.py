@@ -65,6 +65,11 @@ LAUNCHER_FAILED_HINT = ("torchrun itself failed, as far as these lines show: rea
                         "and that the port is free), and whether its processes' own logs say any of them started.")
 
 
+LAUNCHER_KILLED_HINT = ("torchrun itself, not a training process, died of this signal: a crash in torchrun or in a "
+                        "library it loaded (rerun with PYTHONFAULTHANDLER=1 for its stack); the processes' own lines "
+                        "say whether training had finished, and a torch upgrade may carry the fix.")
+
+
 def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: set[int]):
     first = same[0]
     ranks = sorted({f.rank for f in same if f.rank is not None})
@@ -75,6 +80,9 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: s
         return _failed_task_finding(rule, first, when)
     if first.in_launcher:
         who = f"torchrun on {first.worker.label}"
+        ended = first.worker.end_of_run()
+        if ended is not None and first.worker.position(ended) < first.worker.position(first.where):
+            when = "after training had finished"
     elif len(same) == 1:
         who = f"rank {first.rank}" if first.rank is not None else \
             f"local_rank {first.local_rank} on {first.worker.label}" if first.local_rank is not None else \
@@ -93,7 +101,7 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: s
     everyone = len(same) > 1 and expected is not None and (
         len(ranks) >= expected or (every_node and len(set(ranks) | terminated) >= expected))
     meaning = f": {killed_by.meaning}" if killed_by and first.cause is None else ""
-    hint = LAUNCHER_FAILED_HINT if first.in_launcher else \
+    hint = (LAUNCHER_KILLED_HINT if killed_by else LAUNCHER_FAILED_HINT) if first.in_launcher else \
         killed_by.hint if killed_by and first.cause is None else _cause_hint(job, same, everyone)
     return finding(rule, f"{who} {verb} {first.summary} {when}{meaning}",
                    [w for f in same for w in (f.where, *f.more)],

@@ -305,12 +305,15 @@ def _distinct_exits(worker: Worker):
     # torchrun's own end: not one more process.
     exits = worker.exits
     # (torchrun's Root Cause entry cut off before it names its process is still torchrun's own)
-    named = [e for e in exits if names_process(e) or (e.root_cause and e.exitcode_cut)]
+    named = [e for e in exits if names_process(e) or (e.root_cause and e.exitcode_cut) or e.of_launcher]
     if named or (worker.ran_torchrun and not worker.started_processes):
         exits = named
     # A process's own report of its death by a signal (faulthandler's, a native signal handler's)
     # names no process; its launcher's report of the same exit code names it: one exit, told twice.
     launcher_told = {e.exitcode for e in exits if e.rank is not None or e.local_rank is not None}
+    # torchrun's own death told twice (its faulthandler stack, the shell's report of its command): once
+    own_ends = [e for e in exits if e.of_launcher]
+    exits = [e for e in exits if not e.of_launcher or e is next(o for o in own_ends if o.exitcode == e.exitcode)]
     exits = [e for e in exits if not (e.rank is None and e.local_rank is None and e.training_process
                                       and not e.tasks and e.exitcode in launcher_told)]
     rows = {}
@@ -484,7 +487,8 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             exit_.exitcode,
             exit_.time, _after_progress(lookups, seen_lines, exit_.where, rank=rank),
             local_rank=exit_.local_rank if rank is None else None,
-            tasks=exit_.tasks if rank is None else (), host=exit_.host if exit_.tasks else None))
+            tasks=exit_.tasks if rank is None else (), host=exit_.host if exit_.tasks else None,
+            in_launcher=exit_.of_launcher))
     inferred = (_failed_task(lookups, worker, exits, out, seen_lines) or _spawn_failure(lookups, worker, out, seen_lines)
                 or _stopped_after_a_failure(lookups, worker, exits, out, seen_lines))
     return out if inferred is None else [*out, inferred]

@@ -230,9 +230,10 @@ class FileInterpreter:
         elif meaning.agent_frame:
             context.agent_traceback[key] = True
             if context.fault_dump is not None and context.fault_dump.where.file == where.file:
-                # faulthandler's dump of torchrun's own stack: torchrun died of the signal, which the
-                # lines about torchrun tell (the shell's report of its command), not a training process
-                scan.exits.remove(context.fault_dump)
+                # faulthandler's dump of torchrun's own stack: torchrun died of the signal, not a
+                # training process
+                at = scan.exits.index(context.fault_dump)
+                scan.exits[at] = replace(context.fault_dump, training_process=False, of_launcher=True)
                 context.fault_dump = None
         if meaning.traceback_start or meaning.exception is not None:
             context.fault_dump = None  # another record: the dump's stack is over
@@ -371,7 +372,8 @@ class FileInterpreter:
             local_rank, exitcode = value
             self.scan.exits.append(ProcessExit(where, parsed.rank, local_rank, exitcode, host=parsed.host,
                                                tasks=parsed.tasks, training_process=parsed.training_process,
-                                               exitcode_cut=parsed.exitcode_cut, silent_stops=parsed.silent_stops))
+                                               exitcode_cut=parsed.exitcode_cut, silent_stops=parsed.silent_stops,
+                                               of_launcher=parsed.of_launcher))
             context.fault_dump = self.scan.exits[-1] if parsed.fault_dump else None
             self._name_pid(body, None, local_rank)
             return replace(where, local_rank=local_rank)

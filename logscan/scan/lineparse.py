@@ -826,6 +826,7 @@ FAULTHANDLER_FATAL = re.compile(
 # error-line signal's keywords feed these lines (`Segmentation fault`, `Aborted`, `Killed`).
 SHELL_KILLED_COMMAND = re.compile(
     r"^\S+: line \d+: +\d+ (?P<words>Segmentation fault|Aborted|Killed)(?: +\(core dumped\))? +(?P<command>\S.*)$")
+TORCHRUN_COMMAND = re.compile(r"\btorchrun\b|torch\.distributed\.(?:run|launch)\b")
 LAUNCHER_COMMANDS = re.compile(
     r"\b(?:torchrun|deepspeed|accelerate|srun|mpirun)\b|torch\.distributed\.(?:run|launch)\b|^(?:\S*/)?(?:ba|z)?sh\b")
 # torch.multiprocessing.spawn's join (2.2 on) terminates the processes still alive only once one of
@@ -903,6 +904,8 @@ class SummaryLine:
     rank: int | None = None
     # torch 1.9's report: its torchrun stops a failed group's other processes without a line
     silent_stops: bool = False
+    # the end of the launcher itself (the shell's report of its command)
+    of_launcher: bool = False
 
 
 # torch 1.9's warning for each failed process without an error file (elastic/multiprocessing/errors/
@@ -951,9 +954,13 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         return SummaryLine("failed", (None, code), task["host"], srun_task_ids(task["tasks"]))
     if (harness := HARNESS_EXIT.search(body)) is not None:
         return SummaryLine("failed", (None, int(harness["status"])))
-    if (shell := SHELL_KILLED_COMMAND.match(body.strip())) is not None \
-            and not LAUNCHER_COMMANDS.search(shell["command"]):
-        return SummaryLine("failed", (None, -BY_DESCRIPTION[shell["words"]]), training_process=True)
+    if (shell := SHELL_KILLED_COMMAND.match(body.strip())) is not None:
+        code = -BY_DESCRIPTION[shell["words"]]
+        if not LAUNCHER_COMMANDS.search(shell["command"]):
+            return SummaryLine("failed", (None, code), training_process=True)
+        if shell["words"] != "Killed" and TORCHRUN_COMMAND.search(shell["command"]):
+            # torchrun crashing (a kill is a stop from outside, which its own lines tell)
+            return SummaryLine("failed", (None, code), of_launcher=True)
     if "Process name: [[" in body and (mpi := MPI_PROCESS_NAME.match(body)) is not None:
         return SummaryLine("mpi-process", int(mpi["rank"]))
     if "Exit code:" in body and (mpi := MPI_EXIT_CODE.match(body)) is not None:
