@@ -76,6 +76,13 @@ def test_deepspeeds_step_timers_are_progress(line, progress):
      "(epoch 1 @ 1200 updates, score 5.1) (writing took 3.2 seconds)", True),
     ("| saved checkpoint checkpoints/checkpoint_1_1000.pt (epoch 1 @ 1000 updates) (writing took 1.0 seconds)",
      True),
+    # torchtune's checkpointer at an epoch's end (torchtune/training/checkpointing/_checkpointer.py)
+    ("Model checkpoint of size 4.66 GiB saved to /mnt/out/epoch_0/ft-model-00003-of-00030.safetensors", True),
+    # torchvision's references' MetricLogger.log_every header (and DeiT's, MAE's: the same utils.py)
+    ("[01:34:12.610327] Epoch: [0]  [10/1504]  lr: 0.000000  closs: 1.5367 (1.5368)  time: 5.0133  data: 0.1277",
+     True),
+    ("Epoch: [3]  [   0/5005]  eta: 2:01:03  lr: 0.1  img/s: 512.3  acc1: 0.0000 (0.0000)", True),
+    ("Test:  [ 0/79]  eta: 0:00:30  acc1: 78.1 (78.1)", False),
     # a checkpoint loaded is getting ready, not a step taken
     ("11/19 08:00:00 - mmengine - INFO - Load checkpoint from work_dirs/epoch_485.pth", False),
     ("loaded checkpoint checkpoints/checkpoint_last.pt (epoch 3 @ 4000 updates)", False),
@@ -90,3 +97,14 @@ def test_a_checkpoint_save_is_found_in_a_block():
         + b"[rank4]: Traceback (most recent call last):\n"
     finder = ProgressFinder()
     assert finder.first(block) == finder.last(block) == 20 * len(b"noise line\n")
+
+
+@pytest.mark.parametrize("line", [
+    # an inference engine capturing its CUDA graphs before an RL rollout (tqdm bars with these descriptions):
+    # SGLang's cuda_graph_runner, vLLM's model runner
+    "Capturing batches (avail_mem=5.42 GB):   4%|| | 1/23 [00:00<00:12,  1.81it/s]",
+    "Capturing CUDA graph shapes:  43%|████▎     | 29/67 [00:12<00:16,  2.30it/s]",
+])
+def test_an_engine_capturing_its_cuda_graphs_is_getting_ready(line):
+    """Synthetic bar states in tqdm's format with each engine's description."""
+    assert not ProgressFinder().is_progress_line(line.encode())

@@ -167,3 +167,10 @@ def test_pytests_fail_marker_is_a_prefix(line, body):
 ])
 def test_lines_that_begin_with_an_e_are_not_pytests(line, body):
     assert strip_prefixes(line).body == body
+
+
+def test_a_capitalised_rank_prefix_is_a_rank_prefix():
+    """verl's workers print `[Rank7]:` before torch's lines, behind Ray's actor prefix (synthetic line)."""
+    stripped = strip_prefixes("(WorkerDict pid=66442) [Rank7]:[E506 14:16:14.487575902 ProcessGroupNCCL.cpp:629] "
+                              "[Rank 3] Watchdog caught collective operation timeout")
+    assert stripped.rank == 7 and stripped.body.startswith("[Rank 3] Watchdog caught")

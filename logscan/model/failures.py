@@ -422,6 +422,11 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     if len(unranked) == 1 and len(failed_exits) == 1 and failed_exits[0] is not None:
         # One traceback without a rank, one process that exited with an error: the same.
         out[unranked[0]] = replace(out[unranked[0]], rank=failed_exits[0])
+    elif len(unranked) == 1 and failed_exits == [None] and out[unranked[0]].local_rank is None:
+        # ...its global rank unknown (no launch shape), its local rank told by its launcher
+        local = {e.local_rank for e in exits if (e.exitcode or 0) > 0 and _exit_rank(worker, e) is None}
+        if len(local) == 1 and None not in local:
+            out[unranked[0]] = replace(out[unranked[0]], local_rank=local.pop())
     elif (len(unranked) == len(failed_exits) > 1 and None not in failed_exits
           and all(out[i].cascade for i in unranked)):
         # As many rank-less tracebacks as failed processes, every one of them a wait that gave

@@ -187,17 +187,25 @@ DEFAULT_PROGRESS = (
     r"Saving checkpoint at [1-9]\d* (?:epochs|iterations)\b",
     r"Saving model checkpoint to \S*checkpoint-[1-9]\d*",
     r"[Ss]aved checkpoint \S+ \(epoch \d+ @ [1-9]\d* updates",
+    # torchtune's checkpointer at an epoch's end: `Model checkpoint of size {size} GiB saved to
+    # {output_dir}/epoch_{epoch}/...`
+    r"Model checkpoint of size [\d.]+ \w+ saved to \S*epoch_\d+",
+    # the MetricLogger of torchvision's reference scripts (references/*/utils.py, log_every) and of the
+    # repositories built on it (DeiT, MAE, DINO, DETR): `Epoch: [{epoch}]  [{i}/{len}]  eta: ...`,
+    # printed after batch i ran
+    r"Epoch: \[\d+\]\s+\[\s*\d+/\d+\]",
 )
 # Every match of a default progress pattern holds one of these, in some letter case.
-PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|", b"checkpoint")
+PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|", b"checkpoint", b"epoch: [")
 
 # Words that make a line an error report or the scheduler's, whatever progress-like words it
 # holds; and the bars of getting ready to train (loading a checkpoint, downloading, a datasets
-# map or filter, tokenising, preparing a dataset), which run before the first batch whatever their
-# percentage says.
+# map or filter, tokenising, preparing a dataset, an inference engine capturing its CUDA graphs:
+# vLLM's `Capturing CUDA graph shapes`, SGLang's `Capturing batches`), which run before the first
+# batch whatever their percentage says.
 NOT_PROGRESS = re.compile(
     rb'Error|Exception|Traceback|Warning|slurmstepd|srun:|\bFile "'
-    rb'|(?i:\b(?:load|download|fetch|tokeni[sz]|preprocess|prepar|extract|generat|map\b|filter\b|resolv)'
+    rb'|(?i:\b(?:load|download|fetch|tokeni[sz]|preprocess|prepar|extract|generat|map\b|filter\b|resolv|captur)'
     rb'[^|\r\n%]{0,80}?\d+%\|)')
 # What NOT_PROGRESS's two halves need a line to hold: its error words, and (lowered) a word of
 # getting ready and a bar's `%|`. `re` tries either half at every byte (2 ms on a 50 KB bar
@@ -207,10 +215,10 @@ NOT_PROGRESS = re.compile(
 _ERROR_WORDS = (b"Error", b"Exception", b"Traceback", b"Warning", b"slurmstepd", b"srun:")
 _FILE_WORD = re.compile(rb'\bFile "')
 _GETTING_READY = (b"load", b"download", b"fetch", b"tokeni", b"preprocess", b"prepar", b"extract",
-                  b"generat", b"map", b"filter", b"resolv")
+                  b"generat", b"map", b"filter", b"resolv", b"captur")
 # NOT_PROGRESS's second half without its leading \b, matched at a word's place (_getting_ready)
 _GETTING_READY_BAR = re.compile(
-    rb'(?i:(?:load|download|fetch|tokeni[sz]|preprocess|prepar|extract|generat|map\b|filter\b|resolv)'
+    rb'(?i:(?:load|download|fetch|tokeni[sz]|preprocess|prepar|extract|generat|map\b|filter\b|resolv|captur)'
     rb'[^|\r\n%]{0,80}?\d+%\|)')
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _PLACES_TRIED = 256  # a line with more words of getting ready than this is searched whole

@@ -59,7 +59,8 @@ PREFIX = re.compile(
     # torchx's dist.ddp, which runs torchrun with `--role ""`. A bare `[N]:` needs text right after
     # it: alone on its line it is the ChildFailedError summary's failure index.
     | \[(?:default(?P<tee_local>\d+)\]:[ \t]?|(?P<tee_unnamed>\d{1,5})\]:(?=\S))
-    | \[rank(?P<rank>\d+)\]:[ \t]?
+    # (`[Rank7]:` as verl's workers print it)
+    | \[[Rr]ank(?P<rank>\d+)\]:[ \t]?
     # torch's C++ logger (c10d, ProcessGroup*), and its Python formatter since 2.3: the level's
     # letter (V for DEBUG, C for CRITICAL too), month and day (the C++ logger does not pad the
     # month: `[W105 ...` is 5 January), time. The C++ fraction is CLOCK_MONOTONIC's nanoseconds
