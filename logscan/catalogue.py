@@ -43,6 +43,8 @@ class Group(StrEnum):
     OTHER_OP = "other_op"
     SEQ = "seq"                  # the collective's sequence number (NCCL's SeqNum)
     DETECTED_BY = "detected_by"  # the rank whose watchdog caught a timeout it told the others of
+    WORLD_SIZE = "world_size"    # the world a process group waits to fill...
+    JOINED = "joined"            # ...and how many of its ranks had checked in
     ATTEMPTS_LEFT = "left"       # the restarts torchrun has left
     RESTART_COUNT = "count"      # the worker group's restart_count
     SIGNAL = "signal"            # the signal a process received, by name or number
@@ -66,6 +68,7 @@ GROUPS_READ = {
     ids.COLLECTIVE_MISMATCH: (Group.RANK, Group.OP, Group.OTHER_RANK, Group.OTHER_OP),
     ids.COLLECTIVE_TIMEOUT_LINE: (Group.RANK, Group.SEQ, Group.DETECTED_BY),
     ids.DEATH_SIGNAL_RECEIVED: (Group.SIGNAL,),
+    ids.PROCESS_GROUP_WAITING: (Group.RANK, Group.WORLD_SIZE, Group.JOINED),
     ids.RENDEZVOUS_ROUND: (Group.ROUND_OPENS, Group.GROUP_STOPPING, Group.NEW_NODES, Group.GROUP_WORLD_SIZE,
                            Group.GLOBAL_WORLD_SIZE, Group.MIN_NODES, Group.MAX_NODES),
     ids.SIBLING_TERMINATED: (Group.PID, Group.SIGNAL),

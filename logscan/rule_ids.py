@@ -62,6 +62,8 @@ WORKER_GROUP_SUCCEEDED = "worker-group-succeeded"
 TRAINING_LOOP_FINISHED = "training-loop-finished"
 # torchrun's start-up banner: a Worker's "torchrun started" timeline mark.
 TORCHRUN_STARTED = "torchrun-started"
+# init_process_group waiting in its store barrier for the others to check in
+PROCESS_GROUP_WAITING = "process-group-waiting"
 
 # What a process waiting on others reports: evidence that it was waiting, not failing.
 WAITING_EVIDENCE = (COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, STORE_TIMEOUT, CONNECT_FAILED, PEER_LOST)

@@ -222,3 +222,19 @@ def test_a_scan_writing_every_format_never_imports_pandas(tmp_path):
     modules, out = imported("scan", CRASHED, "--now", POST_MORTEM_NOW, "--timeline", "-v", *files)
     assert out.startswith("FAILED") and all(p.stat().st_size for p in tmp_path.iterdir())
     assert not {m for m in modules if m == "pandas" or m.startswith(("pandas.", "numpy"))}
+
+
+@pytest.mark.parametrize("count, words", [
+    ("worker_count=1", "1 of world_size=8 ranks checked in"),
+    ("num_workers_joined=9", "more processes checked in than the world has"),
+])
+def test_a_log_that_stops_while_init_waits_in_its_store_barrier_says_so(run_cli, tmp_path, count, words):
+    """distributed_c10d.py's _store_based_barrier (`worker_count` up to 2.0, `num_workers_joined` from 2.1),
+    synthetic lines: still waiting, not failed, and what the count says."""
+    from conftest import paste_report
+    line = ("[2025-03-11 05:21:04,421][torch.distributed.distributed_c10d][INFO] - Waiting in store based barrier to "
+            f"initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=8, {count}, "
+            "timeout=0:30:00)")
+    report = paste_report(run_cli, tmp_path, line + "\n" + line + "\n")
+    assert report["verdict"] == "INCONCLUSIVE" and words in report["verdict_reason"]
+    assert "still waiting in its store barrier" in report["verdict_reason"]

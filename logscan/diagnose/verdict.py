@@ -13,15 +13,31 @@ import os
 from logscan.model.job import Job, Worker, says_run_ended
 from logscan.scan.prefixes import strip_prefixes
 from logscan.catalogue import Group
-from logscan.rule_ids import (DEATH_SIGNAL_RECEIVED, ERROR_LINE, SIBLING_TERMINATED, TORCHRUN_STARTED,
-                              WORKER_GROUP_RESTART, WORKER_GROUP_SUCCEEDED)
+from logscan.rule_ids import (DEATH_SIGNAL_RECEIVED, ERROR_LINE, PROCESS_GROUP_WAITING, SIBLING_TERMINATED,
+                              TORCHRUN_STARTED, WORKER_GROUP_RESTART, WORKER_GROUP_SUCCEEDED)
 from logscan.vocabulary import JobStatus, Role, Severity, Verdict
 
 
 def _shows_ddp(worker: Worker) -> bool:
     """The log shows a torchrun job at all: a launch line, torchrun's own lines, env prints,
     progress, or a line a process of a distributed world prefixed with its rank (`[rank0]:`)."""
-    return worker.ran_torchrun or bool(worker.progress) or any(w.rank is not None for w in worker.tail_lines)
+    return (worker.ran_torchrun or bool(worker.progress) or any(w.rank is not None for w in worker.tail_lines)
+            or any(h.rule_id == PROCESS_GROUP_WAITING for h in worker.hits))
+
+
+def _waiting_to_form(workers) -> str | None:
+    """What init_process_group's store barrier said last, where a Worker's log stops while it waits."""
+    waits = [h for w in workers for h in w.hits if h.rule_id == PROCESS_GROUP_WAITING]
+    if not waits:
+        return None
+    last = waits[-1]
+    world, joined = int(last.group(Group.WORLD_SIZE)), int(last.group(Group.JOINED))
+    said = (f"init_process_group was still waiting in its store barrier when the lines stop ({joined} of "
+            f"world_size={world} ranks checked in; {last.where.file}:{last.where.line})")
+    if joined > world:
+        said += (": more processes checked in than the world has, so it cannot complete (two jobs on one "
+                 "master address and port, or processes given different WORLD_SIZE values)")
+    return said
 
 
 def _unexplained_errors(worker: Worker):
@@ -117,6 +133,9 @@ def _judge(job: Job, findings) -> tuple[Verdict, str]:
                                           f"({restart.file}:{restart.line}), and the logs stop before "
                                           f"the new attempt shows how it went; no line shows that {where}{more} "
                                           f"got past the first batch")
+        waiting = _waiting_to_form(stuck)
+        if waiting is not None:
+            return Verdict.INCONCLUSIVE, waiting
         return Verdict.INCONCLUSIVE, (f"no line shows that {where}{more} got past the first batch, and "
                                       f"nothing says it failed")
     if job.job_status == JobStatus.SUCCEEDED:
