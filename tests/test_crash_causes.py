@@ -110,3 +110,19 @@ def test_a_kernels_failed_assertion_alone_is_the_processs_device_side_assert(run
     root = report["root_cause"]
     assert report["verdict"] == "FAILED" and root["cause"] == "device-assert"
     assert "a process on" in root["message"] and "device-side assert triggered" in root["message"]
+
+
+@pytest.mark.parametrize("line, cause", [
+    ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+     "shared-memory"),
+    ("ERROR: Unexpected segmentation fault encountered in worker.", "other"),
+])
+def test_a_dataloader_workers_own_report_of_its_death_is_a_failure(run_cli, tmp_path, line, cause):
+    """torch/csrc/DataLoader.cpp's SIGNAL_HANDLER messages (synthetic lines), the training process's raise
+    after them cut off: the worker died, and with it the process's next batch."""
+    (tmp_path / "paste.log").write_text("step 3/100 loss 0.51\n" + line + "\n" + line + "\n")
+    report = json.loads(run_cli("scan", tmp_path / "paste.log", "--isolated", "--format", "json",
+                                "--now", POST_MORTEM_NOW).stdout)
+    root = report["root_cause"]
+    assert report["verdict"] == "FAILED" and root["cause"] == cause
+    assert "a DataLoader worker died" in root["message"] and len(root["evidence"]) == 1

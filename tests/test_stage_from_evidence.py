@@ -77,3 +77,13 @@ def test_a_worker_with_only_env_prints_and_no_evidence_is_in_init(tmp_path):
     got = _diagnose(job)
     assert _stages(got)[1] == RunStage.INIT
     assert not got.reached_first_batch
+
+
+def test_a_crash_after_the_frameworks_training_loop_ended_is_after_training_started(run_cli, tmp_path):
+    """Lightning's `Trainer.fit` stopped line (fit_loop.py's format string), then an exception: training had
+    run, though no step line is in view (synthetic lines)."""
+    from conftest import paste_report
+    text = ("`Trainer.fit` stopped: `max_steps=100` reached.\n"
+            "Traceback (most recent call last):\n  File \"train.py\", line 80, in <module>\n    trainer.test(model)\n"
+            "lightning.fabric.utilities.exceptions.MisconfigurationException: No `test_dataloader()` method defined\n")
+    assert paste_report(run_cli, tmp_path, text)["root_cause"]["rule"] == "crash-during-training"

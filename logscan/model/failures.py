@@ -21,7 +21,7 @@ from logscan.scan.lineparse import CUT_AGENT_EXCEPTION, CUT_EXCEPTION, GLOO_LOGG
 from logscan.model.job import Job, Worker, names_process
 from logscan.model.training import StepWarnings
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, SLURM_STEP_TASK_FAILURE,
-                              TORCHRUN_STARTED, WORKER_GROUP_RESTART)
+                              TORCHRUN_STARTED, TRAINING_LOOP_FINISHED, WORKER_GROUP_RESTART)
 from logscan.vocabulary import JobStatus, RunStage
 
 # The exit codes (Python's -N) of the signals the failure pass reads by name.
@@ -122,6 +122,13 @@ class _WorkerIndex:
             if e.time and e.rank not in self.exit_times:
                 self.exit_times[e.rank] = e.time
         self.step_warnings = StepWarnings(worker, in_training)
+        # file → the first line where a framework said its training loop ended (Lightning's
+        # `Trainer.fit` stopped: ..., the Trainer's `Training completed`): training had run
+        self.loop_finished: dict[str, int] = {}
+        for h in worker.hits:
+            if h.rule_id == TRAINING_LOOP_FINISHED:
+                file, line = h.where.file, h.where.line
+                self.loop_finished[file] = min(line, self.loop_finished.get(file, line))
 
 
 def _loose_cause(lookups: _JobLookups, worker: Worker) -> str:
@@ -173,6 +180,8 @@ def _after_progress(lookups: _JobLookups, seen: _WorkerIndex, where: Where, sign
         return True  # raised in the backward pass or an optimizer step
     if seen.step_warnings.before(where, rank):
         return True  # its own process had printed a warning of a training step
+    if seen.loop_finished.get(where.file, where.line) < where.line:
+        return True  # after its framework's word that the training loop ended
     first = seen.first_progress.get(where.file)
     # torchrun --tee (`[default1]:` prefixes) copies each process's stdout and stderr by
     # separate threads, so line order says nothing of which came first.

@@ -710,6 +710,12 @@ HYDRA_RAISED = "an exception (Hydra reports its job raised one; the exception's 
 # synchronisation, if the log goes on that far.
 KERNEL_ASSERT = re.compile(r"\.(?:cuh?|hip)(?::\d+)?\b.*?(?:Assertion `[^`]+`|Device-side assertion `[^']+') failed")
 DEVICE_ASSERT = ("RuntimeError", "CUDA error: device-side assert triggered")
+# A DataLoader worker's own signal handler (torch/csrc/DataLoader.cpp, SIGNAL_HANDLER): `ERROR: Unexpected
+# bus error encountered in worker. This might be caused by insufficient shared memory (shm).`, `... segmentation
+# fault ...`, `... floating-point exception ...`; the worker dies, and the training process raises when it
+# next asks it for a batch (`DataLoader worker (pid N) is killed by signal: Bus error.`).
+DATALOADER_WORKER_SIGNAL = re.compile(
+    r"ERROR: Unexpected (?P<what>bus error|segmentation fault|floating-point exception) encountered in worker\.")
 ARGPARSE_ERROR = re.compile(r"^\s*(?P<prog>[\w.-]+\.py|python3? -m [\w.]+): error: (?P<detail>.*\S)")
 ARGPARSE_EXIT = "SystemExit"
 _LAUNCHER_PROGS = ("launch.py", "run.py", "python -m torch.distributed.launch", "python -m torch.distributed.run")
@@ -723,15 +729,17 @@ RAY_WORKER_DIED = re.compile(r"A worker died or was killed while executing (?:a|
        Candidates((b'"message": "',), rb'^[ \t]*"message": "'),
        _literal(b"Unhandled error (suppress with"), _literal(b"A worker died or was killed while executing"),
        _literal(b"Error executing job with overrides: ["), _literal(b"Gloo connectFullMesh failed with "),
-       _literal(b": error: "), _literal(b"` failed"), _literal(b"' failed"))
+       _literal(b": error: "), _literal(b"` failed"), _literal(b"' failed"),
+       _literal(b"encountered in worker."))
 def parse_announced(body: str) -> tuple[str, str] | None:
     """The exception a line tells when no Python exception line does: a `THCudaCheck FAIL`
     (parse_thc_check), a CUDA error that ended NCCL's watchdog thread or was left uncaught
     (`c10::Error`, the class c10's CUDA check throws), the error torchrun's error handler logs, a
     Ray task's exception its driver logs as unhandled, a Ray worker's death its raylet logs, or
     Hydra's word that its job raised (HYDRA_RAISED: the exception itself is told after it, if at all),
-    argparse's error, after which the script exits with status 2 (ARGPARSE_EXIT), or a GPU kernel's failed
-    assertion, which the process raises as a device-side assert (DEVICE_ASSERT)."""
+    argparse's error, after which the script exits with status 2 (ARGPARSE_EXIT), a GPU kernel's failed
+    assertion, which the process raises as a device-side assert (DEVICE_ASSERT), or a DataLoader worker's
+    death by a signal its handler reports (DATALOADER_WORKER_SIGNAL)."""
     if (thc := parse_thc_check(body)) is not None:
         return thc
     if '"message": "' in body and (logged := ERROR_HANDLER_MESSAGE.fullmatch(body)) is not None:
@@ -750,6 +758,8 @@ def parse_announced(body: str) -> tuple[str, str] | None:
         return HYDRA_RAISED, ""
     if " failed" in body and "ssertion `" in body and KERNEL_ASSERT.search(body) is not None:
         return DEVICE_ASSERT
+    if "encountered in worker." in body and (worker := DATALOADER_WORKER_SIGNAL.search(body)) is not None:
+        return "RuntimeError", f"a DataLoader worker died of an unexpected {worker['what']}"
     if ": error: " in body and (argparse := ARGPARSE_ERROR.match(body)) is not None \
             and argparse["prog"] not in _LAUNCHER_PROGS:
         return ARGPARSE_EXIT, f"2 (argparse: {argparse['detail']})"
