@@ -299,3 +299,13 @@ def test_a_monitored_barrier_that_heard_errors_from_rank_0_names_rank_0(run_cli,
              f"[rank3]: {original}"]
     root = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")["root_cause"]
     assert root["rule"] == "collective-timeout" and root["rank"] == 0
+
+
+def test_a_monitored_barrier_that_lost_rank_0_says_where_to_look(run_cli, tmp_path):
+    """The same message with a lost connection as its original exception (gloo's pair.cc wording; synthetic
+    lines): no timeout, a lost peer, and rank 0 named as the one waited for."""
+    lines = ["RuntimeError: Rank 1 successfully reached monitoredBarrier, but received errors while waiting for "
+             "send/recv from rank 0. Please check rank 0 logs for faulty rank.", " Original exception: ",
+             "[../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.1]:25077"]
+    root = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")["root_cause"]
+    assert root["rule"] == "failure-elsewhere" and "(rank 0, which it waited for, is where to look)" in root["message"]

@@ -9,7 +9,7 @@ from collections import defaultdict
 from logscan.catalogue import Group
 from logscan.exit_signals import SIGNALS
 from logscan.findings.base import cause_hint, finding, hits, plural, when_in_training
-from logscan.model.failures import SIGKILL, SIGTERM, Failure, earlier_attempt_failures
+from logscan.model.failures import SIGKILL, SIGTERM, Failure, awaited_ranks, earlier_attempt_failures
 from logscan.model.job import ROUND_FAILURE, Job
 from logscan.rule_ids import (CONNECT_FAILED, DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, WORKER_GROUP_RESTART,
                               WORKER_KILLED)
@@ -271,6 +271,11 @@ def failure_elsewhere(job: Job, rule):
         any(s in setting_up for s in f.signals) for f in lost) else ""
     message = (f"{who} failed with {first.summary}{when}: {'it' if len(lost) == 1 else 'they'} lost a peer or the "
                f"store's host, and the failure that caused it is not in these lines")
+    awaited = sorted(awaited_ranks(job) - set(ranks))
+    if awaited:
+        # the rank the lost ones name as the one they waited for (monitored_barrier's `from rank 0`)
+        message += f" ({plural(awaited, 'rank', 'ranks')}, which {'it' if len(lost) == 1 else 'they'} waited for, " \
+                   f"is where to look)"
     # The ranks named are the ones that lost a peer, not the one that failed: no rank is the cause.
     return [finding(rule, message, [f.where for f in lost], ranks=tuple(ranks))]
 
