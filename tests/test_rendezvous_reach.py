@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import POST_MORTEM_NOW, SAMPLES
 
 
@@ -46,3 +48,27 @@ def test_torchruns_own_rendezvous_traceback_is_no_crash_of_a_process(run_cli, tm
     assert report["root_cause"]["rule"] == "hang-in-rendezvous"
     assert not any(f["rule"].startswith("crash-") for f in report["findings"])
     assert "could not connect to the rendezvous store" in report["root_cause"]["message"]
+
+
+SHUTDOWN_FAILED = ("[2023-11-16 15:09:18,760] torch.distributed.elastic.rendezvous.dynamic_rendezvous: [WARNING] The node "
+                   "'node04_3882442_0' has failed to shutdown the rendezvous 'job-1' due to an error of type "
+                   "RendezvousConnectionError.")
+
+
+@pytest.mark.parametrize("before", [
+    # its processes stopped after the keep-alive lost the store
+    ["[2023-11-16 15:09:18,364] torch.distributed.elastic.rendezvous.dynamic_rendezvous: [WARNING] The node "
+     "'node04_3882442_0' has failed to send a keep-alive heartbeat to the rendezvous 'job-1' due to an error of type "
+     "RendezvousConnectionError.",
+     "[2023-11-16 15:09:18,742] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 7687 "
+     "closing signal SIGTERM"],
+    # its processes done, the shutdown alone
+    [],
+])
+def test_torchrun_losing_the_store_as_it_leaves_the_rendezvous_is_no_wait_to_join(run_cli, tmp_path, before):
+    """dynamic_rendezvous.py's `The node '%s' has failed to shutdown the rendezvous '%s' due to an error of type
+    %s.` (synthetic lines): the store's host went away; no round was waited for."""
+    from conftest import paste_report
+    report = paste_report(run_cli, tmp_path, "\n".join([*before, SHUTDOWN_FAILED]) + "\n")
+    assert report["root_cause"]["rule"] == "failure-elsewhere"
+    assert "hang-in-rendezvous" not in {f["rule"] for f in report["findings"]}

@@ -9,6 +9,7 @@ from collections import defaultdict
 from logscan.catalogue import Group
 from logscan.exit_signals import SIGNALS
 from logscan.findings.base import cause_hint, finding, hits, plural, when_in_training
+from logscan.findings.hangs import SHUTDOWN
 from logscan.model.failures import SIGKILL, SIGTERM, Failure, awaited_ranks, earlier_attempt_failures
 from logscan.model.job import ROUND_FAILURE, Job
 from logscan.rule_ids import (CONNECT_FAILED, DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, WORKER_GROUP_RESTART,
@@ -289,7 +290,18 @@ def _agent_lost_store(job: Job, rule):
     for worker in job.workers:
         lost = hits(worker, CONNECT_FAILED)
         stopped = hits(worker, SIBLING_TERMINATED)
-        if not lost or not stopped or hits(worker, DEATH_SIGNAL_RECEIVED):
+        if not lost or hits(worker, DEATH_SIGNAL_RECEIVED):
+            continue
+        if not stopped:
+            # its shutdown of the rendezvous, as it left it (`has failed to shutdown the rendezvous ... due
+            # to an error of type RendezvousConnectionError`): the store's host was gone by then
+            shutdown = [h for h in lost if SHUTDOWN in h.where.text]
+            if shutdown:
+                message = (f"{worker.label}'s torchrun lost the rendezvous store as it shut the rendezvous down: "
+                           f"the store's host went away first (its job ended or it failed), and what ended it is "
+                           f"not in these lines")
+                out.append(finding(rule, message, [shutdown[0].where], node_rank=worker.node_rank,
+                                   worker=worker.label))
             continue
         first_stop = min(worker.position(h.where) for h in stopped)
         before = [h for h in lost if worker.position(h.where) < first_stop]

@@ -25,6 +25,9 @@ RE_FORMED_ROUND_HINT = (
 
 # dynamic_rendezvous's heartbeat of a node in its round (`has failed to send a keep-alive heartbeat`)
 KEEP_ALIVE = "keep-alive heartbeat"
+# dynamic_rendezvous.py's `The node '%s' has failed to shutdown the rendezvous '%s' due to an error of type
+# %s.`: a node leaving its rendezvous, as torchrun does after stopping its processes, is no wait to join one
+SHUTDOWN = "has failed to shutdown the rendezvous"
 
 # How many collectives one process group's ranks can be apart: a rank enqueues a few works ahead
 # of the one NCCL runs (its watchdog reports the oldest unfinished). Numbers further apart than
@@ -77,7 +80,8 @@ def hang_in_rendezvous(job: Job, rule):
             continue
         # a keep-alive is sent only by a node that joined its round: its failure is no wait to join
         waits = [h for h in hits(worker, *rendezvous_signals)
-                 if worker.in_final_round(h.where) and KEEP_ALIVE not in h.where.text]
+                 if worker.in_final_round(h.where) and KEEP_ALIVE not in h.where.text
+                 and SHUTDOWN not in h.where.text]
         terminated = hits(worker, DEATH_SIGNAL_RECEIVED)
         # A client that never reached the store says so (connect-failed), or says whom it timed out
         # connecting to (store-timeout's client line names the host).
