@@ -112,6 +112,9 @@ def test_a_report_cut_among_its_other_failures_names_none_of_them_first(run_cli,
     report = paste_report(run_cli, tmp_path, "\n".join(["Failures:", *OTHER_FAILURE, *cut_at]) + "\n")
     root = report["root_cause"]
     assert report["verdict"] == "FAILED" and root["rank"] is None
+    # told as the report's missing entry, cited at the heading of the failures it lists first
+    assert "the Root Cause entry after the other failures it lists, is cut off" in root["message"]
+    assert root["evidence"][0]["text"] == "Failures:"
     assert "rank 1 then failed with exit code 1" in json.dumps(report["findings"])
 
 

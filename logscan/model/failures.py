@@ -243,6 +243,8 @@ CHILD_FAILED = "ChildFailedError"
 SPAWN_FAILED = ("an error torch.multiprocessing.spawn saw in one of its processes (it terminated the others; "
                 "which one failed, the lines do not say)")
 EXIT_CODE_CUT = "an error exit (its launcher's report of it is cut off before the exit code)"
+ROOT_ENTRY_CUT = ("an error exit (torchrun's report of its first failure, the Root Cause entry after the other "
+                  "failures it lists, is cut off: which process, and how, these lines do not say)")
 RAY_TASK_ERROR = "ray.exceptions.RayTaskError("
 REPORT_CUT = "an error torchrun reported as ChildFailedError (its report of which process is cut off)"
 
@@ -482,7 +484,8 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
         if exit_.exitcode_cut and process not in explained and not told:
             # a launcher's word that a process failed, its exit code cut off: a failure, not a kill
             explained.add(process)
-            out.append(Failure(worker, rank, exit_.where, EXIT_CODE_CUT, False, _loose_cause(lookups, worker),
+            out.append(Failure(worker, rank, exit_.where, ROOT_ENTRY_CUT if exit_.root_entry_cut else EXIT_CODE_CUT,
+                               False, _loose_cause(lookups, worker),
                                None, exit_.time, _after_progress(lookups, seen_lines, exit_.where, rank=rank),
                                local_rank=exit_.local_rank if rank is None else None, code_cut=True))
             continue

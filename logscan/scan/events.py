@@ -150,6 +150,9 @@ class ProcessExit:
     training_process: bool = False
     # The launcher's report says the process failed and is cut off before its exit code.
     exitcode_cut: bool = False
+    # torchrun's report of its first failure (its Root Cause entry) is cut off before it began: `where` is
+    # the report's other failures' heading.
+    root_entry_cut: bool = False
     # The end of torchrun itself, by a signal that crashes (its faulthandler stack, the shell's report
     # of its command), not of a process it started.
     of_launcher: bool = False

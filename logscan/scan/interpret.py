@@ -84,6 +84,7 @@ class _FileContext:
     in_root_cause: bool = False
     root_entry_due: bool = False  # inside a failure report's other failures, its Root Cause entry after them
     others_told: int = 0          # ...and how many of those it told
+    others_heading: Where | None = None  # ...under this heading
     root_line: int = 0            # the line of the last Root Cause heading
     summary_entry: dict = field(default_factory=dict)
     quoting_traceback: bool = False  # inside the traceback a summary entry quotes
@@ -366,6 +367,7 @@ class FileInterpreter:
             # entry; 1.9's `Other Failures:` come after it
             context.root_entry_due = kind == "failures" and value == lineparse.SUMMARY_FAILURES[0]
             context.others_told = 0
+            context.others_heading = where
             context.summary_entry = {}
             return where
         if kind == "failed":
@@ -507,8 +509,8 @@ class FileInterpreter:
         context, last = self.context, self.scan.last_line
         if not context.root_entry_due or not context.others_told or last is None:
             return None  # (with none of the others told either, the report's own exception says as much)
-        return ProcessExit(last, None, None, None, context.summary_entry.get("host"),
-                           context.summary_entry.get("time"), root_cause=True, exitcode_cut=True)
+        return ProcessExit(context.others_heading or last, None, None, None, context.summary_entry.get("host"),
+                           context.summary_entry.get("time"), root_cause=True, exitcode_cut=True, root_entry_cut=True)
 
     def _line_at_end(self, raw: bytes, lineno: int) -> Where:
         text = _decode(raw)
