@@ -154,3 +154,18 @@ def test_a_root_cause_entry_cut_before_its_rank_names_no_process_first(run_cli, 
     report = paste_report(run_cli, tmp_path, text)
     assert report["verdict"] == "FAILED" and report["root_cause"]["rank"] is None
     assert "rank 1 then failed with exit code 1" in json.dumps(report["findings"])
+
+
+def test_the_same_report_printed_again_and_cut_is_no_second_failure(run_cli, tmp_path):
+    """Two launchers' outputs in one log print one ChildFailedError report twice; the second, cut inside its
+    Root Cause entry with the first's time and host, is that report again (synthetic rows)."""
+    from conftest import paste_report
+    entry = ["Root Cause (first observed failure):", "[0]:", "  time      : 2024-07-24_11:39:43",
+             "  host      : node-a"]
+    whole = ["Failures:", "  <NO_OTHER_FAILURES>", "-" * 60, *entry, "  rank      : 0 (local_rank: 0)",
+             "  exitcode  : 1 (pid: 2870757)", "  error_file: <N/A>", "=" * 60]
+    # (the second copy cut inside its host row)
+    report = paste_report(run_cli, tmp_path, "\n".join([*whole, "Failures:", "  <NO_OTHER_FAILURES>", "-" * 60,
+                                                         *entry[:-1], "  host      : node-"]) + "\n")
+    assert report["root_cause"]["rank"] == 0
+    assert len([f for f in report["findings"] if f["severity"] == "error"]) == 1

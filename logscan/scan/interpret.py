@@ -498,6 +498,10 @@ class FileInterpreter:
             # lines do not say
             if not entry or last.line - context.root_line > ROWS_BEFORE_RANK:
                 return None  # (with no row of it, ChildFailedError's own raise tells as much)
+            host = entry.get("host") or ""
+            if any(e.root_cause and e.time == entry.get("time") and (e.host or "").startswith(host)
+                   for e in self.scan.exits):
+                return None  # the same report printed again (two launchers' outputs in one log), cut
         elif last.line - entry["rank_line"] > CUT_ROW_GAP:
             return None
         return ProcessExit(last, entry.get("rank"), entry.get("local_rank"), None, entry.get("host"), entry.get("time"),
