@@ -83,7 +83,8 @@ def test_torchruns_segfault_after_training_is_no_stall_ended_from_outside():
     assert got.verdict == "FAILED"
     root = got.root_cause
     assert root.message.startswith("torchrun on node 0 was killed by SIGSEGV")
-    assert "after training had finished" in root.message and root.hint.startswith("torchrun itself")
+    assert "in its exit barrier, after its processes had all exited 0" in root.message
+    assert root.hint.startswith("torchrun itself")
     assert not {"hang-ended-from-outside", "stopped-from-outside"} & {f.rule for f in got.findings}
     assert len([f for f in got.findings if f.severity == "error"]) == 1
 

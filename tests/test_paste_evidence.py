@@ -757,7 +757,10 @@ def test_faulthandlers_dump_of_torchruns_own_stack_is_no_training_process(run_cl
         name="Segmentation fault", function="_exit_barrier",
         path="/opt/venv/lib/python3.10/site-packages/torch/distributed/elastic/agent/server/api.py"))
     assert report["verdict"] == "FAILED"
-    assert report["root_cause"]["message"].startswith("torchrun on ") and "SIGSEGV" in report["root_cause"]["message"]
+    root = report["root_cause"]
+    assert root["message"].startswith("torchrun on ") and "SIGSEGV" in root["message"]
+    # its exit barrier, entered once every process exited 0: after training
+    assert root["rule"] == "crash-during-training" and "in its exit barrier" in root["message"]
 
 
 def test_faulthandlers_report_and_torchruns_of_the_same_process_are_one_exit(run_cli, tmp_path):

@@ -82,7 +82,9 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: s
     if first.in_launcher:
         who = f"torchrun on {first.worker.label}"
         ended = first.worker.end_of_run()
-        if ended is not None and first.worker.position(ended) < first.worker.position(first.where):
+        if first.after_group_ended:
+            when = "in its exit barrier, after its processes had all exited 0"
+        elif ended is not None and first.worker.position(ended) < first.worker.position(first.where):
             when = "after training had finished"
     elif len(same) == 1:
         who = f"rank {first.rank}" if first.rank is not None else \

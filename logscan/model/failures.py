@@ -57,6 +57,7 @@ class Failure:
     stopped_tasks: tuple[int, ...] = ()  # the tasks srun terminated, where `likely`
     code_cut: bool = False  # an exit its launcher reported, the report cut off before its code
     in_launcher: bool = False  # raised in torchrun itself (its own traceback), not in a process of its
+    after_group_ended: bool = False  # ...once every process of its group had exited 0
 
     @property
     def node_rank(self) -> int | None:
@@ -495,17 +496,18 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             continue  # as many tracebacks as failed exits: they tell these failures
         explained.add(process)
         out.append(Failure(
-            worker, rank, exit_.where, exit_summary(exit_.exitcode),
+            worker, rank, exit_.where,
+            exit_summary(exit_.exitcode),
             exit_.exitcode == SIGTERM or rank in waited or (only_waits and (exit_.exitcode or 0) > 0)
             or (root_cut and not exit_.root_cause)
             or (exit_.exitcode == SIGABRT and rank is None and watchdog_fired)
             or (bool(exit_.tasks) and scheduler_stop is not None and worker.position(exit_.where) > scheduler_stop),
             _kill_cause(lookups, worker, exit_.exitcode) if exit_.exitcode < 0 else _loose_cause(lookups, worker),
             exit_.exitcode,
-            exit_.time, _after_progress(lookups, seen_lines, exit_.where, rank=rank),
+            exit_.time, exit_.in_exit_barrier or _after_progress(lookups, seen_lines, exit_.where, rank=rank),
             local_rank=exit_.local_rank if rank is None else None,
             tasks=exit_.tasks if rank is None else (), host=exit_.host if exit_.tasks else None,
-            in_launcher=exit_.of_launcher))
+            in_launcher=exit_.of_launcher, after_group_ended=exit_.in_exit_barrier))
     inferred = (_failed_task(lookups, worker, exits, out, seen_lines) or _spawn_failure(lookups, worker, out, seen_lines)
                 or _stopped_after_a_failure(lookups, worker, exits, out, seen_lines))
     return out if inferred is None else [*out, inferred]

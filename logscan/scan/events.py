@@ -154,8 +154,10 @@ class ProcessExit:
     # the report's other failures' heading.
     root_entry_cut: bool = False
     # The end of torchrun itself, by a signal that crashes (its faulthandler stack, the shell's report
-    # of its command), not of a process it started.
+    # of its command), not of a process it started...
     of_launcher: bool = False
+    # ...in its exit barrier, which it enters once every process of its group exited 0
+    in_exit_barrier: bool = False
 
 
 @dataclass(kw_only=True)

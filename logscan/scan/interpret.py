@@ -35,6 +35,9 @@ NCCL_INFO = " NCCL INFO "
 # torchrun's summary row `exitcode` comes on the line after `rank`: a log ending within this many
 # lines of the rank row ends inside that entry.
 CUT_ROW_GAP = 1
+# The agent's frame (agent/server/api.py) that it enters once its processes all exited 0: a crash there
+# came after training
+EXIT_BARRIER = " in _exit_barrier"
 # A Root Cause entry's rows above its rank row: `[0]:`, time, host; one more for the cut rank row itself
 ROWS_BEFORE_RANK = 4
 # Open MPI prints its failed process's `Exit code:` on the line after its `Process name:`.
@@ -234,7 +237,8 @@ class FileInterpreter:
                 # faulthandler's dump of torchrun's own stack: torchrun died of the signal, not a
                 # training process
                 at = scan.exits.index(context.fault_dump)
-                scan.exits[at] = replace(context.fault_dump, training_process=False, of_launcher=True)
+                scan.exits[at] = replace(context.fault_dump, training_process=False, of_launcher=True,
+                                         in_exit_barrier=EXIT_BARRIER in body)
                 context.fault_dump = None
         if meaning.traceback_start or meaning.exception is not None:
             context.fault_dump = None  # another record: the dump's stack is over
