@@ -3,15 +3,14 @@ training. Several ranks telling one error make one finding; their victims are fo
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 
 from logscan.catalogue import Group
 from logscan.exit_signals import SIGNALS
 from logscan.findings.base import cause_hint, finding, hits, plural, when_in_training
-from logscan.findings.hangs import SHUTDOWN
 from logscan.model.failures import SIGKILL, SIGTERM, Failure, awaited_ranks, earlier_attempt_failures
 from logscan.model.job import ROUND_FAILURE, Job
+from logscan.scan.lineparse import RDZV_SHUTDOWN
 from logscan.rule_ids import (CONNECT_FAILED, DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, WORKER_GROUP_RESTART,
                               WORKER_KILLED)
 from logscan.vocabulary import JobStatus, RunStage
@@ -40,7 +39,7 @@ def _same_error(failures: list[Failure]) -> list[list[Failure]]:
     """Group failures that are one error told by several ranks (they differ only in numbers)."""
     groups = defaultdict(list)
     for f in failures:
-        groups[(re.sub(r"\d+", "#", f.summary), f.cause)].append(f)
+        groups[(f.error_shape, f.cause)].append(f)
     for same in groups.values():
         same.sort(key=lambda f: (f.time is None, f.time or 0,
                                  f.rank if f.rank is not None else 1 << 30))
@@ -297,7 +296,7 @@ def _agent_lost_store(job: Job, rule):
         if not stopped:
             # its shutdown of the rendezvous, as it left it (`has failed to shutdown the rendezvous ... due
             # to an error of type RendezvousConnectionError`): the store's host was gone by then
-            shutdown = [h for h in lost if SHUTDOWN in h.where.text]
+            shutdown = [h for h in lost if RDZV_SHUTDOWN in h.where.text]
             if shutdown:
                 message = (f"{worker.label}'s torchrun lost the rendezvous store as it shut the rendezvous down: "
                            f"the store's host went away first (its job ended or it failed), and what ended it is "

@@ -11,6 +11,7 @@ from logscan.findings.rank_lines import last_own_line
 from logscan.limits import RENDEZVOUS_GIVES_UP
 from logscan.model.failures import SIGTERM, Failure, awaited_ranks, is_stale
 from logscan.model.job import Job
+from logscan.scan.lineparse import RDZV_KEEP_ALIVE, RDZV_SHUTDOWN
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, CONNECT_FAILED, SIBLING_TERMINATED, DEATH_SIGNAL_RECEIVED,
                               RENDEZVOUS_ROUND, TORCHRUN_STARTED, WAITING_EVIDENCE)
 from logscan.vocabulary import JobStatus
@@ -23,11 +24,6 @@ RE_FORMED_ROUND_HINT = (
     "shared rendezvous store does this when the node that stays rank 0 does not publish the new "
     "round's MASTER_ADDR; TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 avoids it.")
 
-# dynamic_rendezvous's heartbeat of a node in its round (`has failed to send a keep-alive heartbeat`)
-KEEP_ALIVE = "keep-alive heartbeat"
-# dynamic_rendezvous.py's `The node '%s' has failed to shutdown the rendezvous '%s' due to an error of type
-# %s.`: a node leaving its rendezvous, as torchrun does after stopping its processes, is no wait to join one
-SHUTDOWN = "has failed to shutdown the rendezvous"
 
 # How many collectives one process group's ranks can be apart: a rank enqueues a few works ahead
 # of the one NCCL runs (its watchdog reports the oldest unfinished). Numbers further apart than
@@ -80,8 +76,8 @@ def hang_in_rendezvous(job: Job, rule):
             continue
         # a keep-alive is sent only by a node that joined its round: its failure is no wait to join
         waits = [h for h in hits(worker, *rendezvous_signals)
-                 if worker.in_final_round(h.where) and KEEP_ALIVE not in h.where.text
-                 and SHUTDOWN not in h.where.text]
+                 if worker.in_final_round(h.where) and RDZV_KEEP_ALIVE not in h.where.text
+                 and RDZV_SHUTDOWN not in h.where.text]
         terminated = hits(worker, DEATH_SIGNAL_RECEIVED)
         # A client that never reached the store says so (connect-failed), or says whom it timed out
         # connecting to (store-timeout's client line names the host).

@@ -64,6 +64,11 @@ class Failure:
         return self.worker.node_rank
 
     @property
+    def error_shape(self) -> str:
+        """The summary without its numbers: one error told by several processes has one shape."""
+        return re.sub(r"\d+", "#", self.summary)
+
+    @property
     def killed_by(self) -> int | None:
         """The signal that ended the process, when its exit status names one (-N, or a shell's 128 + N)."""
         return signal_of_exit(self.exitcode)
@@ -445,7 +450,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
         # up: which is whose does not matter, that each of these ranks waited does.
         for i, rank in zip(unranked, sorted(failed_exits)):
             out[i] = replace(out[i], rank=rank)
-    elif unranked and len(out) > 1 and len({_one_error(f) for f in out}) == 1:
+    elif unranked and len(out) > 1 and len({f.error_shape for f in out}) == 1:
         # Every process of the Worker told one error (argparse's exit, a store wait that gave up),
         # and its launcher reported as many processes not yet told that failed or that it
         # terminated as they failed: which is whose does not matter, that each of them failed so does.
@@ -511,11 +516,6 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     inferred = (_failed_task(lookups, worker, exits, out, seen_lines) or _spawn_failure(lookups, worker, out, seen_lines)
                 or _stopped_after_a_failure(lookups, worker, exits, out, seen_lines))
     return out if inferred is None else [*out, inferred]
-
-
-def _one_error(failure: Failure) -> str:
-    """A failure's summary without its numbers: the same error told by several processes."""
-    return re.sub(r"\d+", "#", failure.summary)
 
 
 def _spawn_failure(lookups: _JobLookups, worker: Worker, out: list[Failure], seen: _WorkerIndex) -> Failure | None:

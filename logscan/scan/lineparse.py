@@ -477,6 +477,12 @@ def parse_deepspeed_launch(body: str) -> dict | int | None:
 TRACEBACK_START = "Traceback (most recent call last)"
 # What an exception is called whose traceback the log ends inside, before its exception line.
 CUT_EXCEPTION = "an exception whose line the log cuts off (it ends inside its traceback)"
+# dynamic_rendezvous.py's lines of a node already in its round: its heartbeat (`The node '%s' has failed to
+# send a keep-alive heartbeat to the rendezvous '%s' due to an error of type %s.`) and its leaving (`... has
+# failed to shutdown the rendezvous ...`, as torchrun does after stopping its processes): neither is a
+# wait to join one.
+RDZV_KEEP_ALIVE = "keep-alive heartbeat"
+RDZV_SHUTDOWN = "has failed to shutdown the rendezvous"
 CUT_AGENT_EXCEPTION = "an exception whose line the log cuts off (it ends inside torchrun's own traceback)"
 CHAINED = ("During handling of the above exception", "The above exception was the direct cause",
            "Original Traceback")
@@ -654,14 +660,16 @@ CUDA_ERROR_TOLD = re.compile(
 # The rank the watchdog's line names in its prefix (logPrefix(): `[Rank N] ` up to 2.1, the default
 # group's `[PG 0 Rank N] ` or `[PG ID 0 PG GUID 0(default_pg) Rank N] ` later): the global rank, as
 # collective-timeout-line reads it.
-WATCHDOG_RANK = re.compile(r"\[(?:PG ID 0 PG GUID 0\(default_pg\) |PG 0 (?:\(default_pg\) )?)?Rank (?P<rank>\d+)\] "
+# The default group's logPrefix() before its rank (2.2 on): `PG 0 `, `PG 0 (default_pg) `, `PG ID 0 PG
+# GUID 0(default_pg) `; the rank after it is the global one.
+DEFAULT_GROUP_PREFIX = r"PG ID 0 PG GUID 0\(default_pg\) |PG 0 (?:\(default_pg\) )?"
+WATCHDOG_RANK = re.compile(rf"\[(?:{DEFAULT_GROUP_PREFIX})?Rank (?P<rank>\d+)\] "
                            r"(?:NCCL|Process group) watchdog thread terminated")
 
 
-# The default group's logPrefix() alone (2.2 on): `[PG 0 Rank N] `, `[PG 0 (default_pg) Rank N] `,
-# `[PG ID 0 PG GUID 0(default_pg) Rank N] `; its N is the global rank, whatever group-less `[Rank N]`
-# of older releases or of a subgroup would be.
-DEFAULT_GROUP_RANK = re.compile(r"\[(?:PG ID 0 PG GUID 0\(default_pg\) |PG 0 (?:\(default_pg\) )?)Rank (?P<rank>\d+)\]")
+# The default group's logPrefix() with its prefix (`[PG 0 Rank N] ` ...): its N is the global rank,
+# whatever a group-less `[Rank N]` of older releases or of a subgroup would be.
+DEFAULT_GROUP_RANK = re.compile(rf"\[(?:{DEFAULT_GROUP_PREFIX})Rank (?P<rank>\d+)\]")
 
 
 def default_group_rank(body: str) -> int | None:
@@ -837,8 +845,7 @@ FAULTHANDLER_FATAL = re.compile(
 SHELL_KILLED_COMMAND = re.compile(
     r"^\S+: line \d+: +\d+ (?P<words>Segmentation fault|Aborted|Killed)(?: +\(core dumped\))? +(?P<command>\S.*)$")
 TORCHRUN_COMMAND = re.compile(r"\btorchrun\b|torch\.distributed\.(?:run|launch)\b")
-LAUNCHER_COMMANDS = re.compile(
-    r"\b(?:torchrun|deepspeed|accelerate|srun|mpirun)\b|torch\.distributed\.(?:run|launch)\b|^(?:\S*/)?(?:ba|z)?sh\b")
+LAUNCHER_COMMANDS = re.compile(TORCHRUN_COMMAND.pattern + r"|\b(?:deepspeed|accelerate|srun|mpirun)\b|^(?:\S*/)?(?:ba|z)?sh\b")
 # torch.multiprocessing.spawn's join (2.2 on) terminates the processes still alive only once one of
 # them exited with an error ("An error occurred. Clean-up all processes before returning."):
 # `Terminating process %s via signal SIGTERM`. Unlike torchrun's closing signal, it never follows a
