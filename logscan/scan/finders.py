@@ -203,10 +203,14 @@ PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|", b"checkpoint", b"epoch: [
 # map or filter, tokenising, preparing a dataset, an inference engine capturing its CUDA graphs:
 # vLLM's `Capturing CUDA graph shapes`, SGLang's `Capturing batches`), which run before the first
 # batch whatever their percentage says.
+# Each word of getting ready, as its pattern: where it is a word's start (_GETTING_READY: the literal
+# bytes.find looks for, lowered, to try it only there).
+_GETTING_READY_WORDS = (rb"load", rb"download", rb"fetch", rb"tokeni[sz]", rb"preprocess", rb"prepar", rb"extract",
+                        rb"generat", rb"map\b", rb"filter\b", rb"resolv", rb"captur")
+_GETTING_READY_ALTERNATIVES = rb"(?i:(?:" + b"|".join(_GETTING_READY_WORDS) + rb")[^|\r\n%]{0,80}?\d+%\|)"
 NOT_PROGRESS = re.compile(
     rb'Error|Exception|Traceback|Warning|slurmstepd|srun:|\bFile "'
-    rb'|(?i:\b(?:load|download|fetch|tokeni[sz]|preprocess|prepar|extract|generat|map\b|filter\b|resolv|captur)'
-    rb'[^|\r\n%]{0,80}?\d+%\|)')
+    rb'|\b' + _GETTING_READY_ALTERNATIVES)
 # What NOT_PROGRESS's two halves need a line to hold: its error words, and (lowered) a word of
 # getting ready and a bar's `%|`. `re` tries either half at every byte (2 ms on a 50 KB bar
 # line); bytes.find looks for a literal at memchr's pace.
@@ -214,12 +218,9 @@ NOT_PROGRESS = re.compile(
 # job steps, never a training step.
 _ERROR_WORDS = (b"Error", b"Exception", b"Traceback", b"Warning", b"slurmstepd", b"srun:")
 _FILE_WORD = re.compile(rb'\bFile "')
-_GETTING_READY = (b"load", b"download", b"fetch", b"tokeni", b"preprocess", b"prepar", b"extract",
-                  b"generat", b"map", b"filter", b"resolv", b"captur")
+_GETTING_READY = tuple(re.match(rb"[a-z]+", word)[0] for word in _GETTING_READY_WORDS)
 # NOT_PROGRESS's second half without its leading \b, matched at a word's place (_getting_ready)
-_GETTING_READY_BAR = re.compile(
-    rb'(?i:(?:load|download|fetch|tokeni[sz]|preprocess|prepar|extract|generat|map\b|filter\b|resolv|captur)'
-    rb'[^|\r\n%]{0,80}?\d+%\|)')
+_GETTING_READY_BAR = re.compile(_GETTING_READY_ALTERNATIVES)
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _PLACES_TRIED = 256  # a line with more words of getting ready than this is searched whole
 
