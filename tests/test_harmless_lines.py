@@ -60,6 +60,9 @@ PASTE = {
                                    "destroy_process_group() was not called before program exit, which can leak "
                                    "resources. For more info, please see "
                                    "https://pytorch.org/docs/stable/distributed.html#shutdown (function operator())",
+    "connect-address-unavailable": "[W ..\\torch\\csrc\\distributed\\c10d\\socket.cpp:558] [c10d] The client socket "
+                                   "has failed to connect to [kubernetes.docker.internal]:29500 (system error: 10049 - "
+                                   "The requested address is not valid in its context.).",
     "tcpstore-libuv-cleanup": "[I1129 18:52:14.001234567 TCPStoreLibUvBackend.cpp:1272] [c10d] uv_loop cleanup "
                               "finished.",
 }
