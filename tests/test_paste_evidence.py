@@ -947,3 +947,27 @@ def test_gloos_logged_mesh_failure_gives_way_to_the_exception_it_became(run_cli,
 ])
 def test_an_exception_line_a_paste_wrapped_in_markdown_is_read(line, exc):
     assert parse_exception(line) == exc
+
+
+# A signature on a failure's own exception line, where only the failure's local rank is known
+# (mp.spawn's `-- Process N terminated`, torchrun's `failed (exitcode: 1) local_rank: L` on a paste
+# that gives no shape): the root names that process. Synthetic lines from spawn.py's and
+# elastic/multiprocessing/api.py's format strings and ProcessGroupNCCL's `NCCL error in:`.
+NCCL_RAISED = ("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:891, "
+               "internal error, NCCL version 21.0.3")
+DDP_FRAMES = ['Traceback (most recent call last):',
+              '  File "/work/ini.py", line 51, in demo_basic',
+              '    ddp_model = DDP(model, device_ids=[rank])']
+
+
+@pytest.mark.parametrize("lines, local_rank", [
+    (SPAWN_PARENT + ["torch.multiprocessing.spawn.ProcessRaisedException:", "",
+                     "-- Process 3 terminated with the following error:"] + DDP_FRAMES + [NCCL_RAISED], 3),
+    (DDP_FRAMES + [NCCL_RAISED, "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) "
+                   "local_rank: 1 (pid: 51428) of binary: /usr/bin/python"], 1),
+])
+def test_a_signature_on_a_failures_exception_line_names_its_local_rank(run_cli, tmp_path, lines, local_rank):
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    root = report["root_cause"]
+    assert root["rule"] == "nccl-error" and root["rank"] is None
+    assert f"(local_rank {local_rank} on " in root["message"]

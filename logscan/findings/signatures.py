@@ -159,6 +159,11 @@ def signature_findings(job: Job, rule):
         # rank its launcher's report gave it (one traceback, one failed exit of the Worker).
         failure_rank = {(w.file, w.line): f.rank for f in job.failures_of(worker) if f.rank is not None
                         for w in (f.where, *f.more)} if mine else {}
+        # ... or, where no global rank is known, the local rank it gave (mp.spawn's process index,
+        # torchrun's `local_rank: L` on a Worker of unknown shape).
+        failure_local = {(w.file, w.line): f.local_rank for f in job.failures_of(worker)
+                         if f.rank is None and f.local_rank is not None
+                         for w in (f.where, *f.more)} if mine else {}
         for hit in mine:
             groups = dict(hit.groups)
             if Group.PID in groups:
@@ -168,6 +173,8 @@ def signature_findings(job: Job, rule):
             rank = worker.global_rank(hit.where, groups)
             if rank is None:
                 rank = rank_of_pid.get(groups.get(Group.PID), failure_rank.get((hit.where.file, hit.where.line)))
+            if rank is None and (hit.where.file, hit.where.line) in failure_local:
+                groups.setdefault(Group.LOCAL_RANK, str(failure_local[hit.where.file, hit.where.line]))
             key = (worker.label, rank)
             if key not in by_key:
                 by_key[key] = (worker, rank, {}, [])
@@ -200,7 +207,11 @@ def signature_findings(job: Job, rule):
             groups.setdefault(Group.NODE_RANK, str(worker.node_rank))
         if rank is not None:
             groups.setdefault(Group.RANK, str(rank))
-        found = _with_cause(job, worker, finding(rule, rule.render_message(groups), wheres,
+        message = rule.render_message(groups)
+        if rank is None and Group.LOCAL_RANK in groups and "{local_rank}" not in rule.message:
+            stem, end = (message[:-1], ".") if message.endswith(".") else (message, "")
+            message = f"{stem} (local_rank {groups[Group.LOCAL_RANK]} on {worker.label}){end}"
+        found = _with_cause(job, worker, finding(rule, message, wheres,
                                                  node_rank=worker.node_rank, rank=rank,
                                                  worker=worker.label), wheres)
         if odd and rank not in odd:
