@@ -1,9 +1,9 @@
 """torchrun's agent SIGTERMs the processes still alive in two cases only: one of them failed, or a
 signal reached torchrun itself, which it logs first (agent/server/api.py, run: `Received %s death
 signal, shutting down workers`, 1.9 on) and passes on. A healthy group is also stopped for a new
-rendezvous round (elastic), which its round lines tell. So with torchrun's start in view and no
-such line before its SIGTERMs, one of its processes failed, even where that process's own lines
-are not in view.
+rendezvous round (elastic), which its round lines tell. So with torchrun's start (or any line
+right above its SIGTERMs) in view, no such line before them, and a process left out of them, one of
+its processes failed, even where that process's own lines are not in view.
 
 The lines are SYNTHETIC, from the format strings of elastic/multiprocessing/api.py (`Sending process
 %s closing signal %s`; MultiprocessContext._close's `Closing process %s via signal %s`) and
@@ -61,6 +61,23 @@ def test_sigterms_without_torchruns_start_in_view_say_nothing_of_which(run_cli, 
     """The signal's line could be above the excerpt."""
     report = paste_report(run_cli, tmp_path, _log(era, death_signal=False, banner=False))
     assert report["verdict"] == "INCONCLUSIVE", report["verdict_reason"]
+
+
+# A process's own line right above the SIGTERMs (PyTorch's warning at a process's exit, a progress
+# bar): the log is in view where torchrun would have logged a signal it received.
+LINE_ABOVE = ["[rank0]:[W314 02:29:10.293812312 ProcessGroupNCCL.cpp:1168] Warning: WARNING: process group has NOT "
+              "been destroyed before we destruct ProcessGroupNCCL.",
+              "Loading checkpoint shards:  47%|####7     | 28/59 [01:12<01:20,  2.60s/it]"]
+
+
+@pytest.mark.parametrize("era", sorted(CLOSING))
+@pytest.mark.parametrize("above", LINE_ABOVE, ids=["exit-warning", "bar"])
+def test_sigterms_below_a_line_of_the_run_and_no_signal_tell_a_failed_process(run_cli, tmp_path, era, above):
+    report = paste_report(run_cli, tmp_path, above + "\n" + _log(era, death_signal=False, banner=False))
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert "torchrun stopped the other processes after it" in report["root_cause"]["message"]
+    stopped = above + "\n" + _log(era, death_signal=True, banner=False)
+    assert paste_report(run_cli, tmp_path, stopped)["root_cause"]["rule"] == "stopped-from-outside"
 
 
 def test_sigterms_of_every_process_of_the_worker_are_no_failure(run_cli, tmp_path):

@@ -174,3 +174,34 @@ def test_an_exit_code_line_without_open_mpis_process_name_above_it_is_nothing(ru
     (tmp_path / "x.log").write_text(text)
     report = json.loads(run_cli("scan", tmp_path, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
     assert report["verdict"] != "FAILED"
+
+
+@pytest.mark.parametrize("text", [
+    # help-mpi-api.txt's [mpi-abort] as Open MPI prints it, the errorcode on the next line
+    " MPI_ABORT was invoked on rank 2 in communicator MPI COMMUNICATOR 5 DUP FROM 0\nwith errorcode 1.\n\n"
+    "NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.\n",
+    # the two lines joined (a mailer, a paste)
+    "MPI_ABORT was invoked on rank 2 in communicator MPI_COMM_WORLD with errorcode 1.\n",
+])
+def test_a_process_that_called_mpi_abort_failed_with_its_errorcode(run_cli, tmp_path, text):
+    """Open MPI's help text (ompi/mpi/help-mpi-api.txt, [mpi-abort]: `MPI_ABORT was invoked on rank %d in
+    communicator %s` / `with errorcode %d.`; synthetic lines from it)."""
+    (tmp_path / "mpi.log").write_text("step 10 loss 2.3\n" + text)
+    report = json.loads(run_cli("scan", tmp_path, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert report["verdict"] == "FAILED"
+    assert report["root_cause"]["rank"] == 2 and "exit code 1" in report["root_cause"]["message"]
+
+
+def test_an_mpi_abort_line_alone_or_an_errorcode_line_alone_is_no_exit():
+    assert parse_summary_line("MPI_ABORT was invoked on rank 2 in communicator MPI_COMM_WORLD").kind == "mpi-process"
+    assert parse_summary_line("with errorcode 1.").kind == "mpi-exit"
+    assert parse_summary_line("the job ended with errorcode 1. see above") is None
+
+
+def test_open_mpis_report_of_a_signalled_process_with_its_pid_blanked_out_is_its_death(run_cli, tmp_path):
+    """A paste that blanks out the PID (`with PID xxxxxx`) still names the rank (synthetic, from the
+    same format string)."""
+    (tmp_path / "mpi.log").write_text("step 10 loss 2.3\nmpirun noticed that process rank 1 with PID xxxxxx on node "
+                                      "xxxxxxxx exited on signal 9 (Killed).\n")
+    report = json.loads(run_cli("scan", tmp_path, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert "rank 1 was killed by SIGKILL" in report["root_cause"]["message"]

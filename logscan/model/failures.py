@@ -545,7 +545,8 @@ def _stopped_after_a_failure(lookups: _JobLookups, worker: Worker, exits, out: l
                              seen: _WorkerIndex) -> Failure | None:
     """The failure torchrun's SIGTERMs tell where no line of the Worker tells a failure (a process's
     own, or a peer's loss) and no exit is reported: they left out a process that had exited, and
-    torchrun's start is in view, so a signal that had reached it would be too."""
+    the log is in view before them (torchrun's start, or any line above the first SIGTERM: a signal
+    that had reached torchrun is logged right before it passes it on), with no signal there."""
     if out or exits or len(worker.rounds) > 1:
         return None  # (an elastic agent also stops a healthy group for a new round: its rounds say so)
     burst = [h for h in worker.hits if h.rule_id == SIBLING_TERMINATED and TORCHRUN_CLOSING.search(h.where.text)]
@@ -554,8 +555,8 @@ def _stopped_after_a_failure(lookups: _JobLookups, worker: Worker, exits, out: l
     closing = burst[0].where
     at = worker.position(closing)
     before = [h for h in worker.hits if worker.position(h.where) < at]
-    if not any(h.rule_id == TORCHRUN_STARTED for h in before) or any(
-            h.rule_id in (DEATH_SIGNAL_RECEIVED, WORKER_GROUP_RESTART) for h in before):
+    in_view = worker.position(closing) > (0, 1) or any(h.rule_id == TORCHRUN_STARTED for h in before)
+    if not in_view or any(h.rule_id in (DEATH_SIGNAL_RECEIVED, WORKER_GROUP_RESTART) for h in before):
         return None
     return Failure(worker, None, closing, STOPPED_AFTER_A_FAILURE, False, OTHER_CAUSE, None, closing.time,
                    _after_progress(lookups, seen, closing))

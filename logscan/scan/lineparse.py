@@ -858,8 +858,14 @@ SPAWN_TERMINATING = re.compile(r"\bTerminating process \d+ via signal SIGTERM\b"
 # H exited on signal S (Name).`. Horovod's gloo runner words its failure as the first.
 MPI_PROCESS_NAME = re.compile(r"^\s*Process name: \[\[[\d.]+,\d+\],(?P<rank>\d+)\]\s*$")
 MPI_EXIT_CODE = re.compile(r"^\s*Exit code:\s+(?P<code>-?\d+)\s*$")
-MPI_SIGNALLED = re.compile(r"\b(?:mpirun|mpiexec|prterun) noticed that process rank (?P<rank>\d+) with PID \d+ "
+MPI_SIGNALLED = re.compile(r"\b(?:mpirun|mpiexec|prterun) noticed that process rank (?P<rank>\d+) with PID \S+ "
                            r"on node (?P<host>\S+) exited on signal (?P<signal>\d+)\b")
+# (a pasted PID may be blanked out: `with PID xxxxxx`). A process that called MPI_Abort (Open MPI's
+# help-mpi-api.txt, [mpi-abort]: `MPI_ABORT was invoked on rank %d in communicator %s` and, on the next
+# line, `with errorcode %d.`; a mailer or a paste may join the two) ended the job with that code.
+MPI_ABORTED = re.compile(r"\bMPI_ABORT was invoked on rank (?P<rank>\d+) in communicator\b"
+                         r"(?:.*\bwith errorcode (?P<code>-?\d+)\.)?")
+MPI_ABORT_CODE = re.compile(r"^\s*with errorcode (?P<code>-?\d+)\.\s*$")
 # A step has at most this many task ids worth spelling out: a longer list is no step srun ran.
 MAX_STEP_TASKS = 1 << 20
 _TASK_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
@@ -943,6 +949,7 @@ CHILD_PROCESS_FAILED = re.compile(r"\bChild process (?P<pid>\d+) \(local_rank (?
        _literal(b" terminated with the following error:"),
        _literal(b"Signal: "), _literal(b"Caught signal "), _literal(b"Fatal Python error: "),
        _literal(b"Process name: [["), _literal(b" noticed that process rank "),
+       _literal(b"MPI_ABORT was invoked on rank "), _literal(b"with errorcode "),
        # `  Exit code:    1` below Open MPI's process name (the context decides whose it is)
        Candidates((b"Exit code:",), rb"^[ \t]*Exit code:[ \t]+-?[0-9]+[ \t]*$"),
        # torch 1.9 pads no field: `  exitcode: 1 (pid: 14750)`, `  rank: 0 (local_rank: 0)`
@@ -981,6 +988,12 @@ def parse_summary_line(body: str) -> SummaryLine | None:
     if "Process name: [[" in body and (mpi := MPI_PROCESS_NAME.match(body)) is not None:
         return SummaryLine("mpi-process", int(mpi["rank"]))
     if "Exit code:" in body and (mpi := MPI_EXIT_CODE.match(body)) is not None:
+        return SummaryLine("mpi-exit", int(mpi["code"]))
+    if "MPI_ABORT was invoked on rank " in body and (mpi := MPI_ABORTED.search(body)) is not None:
+        if mpi["code"] is not None:
+            return SummaryLine("failed", (None, int(mpi["code"])), training_process=True, rank=int(mpi["rank"]))
+        return SummaryLine("mpi-process", int(mpi["rank"]))
+    if "with errorcode " in body and (mpi := MPI_ABORT_CODE.match(body)) is not None:
         return SummaryLine("mpi-exit", int(mpi["code"]))
     if " noticed that process rank " in body and (mpi := MPI_SIGNALLED.search(body)) is not None:
         return SummaryLine("failed", (None, -int(mpi["signal"])), mpi["host"], training_process=True,
