@@ -205,3 +205,37 @@ def test_open_mpis_report_of_a_signalled_process_with_its_pid_blanked_out_is_its
                                       "xxxxxxxx exited on signal 9 (Killed).\n")
     report = json.loads(run_cli("scan", tmp_path, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
     assert "rank 1 was killed by SIGKILL" in report["root_cause"]["message"]
+
+
+# A launcher's word that it could not start a node's command (synthetic lines from the format strings
+# in rules/node-not-started.toml: Slurm's step_launch.c, ColossalAI's multinode_runner.py, pdsh, ssh).
+NOT_STARTED = {
+    "slurm": "srun: error: Task launch for 36.0 failed on node cn131: Job credential expired",
+    "colossalai": "Error: failed to run torchrun --nproc_per_node=4 --nnodes=2 --node_rank=1 --master_addr=10.0.0.1 "
+                  "--master_port=29500 train.py on gpu-1648, is localhost: False, exception: No authentication "
+                  "methods available",
+    "pdsh": "node2: ssh: connect to host node2 port 22: Connection refused\npdsh@node1: node2: ssh exited with exit "
+            "code 255",
+}
+NODE_0_WAITED = ("[E socket.cpp:860] [c10d] The client socket has timed out after 900s while trying to connect to "
+                 "(10.0.0.1, 29500).\n")
+
+
+@pytest.mark.parametrize("launcher", sorted(NOT_STARTED))
+def test_a_node_the_launcher_could_not_start_is_the_root_of_the_others_wait(run_cli, tmp_path, launcher):
+    (tmp_path / "paste.log").write_text(NOT_STARTED[launcher] + "\n" + NODE_0_WAITED)
+    report = json.loads(run_cli("scan", tmp_path / "paste.log", "--format", "json", "--isolated",
+                                "--now", POST_MORTEM_NOW).stdout)
+    assert report["verdict"] == "FAILED"
+    root = report["root_cause"]
+    assert root["rule"] == "node-not-started"
+    assert ("cn131" if launcher == "slurm" else "gpu-1648" if launcher == "colossalai" else "node2") in root["message"]
+
+
+def test_colossalai_s_report_of_a_command_that_started_and_failed_is_no_start_failure(run_cli, tmp_path):
+    (tmp_path / "paste.log").write_text(
+        "Error: failed to run torchrun --nproc_per_node=8 train.py on 10.0.0.2, is localhost: False, exception: "
+        "Encountered a bad command exit code!\n")
+    report = json.loads(run_cli("scan", tmp_path / "paste.log", "--format", "json", "--isolated",
+                                "--now", POST_MORTEM_NOW).stdout)
+    assert all(f["rule"] != "node-not-started" for f in report["findings"])
