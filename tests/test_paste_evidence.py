@@ -971,3 +971,49 @@ def test_a_signature_on_a_failures_exception_line_names_its_local_rank(run_cli, 
     root = report["root_cause"]
     assert root["rule"] == "nccl-error" and root["rank"] is None
     assert f"(local_rank {local_rank} on " in root["message"]
+
+
+# A launcher's own traceback, cut before its exception line, where the launcher reported the failed
+# process first (synthetic lines: elastic/multiprocessing/api.py's `failed (exitcode: %s) local_rank:
+# %s (pid: %s) of binary: %s`, then ChildFailedError's traceback through torchrun's or accelerate's
+# frames; spawn.py's `Terminating process %s via signal SIGTERM`, then ProcessContext.join's frames).
+TORCHRUN_FAILED = ("E0429 12:54:54.853000 2807617 torch/distributed/elastic/multiprocessing/api.py:986] failed "
+                   "(exitcode: 1) local_rank: 0 (pid: 2807778) of binary: /usr/bin/python3")
+ACCELERATE_FRAMES = ['  File "/opt/venv/bin/accelerate", line 7, in <module>',
+                     '    sys.exit(main())',
+                     '  File "/opt/venv/lib/python3.10/site-packages/accelerate/commands/launch.py", line 1272, '
+                     'in launch_command',
+                     '    multi_gpu_launcher(args)']
+
+
+@pytest.mark.parametrize("frames", [[], ACCELERATE_FRAMES], ids=["header-only", "accelerate"])
+def test_a_traceback_right_after_torchruns_failed_line_is_its_own_not_the_processs(run_cli, tmp_path, frames):
+    report = _scan(run_cli, tmp_path, "\n".join([TORCHRUN_FAILED, "Traceback (most recent call last):", *frames]) + "\n")
+    root = report["root_cause"]
+    assert report["verdict"] == "FAILED"
+    assert "local_rank 0 on " in root["message"] and "failed with exit code 1" in root["message"]
+    assert [f["message"] for f in report["findings"] if "cuts off" in f["message"]] == []
+
+
+def test_mp_spawns_own_traceback_cut_after_it_terminated_the_others_tells_one_of_them_failed(run_cli, tmp_path):
+    lines = ["W0821 12:11:08.805000 1505018 site-packages/torch/multiprocessing/spawn.py:169] Terminating process "
+             "1505054 via signal SIGTERM", *SPAWN_PARENT[:4]]
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["verdict"] == "FAILED"
+    assert "torch.multiprocessing.spawn saw in one of its processes" in report["root_cause"]["message"]
+
+
+def test_a_traceback_after_mp_spawns_quote_is_still_the_processs_own(run_cli, tmp_path):
+    lines = SPAWN_PARENT + ["torch.multiprocessing.spawn.ProcessRaisedException:", "",
+                            "-- Process 2 terminated with the following error:"] + SPAWN_QUOTED[:3]
+    assert "local_rank 2 on " in _scan(run_cli, tmp_path, "\n".join(lines) + "\n")["root_cause"]["message"]
+
+
+def test_mp_spawns_report_of_a_process_end_cut_before_how_still_names_the_process(run_cli, tmp_path):
+    """spawn.py's `process %d terminated with signal %s` cut after `with` (synthetic), below its
+    own frames and its Terminating lines."""
+    lines = ["W0821 12:11:08.805000 1505018 site-packages/torch/multiprocessing/spawn.py:169] Terminating process "
+             "815353 via signal SIGTERM", *SPAWN_PARENT[:4], "    raise ProcessExitedException(",
+             "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with"]
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert "local_rank 3 on " in report["root_cause"]["message"]

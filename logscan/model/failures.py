@@ -382,8 +382,8 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             continue
         if exc.exc_type == CUT_AGENT_EXCEPTION and (
                 any(e.exitcode not in (None, 0) for e in exits)
-                or any(h.rule_id in lookups.agent_stops for h in worker.hits)):
-            continue  # torchrun's own traceback after a process of its failed, or after its rendezvous
+                or any(h.rule_id in lookups.agent_stops for h in worker.hits) or _spawn_terminated(worker)):
+            continue  # a launcher's own traceback after a process of its failed, or after its rendezvous
             # failed: its report of that
         if exc.exc_type in CUT_EXCEPTIONS and (_may_still_be_writing(lookups, worker) or any(
                 x.exc_type not in CUT_EXCEPTIONS and not x.agent for x in worker.exceptions)
@@ -518,13 +518,18 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     return out if inferred is None else [*out, inferred]
 
 
+def _spawn_terminated(worker: Worker) -> Where | None:
+    """mp.spawn's clean-up line, `Terminating process N via signal SIGTERM`, where it logged one."""
+    return next((h.where for h in worker.hits if h.rule_id == SIBLING_TERMINATED
+                 and SPAWN_TERMINATING.search(h.where.text)), None)
+
+
 def _spawn_failure(lookups: _JobLookups, worker: Worker, out: list[Failure], seen: _WorkerIndex) -> Failure | None:
     """The failure mp.spawn's clean-up tells where no line of the Worker tells one by itself: it
     terminates the processes still alive only after one of them exited with an error."""
     if any(not f.cascade for f in out):
         return None
-    told = next((h.where for h in worker.hits if h.rule_id == SIBLING_TERMINATED
-                 and SPAWN_TERMINATING.search(h.where.text)), None)
+    told = _spawn_terminated(worker)
     if told is None:
         return None
     return Failure(worker, None, told, SPAWN_FAILED, False, OTHER_CAUSE, None, told.time,

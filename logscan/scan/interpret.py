@@ -104,6 +104,10 @@ class _FileContext:
     fault_dump: ProcessExit | None = None
     # (rank, line) of Open MPI's `Process name: [[j,s],rank]`, until its `Exit code:` line
     mpi_process: tuple[int, int] | None = None
+    # (file, line) of the last launcher's report of a process's end: torchrun raises its
+    # ChildFailedError right after logging `failed (exitcode: N) ...`, so a traceback that begins
+    # on the next line is torchrun's own, whatever of it a paste cut away
+    exit_report: tuple[str, int] | None = None
     # a `[rankN]:` prefix's N → the global rank the default group's own lines of it name, where
     # they differ
     prefix_ranks: dict = field(default_factory=dict)
@@ -227,7 +231,7 @@ class FileInterpreter:
             context.headerless.discard(key)
             if not context.chained.get(key):
                 context.traceback_signals[key] = {}  # an ordered set: a signal once
-                context.agent_traceback[key] = False
+                context.agent_traceback[key] = context.exit_report == (where.file, where.line - 1)
             context.chained[key] = False
         elif meaning.chained:
             context.chained[key] = True
@@ -381,6 +385,8 @@ class FileInterpreter:
                                                exitcode_cut=parsed.exitcode_cut, silent_stops=parsed.silent_stops,
                                                of_launcher=parsed.of_launcher))
             context.fault_dump = self.scan.exits[-1] if parsed.fault_dump else None
+            if "(exitcode: " in body:  # torchrun's, not a quote of mp.spawn's whose traceback follows
+                context.exit_report = (where.file, where.line)
             self._name_pid(body, None, local_rank)
             return replace(where, local_rank=local_rank)
         if kind == "mpi-process":

@@ -490,7 +490,13 @@ CHAINED = ("During handling of the above exception", "The above exception was th
 # rendezvous and agent packages run in torchrun only (a training process's own rendezvous is
 # torch/distributed/rendezvous.py).
 AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line', 'torch/distributed/launch.py", line',
-                'torch/distributed/elastic/rendezvous/', 'torch/distributed/elastic/agent/')
+                'torch/distributed/elastic/rendezvous/', 'torch/distributed/elastic/agent/',
+                # `accelerate launch` runs torchrun's launch in its own process (commands/launch.py,
+                # multi_gpu_launcher: distrib_run.run(args))
+                'accelerate/commands/launch.py", line')
+# torch.multiprocessing.spawn's parent waiting for its processes (spawn.py: spawn, start_processes,
+# ProcessContext.join); a spawned process's own traceback runs through spawn.py's `_wrap` instead.
+SPAWN_PARENT_FRAME = re.compile(r'multiprocessing/spawn\.py", line \d+, in (?:join|start_processes|spawn)\b')
 # What only a launcher raises, reporting a process's end: torchrun's agent (its traceback whatever
 # frames of it a rotation cut away), and torch.multiprocessing.spawn's parent (spawn.py,
 # ProcessContext.join, 1.8 on), whose ProcessRaisedException quotes the process's own traceback
@@ -584,9 +590,11 @@ def is_chained(body: str) -> bool:
     return any(phrase in body for phrase in CHAINED)
 
 
-@needs(*(_literal(frame.encode()) for frame in AGENT_FRAMES))
+@needs(*(_literal(frame.encode()) for frame in AGENT_FRAMES), _literal(b'multiprocessing/spawn.py", line '))
 def is_agent_frame(body: str) -> bool:
-    return any(frame in body for frame in AGENT_FRAMES)
+    """A frame of a launcher's own process: torchrun's agent, or mp.spawn's parent."""
+    return any(frame in body for frame in AGENT_FRAMES) or (
+        'multiprocessing/spawn.py", line ' in body and SPAWN_PARENT_FRAME.search(body) is not None)
 
 
 def is_agent_exception(exc_type: str) -> bool:
@@ -818,6 +826,8 @@ SRUN_TASK_EXIT = re.compile(
 SPAWN_EXIT = re.compile(
     r"(?:\bProcessExitedException|^Exception): process (?P<index>\d+) terminated with "
     r"(?:exit code (?P<status>-?\d+)|signal (?:(?P<name>SIG[A-Z0-9]+)|<Unknown signal (?P<number>\d+)>))")
+# The same report cut off before how the process ended (a paste, an excerpt).
+SPAWN_EXIT_CUT = re.compile(r"(?:\bProcessExitedException|^Exception): process (?P<index>\d+) terminated with\s*$")
 # A test harness's report of the launcher it ran (transformers' and accelerate's testing_utils,
 # execute_subprocess_async): `RuntimeError: '{cmd}' failed with returncode {code}`, then the
 # workers' stderr. It names no process: like srun's, it tells the end of the launcher it started.
@@ -946,6 +956,7 @@ CHILD_PROCESS_FAILED = re.compile(r"\bChild process (?P<pid>\d+) \(local_rank (?
        _literal(b"exits with return code = "), _literal(b"returned non-zero exit status"),
        _literal(b"died with <Signals."), _literal(b":sigkill_handler] ["), _literal(b"srun: error: "), _literal(b"' failed with returncode "),
        _literal(b" terminated with exit code "), _literal(b" terminated with signal "),
+       Candidates((b" terminated with",), rb"process [0-9]+ terminated with[ \t]*$"),
        _literal(b" terminated with the following error:"),
        _literal(b"Signal: "), _literal(b"Caught signal "), _literal(b"Fatal Python error: "),
        _literal(b"Process name: [["), _literal(b" noticed that process rank "),
@@ -971,6 +982,8 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         return SummaryLine("failed", (None, int(child["exitcode"])), rank=int(child["rank"]), silent_stops=True)
     if (spawned := SPAWN_EXIT.search(body)) is not None and (code := _spawn_exit_code(spawned)) is not None:
         return SummaryLine("failed", (int(spawned["index"]), code))
+    if " terminated with" in body and (spawned := SPAWN_EXIT_CUT.search(body)) is not None:
+        return SummaryLine("failed", (int(spawned["index"]), None), exitcode_cut=True)
     if (quoting := parse_spawn_quote(body)) is not None:
         # the process raised: spawn's _wrap queued its traceback and called sys.exit(1)
         return SummaryLine("failed", (quoting, 1))
