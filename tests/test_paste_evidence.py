@@ -1017,3 +1017,18 @@ def test_mp_spawns_report_of_a_process_end_cut_before_how_still_names_the_proces
              "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with"]
     report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
     assert "local_rank 3 on " in report["root_cause"]["message"]
+
+
+# pdsh (DeepSpeed's multi-node runner) prints each remote line as `host: line` (synthetic lines
+# in that format, around Python's own traceback lines); a paste may end on a bare `host:`.
+@pytest.mark.parametrize("end", ["", "node2:\n", "\n\n"], ids=["frames", "bare-host", "blank-lines"])
+def test_a_traceback_behind_pdsh_host_tags_cut_before_its_exception_is_a_failure(run_cli, tmp_path, end):
+    text = ("node2: Traceback (most recent call last):\nnode2:   File \"run_clm.py\", line 659, in <module>\n"
+            "node2:     main()\n" + end)
+    report = _scan(run_cli, tmp_path, text)
+    assert report["verdict"] == "FAILED" and "cuts off" in report["root_cause"]["message"]
+
+
+def test_words_ending_in_a_colon_before_indented_text_are_no_failure(run_cli, tmp_path):
+    text = "config:\nmodel:     resnet50\noptimizer:     adamw\nstep 1/10 loss 2.3\n"
+    assert _scan(run_cli, tmp_path, text)["verdict"] != "FAILED"

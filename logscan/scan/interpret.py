@@ -567,7 +567,9 @@ class FileInterpreter:
         if header.file != last.file or header.line < scan.tail_lines[0].line or any(
                 e.where.line > header.line for e in scan.exceptions if e.where.file == header.file):
             return None
-        body = strip_prefixes(last.text).body
+        # (blank lines after its frames, as a paste or pdsh's bare `host:` leaves them, end nothing)
+        last, body = next(((w, b) for w in reversed(scan.tail_lines) if (b := strip_prefixes(w.text).body).strip()),
+                          (last, ""))
         if not (last.line - header.line <= 1 or body[:1].isspace()):
             return None
         # torchrun's own frames make it torchrun's exception; still a failure the lines show, whose

@@ -52,6 +52,10 @@ PREFIX = re.compile(
     # `%0*d: ` in older releases (`03: `), `P%u %*d: ` for a heterogeneous job's component. A
     # padded number, or 0 (no process has pid 0), is a label; an unpadded one is read below.
     | (?:P(?P<het_component>\d{1,4})[ ])?(?P<srun_label>[ ]{1,6}\d{1,6}|0\d{0,6}):[ ]
+    # pdsh's `host: ` (DeepSpeed's multi-node runner) before a traceback's frame or source line,
+    # whose indent then reads as Python wrote it; the header and the exception line behind such a
+    # tag are found as glued text (lineparse._GLUE), and other words ending in `:` are left alone
+    | [A-Za-z][\w.-]{0,62}:(?:[ ](?=[ ]{2}File[ ]"|[ ]{4}\S)|$)
     # Python logging's %(process)d in a field of its own: `[pid 1234] `, `1234: `
     | \[pid[ ](?P<log_pid>\d+)\][ \t]?
     | (?P<colon_pid>\d{1,7}):[ ]
