@@ -1630,6 +1630,38 @@ scenario(
                note="faulthandler's report and torchrun's failed line are one death of rank 1, told twice."),
 )
 
+def _nan_progress(line: bytes, at_least: int):
+    """At least `at_least` progress lines (regex `line`, one per match) show a NaN loss, and the run reached
+    its normal end."""
+    def check(logs):
+        count = sum(len(re.findall(line, data, re.MULTILINE)) for data in logs.values())
+        if count < at_least:
+            return f"{count} progress lines with a nan loss, want at least {at_least}"
+        return None
+
+    return _all(check, _has("training finished"))
+
+
+# Training that diverged: from step 21 of 60 on, every rank's loss is NaN (FAIL_KIND=diverge), and the job
+# trains on to its end: every process exits 0 and the platform says succeeded. Only the progress lines tell.
+_DIVERGED = exp(["training-diverged"], root="training-diverged", node_rank=None, rank=None, verdict="FAILED",
+                note="the divergence is the whole world's: DDP averages every rank's gradients, so a NaN on one "
+                "rank is on all of them after the next all-reduce; no process fails and the job succeeded")
+for _name, _short, _style, _line, _what in (
+        ("diverged-nan-hf-prod", "dvhp", "hf", rb"^\{'loss': 'nan'",
+         "rank 0 prints an HF-Trainer-style dict every 5 steps (`{'loss': ..., 'grad_norm': ...}`)"),
+        ("diverged-nan-plain-prod", "dvpp", "plain", rb"^step \d+/\d+ loss nan$",
+         "rank 0 prints `step i/60 loss x` every step")):
+    scenario(
+        name=_name, short=_short, layout="worker-N/launch_ddp.log", workers=workers(2),
+        env={"LOOP_STYLE": _style, "TRAIN_STEPS": "60", "FAIL_KIND": "diverge", "FAIL_STEP": "21", "PRINT_ENV": "0"},
+        check=_nan_progress(_line, 5),
+        description=_PROD + f"). 60 steps; {_what}. From step 21 on every rank multiplies its loss by NaN before "
+        "backward, so the loss and the gradients are NaN from there to the end; nothing raises, training "
+        "finishes (`training finished: 60 steps`) and every launch command exits 0.",
+        expect=_DIVERGED,
+    )
+
 # Diagnoses logscan does not give yet: each sample's test is an expected failure until it does.
 KNOWN_GAPS: dict[str, str] = {
 }
@@ -2242,6 +2274,24 @@ OBSERVED.update({_k: COMMON + _v for _k, _v in {
     "finished: 60 steps`. Both launch commands exit 0.",
 }.items()})
 
+
+# Training that diverged (torch 2.13.0): facts seen in the committed runs.
+_DIVERGED_QUIET = (
+    " Nothing else in either log: no warning, error or traceback anywhere (neither torch nor gloo says a word "
+    "about the NaN; clip_grad_norm_ returns it without complaint), and torchrun prints nothing after its banner. "
+    "Node 1's log is its launch line and torchrun's banner only. Both launch commands exit 0; the job succeeded. "
+    "Only rank 0's loss is printed: that the other ranks' losses were NaN as well is not in the logs.")
+OBSERVED.update({
+    "diverged-nan-hf-prod": "Node 0's log holds rank 0's dicts every 5 steps: `{'loss': '1.5002', 'grad_norm': "
+    "'0.432', 'learning_rate': '5e-05', 'epoch': '0.08'}` ... `{'loss': '1.3617', 'grad_norm': '0.5411', "
+    "'learning_rate': '5e-05', 'epoch': '0.33'}` (steps 5-20), then `{'loss': 'nan', 'grad_norm': 'nan', "
+    "'learning_rate': '5e-05', 'epoch': '0.42'}` (worker-0 line 10, step 25; the NaN begins at step 21, FAIL_STEP, "
+    "which no dict shows) and the same with epochs 0.50 ... 1.00: 8 of its 12 dicts show nan, then `training finished: 60 steps`."
+    + _DIVERGED_QUIET,
+    "diverged-nan-plain-prod": "Node 0's log holds `step 1/60 loss 1.4131` ... `step 20/60 loss 1.3505`, then "
+    "`step 21/60 loss nan` (worker-0 line 26) and every step after it to `step 60/60 loss nan` (40 lines with nan), "
+    "then `training finished: 60 steps`." + _DIVERGED_QUIET,
+})
 
 # ---------------------------------------------------------------- running
 

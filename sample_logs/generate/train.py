@@ -286,6 +286,9 @@ def main():
                     dist.all_reduce(t)
             opt.zero_grad()
             loss = loss_fn(ddp_model(x), y)
+            if kind == "diverge" and fail_here and step >= fail_step:
+                # The loss blows up and stays non-finite; nothing stops the run, so it trains on to its end.
+                loss = loss * float("nan")
             loss.backward()
             if manual_sync:
                 for p in model.parameters():
@@ -323,6 +326,8 @@ def main():
 #   bad-record  ValueError naming a malformed record of the rank's data part (a message that says
 #               nothing of the stage it was raised in)
 #   file-lock   prints that it waits for OUTPUT_DIR/data-cache.lock, then blocks in flock() on it
+#   diverge     from FAIL_STEP on (not only at it) the loss is NaN before backward; DDP's gradient
+#               all-reduce spreads the NaN gradients to every rank, training goes on to its normal end
 
 
 class ShortSampler:
