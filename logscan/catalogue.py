@@ -60,6 +60,12 @@ class Group(StrEnum):
     GLOBAL_WORLD_SIZE = "global_world_size"  # the WORLD_SIZE the round gives its processes
     MIN_NODES = "min_nodes"                # the launch's --nnodes=MIN:MAX
     MAX_NODES = "max_nodes"
+    # Training's numbers going wrong (a loss that is not finite, fp16 loss scaling skipping steps).
+    NONFINITE_LOSS = "nonfinite_loss"      # the loss a progress line gives: nan, inf
+    LOSS_SCALE = "loss_scale"              # the scale an overflow reduced it to...
+    ATTEMPTED_SCALE = "attempted_scale"    # ...from this one
+    STEP = "step"                          # the steps taken so far...
+    SKIPPED = "skipped"                    # ...and how many of them were skipped on an overflow
 
 
 # The groups code reads from the lines of particular rules: a file for one of these rules whose
@@ -68,6 +74,7 @@ GROUPS_READ = {
     ids.COLLECTIVE_MISMATCH: (Group.RANK, Group.OP, Group.OTHER_RANK, Group.OTHER_OP),
     ids.COLLECTIVE_TIMEOUT_LINE: (Group.RANK, Group.SEQ, Group.DETECTED_BY),
     ids.DEATH_SIGNAL_RECEIVED: (Group.SIGNAL,),
+    ids.LOSS_NOT_FINITE: (Group.NONFINITE_LOSS, Group.LOSS_SCALE, Group.ATTEMPTED_SCALE, Group.STEP, Group.SKIPPED),
     ids.PROCESS_GROUP_WAITING: (Group.RANK, Group.WORLD_SIZE, Group.JOINED),
     ids.RENDEZVOUS_ROUND: (Group.ROUND_OPENS, Group.GROUP_STOPPING, Group.NEW_NODES, Group.GROUP_WORLD_SIZE,
                            Group.GLOBAL_WORLD_SIZE, Group.MIN_NODES, Group.MAX_NODES),

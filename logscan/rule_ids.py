@@ -29,6 +29,7 @@ STOPPED_FROM_OUTSIDE = "stopped-from-outside"
 HANG_ENDED_FROM_OUTSIDE = "hang-ended-from-outside"
 STALL_DURING_TRAINING = "stall-during-training"
 RANK_LEFT_EARLY = "rank-left-early"
+TRAINING_DIVERGED = "training-diverged"
 FAILURE_ELSEWHERE = "failure-elsewhere"  # a lost peer, with the failure that caused it out of view
 # A signature rule code defers to: torchrun's own report of a SIGKILLed process.
 WORKER_KILLED = "worker-killed"
@@ -60,6 +61,8 @@ ERROR_LINE = "error-line"
 WORKER_GROUP_SUCCEEDED = "worker-group-succeeded"
 # A training framework's own word that its loop reached the end (Lightning, the HF Trainer).
 TRAINING_LOOP_FINISHED = "training-loop-finished"
+# A loss that is not finite, fp16 loss scaling skipping a step: what training-diverged reads.
+LOSS_NOT_FINITE = "loss-not-finite"
 # torchrun's start-up banner: a Worker's "torchrun started" timeline mark.
 TORCHRUN_STARTED = "torchrun-started"
 # init_process_group waiting in its store barrier for the others to check in

@@ -15,6 +15,7 @@ from logscan.findings.crashes import (crash_before_first_batch, crash_during_tra
                                     failure_elsewhere, restart_recovered, worker_vanished)
 from logscan.findings.exit_status import masked_exit_code, unexplained_failure
 from logscan.findings.hangs import collective_timeout, hang_before_first_batch, hang_in_rendezvous
+from logscan.findings.divergence import training_diverged
 from logscan.findings.stops import stopped_from_outside
 from logscan.findings.stragglers import hang_ended_from_outside, rank_left_early, stall_during_training
 from logscan.findings.expectations import (
@@ -45,6 +46,7 @@ CODE_RULES = {
     ids.RANK_LEFT_EARLY: rank_left_early,
     ids.STALL_DURING_TRAINING: stall_during_training,
     ids.FAILURE_ELSEWHERE: failure_elsewhere,
+    ids.TRAINING_DIVERGED: training_diverged,
     # Expectations (Role.EXPECTATION): called with the run's Expectations and the other
     # findings, by logscan.findings.expectations.expectation_findings, not with the rules above.
     ids.EXPECT_WORKERS: expect_workers,
