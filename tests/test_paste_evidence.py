@@ -1032,3 +1032,10 @@ def test_a_traceback_behind_pdsh_host_tags_cut_before_its_exception_is_a_failure
 def test_words_ending_in_a_colon_before_indented_text_are_no_failure(run_cli, tmp_path):
     text = "config:\nmodel:     resnet50\noptimizer:     adamw\nstep 1/10 loss 2.3\n"
     assert _scan(run_cli, tmp_path, text)["verdict"] != "FAILED"
+
+
+def test_torchruns_headings_are_no_pdsh_host_tags():
+    from logscan.scan.prefixes import strip_prefixes
+
+    assert strip_prefixes("Failures:").body == "Failures:"
+    assert strip_prefixes("Root Cause (first observed failure):").body == "Root Cause (first observed failure):"

@@ -568,7 +568,8 @@ class FileInterpreter:
                 e.where.line > header.line for e in scan.exceptions if e.where.file == header.file):
             return None
         # (blank lines after its frames, as a paste or pdsh's bare `host:` leaves them, end nothing)
-        last, body = next(((w, b) for w in reversed(scan.tail_lines) if (b := strip_prefixes(w.text).body).strip()),
+        last, body = next(((w, b) for w in reversed(scan.tail_lines)
+                           if (b := strip_prefixes(w.text).body).strip() and not _BARE_HOST_TAG.fullmatch(b)),
                           (last, ""))
         if not (last.line - header.line <= 1 or body[:1].isspace()):
             return None
@@ -597,6 +598,11 @@ class FileInterpreter:
         first = frames[-1]  # the run was walked from the end
         agent = any(lineparse.is_agent_frame(body) for _, body in run)
         return PythonException(first, lineparse.CUT_AGENT_EXCEPTION if agent else lineparse.CUT_EXCEPTION, "")
+
+
+# pdsh's tag on an empty remote line (`node2:`): a host name, which has a digit (a heading such as
+# torchrun's `Failures:` has none)
+_BARE_HOST_TAG = re.compile(r"[A-Za-z][\w.-]{0,40}\d[\w.-]{0,40}:")
 
 
 # The pid torchrun reports for a process: `failed (exitcode: 1) local_rank: 1 (pid: 22190)`,

@@ -55,7 +55,7 @@ PREFIX = re.compile(
     # pdsh's `host: ` (DeepSpeed's multi-node runner) before a traceback's frame or source line,
     # whose indent then reads as Python wrote it; the header and the exception line behind such a
     # tag are found as glued text (lineparse._GLUE), and other words ending in `:` are left alone
-    | [A-Za-z][\w.-]{0,62}:(?:[ ](?=[ ]{2}File[ ]"|[ ]{4}\S)|$)
+    | [A-Za-z][\w.-]*:[ ](?=[ ]{2}File[ ]"|[ ]{4}\S)
     # Python logging's %(process)d in a field of its own: `[pid 1234] `, `1234: `
     | \[pid[ ](?P<log_pid>\d+)\][ \t]?
     | (?P<colon_pid>\d{1,7}):[ ]
