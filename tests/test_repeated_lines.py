@@ -75,3 +75,20 @@ def test_copies_told_apart_by_their_header_time_are_still_copies(tmp_path, scann
     for rank in range(4):
         assert _warning_lines(scan, rank) == [rank + 1, 400 - 3 + rank]
     assert all(h.where.text == lines[h.where.line - 1] for h in scan.hits)
+
+
+@pytest.mark.parametrize("pieces", [2, 3, 5])
+def test_a_run_that_goes_on_from_one_piece_into_the_next_is_one_run(tmp_path, scanner, pieces):
+    """A big file is surveyed in line-aligned pieces, in parallel: the merge keeps a run crossing
+    a boundary as one scan of the whole file does (its first and latest copies, their count)."""
+    from logscan.files.reader import line_ranges
+
+    lines = ["[rank0]:step 0/300 loss 1.0"] + [WARNING.format(rank=n % 2, micros=f"{n:09d}") for n in range(40)]
+    lines += [line.format(rank=1) for line in TRACEBACK] + [WARNING.format(rank=0, micros="0") for _ in range(9)]
+    path = _write(tmp_path, lines)
+    whole = scanner.scan_file(path, "worker-0.log")
+    surveys = [scanner.survey(path, 64, start=start, end=end) for start, end in line_ranges(path, pieces, min_size=1)]
+    assert len(surveys) == pieces
+    merged = scanner.merge(path, "worker-0.log", surveys)
+    assert [(h.rule_id, h.where.line) for h in merged.hits] == [(h.rule_id, h.where.line) for h in whole.hits]
+    assert merged.repeats == whole.repeats and sum(whole.repeats.values()) > 0

@@ -174,9 +174,10 @@ DEFAULT_PROGRESS = (
     r"(?i:(?:\x1b\[[0-9;]*m|\b)iter(?:ation)?\b[ \t]*[:=#]?[ \t]*\[?\d+)",
     # a bar past 0%
     r"(?<!\d)(?:[1-9]\d?|100)%\|",
-    r"""['"](?:loss|train_loss)['"][ \t]*:[ \t]*['"]?[-+]?[\d.]""",
+    # (a loss of nan or inf is a step taken too: a diverged run still trains, see training-diverged)
+    r"""['"](?:loss|train_loss)['"][ \t]*:[ \t]*['"]?(?:[-+]?[\d.]|(?i:nan|inf)\b)""",
     # `loss=0.5`, `loss: 0.5`, and a named one: `train_loss: 0.512` (Lightning's rich bar)
-    r"(?i:(?:\x1b\[[0-9;]*m|\b|_)loss[ \t]*[:=][ \t]*[-+]?\d)",
+    r"(?i:(?:\x1b\[[0-9;]*m|\b|_)loss[ \t]*[:=][ \t]*(?:[-+]?\d|nan\b|inf\b))",
     # DeepSpeed's wall_clock_breakdown, logged after each optimizer step: `rank=0 time (ms) |
     # forward_microstep: 1330.05 | ...` (`fwd_microstep` from 0.9)
     r"time \(ms\) \| (?:forward|fwd)_microstep: \d",

@@ -85,6 +85,10 @@ class Survey:
     read_error: str | None = None
     # (index, copies): a kept line that stands for this many lines that tell the same (_RepeatRuns)
     repeats: list = field(default_factory=list)
+    # the indexes of the kept lines a native pattern found, ascending (merging pieces judges them again)
+    natives: list = field(default_factory=list)
+    # how many surveyed pieces this is (logscan.sweep.reading.concat joins them)
+    pieces: int = 1
 # Lines told apart when collapsing repeats (_RepeatRuns): past this many, those known are
 # forgotten, and a copy is kept again.
 REPEATS_KEPT = 4096
@@ -104,12 +108,18 @@ class _RepeatRuns:
         # judge says copies of it right after it may be dropped (LineJudge.judge)
         self.native_run: tuple | None = None
         self.dropped = 0
+        self.natives: set[int] = set()
         # candidate position of a run's latest copy → the copies it stands for (itself and the
         # ones dropped before it): a report counts a repeated line's copies without keeping them
         self.copies: dict[int, int] = {}
 
     def keep(self, candidates: list, index: int, raw: bytes, same: tuple | None,
-             native: bool = False) -> None:
+             native: bool = False, weight: int = 1) -> None:
+        """`weight`: the lines this one already stands for (a kept copy of a piece's run)."""
+        if native:
+            self.natives.add(index)
+        if weight > 1:
+            self.copies[len(candidates)] = weight
         if native:  # what follows a native line may mean something else again
             if self.runs:
                 self.runs.clear()
@@ -118,7 +128,7 @@ class _RepeatRuns:
                     and (run[2] if run[2] is not None else run[1]) == len(candidates) - 1:
                 # the same exception line again, right after the last: kept as a run
                 self.runs[same] = run[1:]
-                self._repeat(candidates, same)
+                self._repeat(candidates, same, weight)
                 self.native_run = (same, *self.runs.pop(same))
             elif same is not None:
                 self.native_run = (same, len(candidates), None)
@@ -134,14 +144,14 @@ class _RepeatRuns:
                 self.runs.clear()
             self.runs[same] = (len(candidates), None)
         else:
-            self._repeat(candidates, same)
+            self._repeat(candidates, same, weight)
         candidates.append((index, raw))
 
-    def _repeat(self, candidates: list, same: tuple) -> None:
-        """A copy of the run `same` is about to be appended: the run's latest copy before it is
-        dropped, and counted in it."""
+    def _repeat(self, candidates: list, same: tuple, weight: int = 1) -> None:
+        """A copy of the run `same` (standing for `weight` lines) is about to be appended: the
+        run's latest copy before it is dropped, and counted in it."""
         first, latest = self.runs[same]
-        copies = 1
+        copies = weight
         if latest is not None:
             candidates[latest] = None
             self.dropped += 1
@@ -156,6 +166,22 @@ class _RepeatRuns:
                          for position, copies in sorted(self.copies.items())]
         if self.dropped:
             found.candidates = [c for c in found.candidates if c is not None]
+        found.natives = [index for index, _ in found.candidates if index in self.natives]
+
+
+def _coalesced(surveys: list[Survey], judge) -> Survey:
+    """The kept lines of a file's pieces, in order and numbered in the file, as one survey of the
+    whole file keeps them: a run of repeated lines that went on from one piece into the next is
+    one run (its first copy and its latest, standing for all of them)."""
+    runs, out, offset = _RepeatRuns(), Survey(), 0
+    for found in surveys:
+        copies, natives = dict(found.repeats), set(found.natives)
+        for index, raw in found.candidates:
+            native = index in natives
+            runs.keep(out.candidates, offset + index, raw, judge(raw, native)[1], native, copies.get(index, 1))
+        offset += found.newlines
+    runs.settle(out)
+    return out
 
 
 # Lines kept of a file's end: what its processes printed last, before torchrun's teardown
@@ -412,12 +438,18 @@ class Scanner:
         scan = interpreter.scan
         offset = 0
         first = last = None
+        kept = _coalesced(surveys, self.judge.judge) if sum(found.pieces for found in surveys) > 1 else None
+        if kept is not None:
+            for index, raw in kept.candidates:
+                interpreter.line(raw, index + 1)
+            scan.repeats.update((index + 1, copies) for index, copies in kept.repeats)
         for found in surveys:
-            for index, raw in found.candidates:
-                interpreter.line(raw, offset + index + 1)
+            if kept is None:
+                for index, raw in found.candidates:
+                    interpreter.line(raw, offset + index + 1)
+                scan.repeats.update((offset + index + 1, copies) for index, copies in found.repeats)
             for rule_id, index, raw, groups in found.keywordless:
                 interpreter.late_hit(rule_id, raw, offset + index + 1, groups)
-            scan.repeats.update((offset + index + 1, copies) for index, copies in found.repeats)
             if found.first_progress is not None:
                 if first is None:
                     first = (offset + found.first_progress[0] + 1, found.first_progress[1])

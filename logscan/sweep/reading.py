@@ -161,7 +161,7 @@ def _value(data):
 
 _SURVEY_FIELDS = {"newlines", "ends_with_newline", "candidates", "first_progress", "last_progress",
                   "head", "tail", "tail_lines", "keywordless", "rule_timeouts", "state", "read_error",
-                  "repeats"}
+                  "repeats", "natives", "pieces"}
 
 
 def can_concat() -> bool:
@@ -185,7 +185,8 @@ def concat(a: Survey, b: Survey) -> Survey:
         keywordless=a.keywordless + [(r, n + i, raw, g) for r, i, raw, g in b.keywordless],
         rule_timeouts=a.rule_timeouts + b.rule_timeouts,
         read_error=a.read_error or b.read_error,
-        repeats=a.repeats + [(n + i, copies) for i, copies in b.repeats])
+        repeats=a.repeats + [(n + i, copies) for i, copies in b.repeats],
+        natives=a.natives + [n + i for i in b.natives], pieces=a.pieces + b.pieces)
     out.state.size = a.state.size + b.state.size
     out.state.truncated = a.state.truncated or b.state.truncated
     out.state.compressed = a.state.compressed
