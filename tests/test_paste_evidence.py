@@ -1039,3 +1039,33 @@ def test_torchruns_headings_are_no_pdsh_host_tags():
 
     assert strip_prefixes("Failures:").body == "Failures:"
     assert strip_prefixes("Root Cause (first observed failure):").body == "Root Cause (first observed failure):"
+
+
+# torchrun's `failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s` (elastic/multiprocessing/
+# api.py) and DeepSpeed's `{cmd} exits with return code = {code}` (launcher/launch.py, sigkill_handler)
+# as pastes and consoles wrap or damage them (synthetic lines from those format strings).
+@pytest.mark.parametrize("text, said", [
+    # rich's log handler: its source column on the first row, the pid wrapped onto the next
+    ("[01:21:55] ERROR    failed (exitcode: -7) local_rank: 0 (pid:      api.py:672\n"
+     "                    2255697) of binary:\n", "local_rank 0 on "),
+    # hard-wrapped after the exit code
+    ("[2026-01-17 06:10:35,778] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -6)\n"
+     " local_rank: 0 (pid: 223) of binary: /usr/bin/python3\n", "killed by SIGABRT"),
+    # damaged: the local rank's value and the rest lost
+    ("WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 53039 closing\n"
+     "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rankroot/anaconda3/bin/python\n",
+     "killed by SIGKILL"),
+    # DeepSpeed's command wrapped over lines, its code on the last
+    ("[2023-11-13 16:59:55,650] [ERROR] [launch.py:320:sigkill_handler] ['/opt/conda/bin/python', '-u', "
+     "'train.py', '--local_rank=1', '--model', 'open\n'../ckpt/imagebind_huge.pth', '--save_path', './ckpt/'\n"
+     "] exits with return code = -9\n", "killed by SIGKILL"),
+], ids=["rich-wrapped", "hard-wrapped", "damaged", "deepspeed-wrapped"])
+def test_a_launchers_report_of_a_process_end_wrapped_or_damaged_still_tells_it(run_cli, tmp_path, text, said):
+    report = _scan(run_cli, tmp_path, text)
+    assert report["verdict"] == "FAILED"
+    assert said in report["root_cause"]["message"] and "cut off before the exit code" not in report["root_cause"]["message"]
+    assert len([f for f in report["findings"] if f["rule"].startswith("crash-")]) == 1
+
+
+def test_a_line_that_only_mentions_a_failed_exit_code_is_no_report():
+    assert parse_summary_line("the job failed (exitcode: 1) yesterday, see below") is None

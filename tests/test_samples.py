@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import pytest
 
 from conftest import POST_MORTEM_NOW, SAMPLES, expected, healthy_samples, sample_dirs
@@ -12,9 +14,11 @@ from logscan.config import parse_time
 UNEXPLAINED_CAUSE = "other"  # logscan.model.failures: a crash that no cause signal explains
 
 
+@cache
 def diagnose(sample):
     """A sample diagnosed as `cd sample_logs && logscan scan NAME` would: paths are shown as
-    typed, so reports show `healthy-2x2/worker-0/launch_ddp.log` wherever the checkout lives."""
+    typed, so reports show `healthy-2x2/worker-0/launch_ddp.log` wherever the checkout lives.
+    Once per test process: the diagnosis is immutable, and several test modules read each sample's."""
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(SAMPLES)
         return diagnose_paths([sample.name], Settings(now=parse_time(POST_MORTEM_NOW)))

@@ -42,6 +42,8 @@ EXIT_BARRIER = " in _exit_barrier"
 ROWS_BEFORE_RANK = 4
 # Open MPI prints its failed process's `Exit code:` on the line after its `Process name:`.
 MPI_EXIT_GAP = 2
+# A wrapped report's lines: a long command wraps over this many at most before its end.
+WRAPPED_REPORT_LINES = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +110,9 @@ class _FileContext:
     # ChildFailedError right after logging `failed (exitcode: N) ...`, so a traceback that begins
     # on the next line is torchrun's own, whatever of it a paste cut away
     exit_report: tuple[str, int] | None = None
+    # a launcher's report of a process's end whose line ended before its exit code (DeepSpeed's,
+    # its command wrapped): the `exits with return code = N` a few lines on completes it
+    cut_exit_report: ProcessExit | None = None
     # a `[rankN]:` prefix's N → the global rank the default group's own lines of it name, where
     # they differ
     prefix_ranks: dict = field(default_factory=dict)
@@ -380,11 +385,21 @@ class FileInterpreter:
             return where
         if kind == "failed":
             local_rank, exitcode = value
+            cut = context.cut_exit_report
+            context.cut_exit_report = None
+            if (cut is not None and exitcode is not None and parsed.training_process and local_rank is None
+                    and 0 < where.line - cut.where.line <= WRAPPED_REPORT_LINES and cut.where.file == where.file):
+                # DeepSpeed's report, its long command wrapped over lines: this is its end
+                at = self.scan.exits.index(cut)
+                self.scan.exits[at] = replace(cut, exitcode=exitcode, exitcode_cut=False)
+                return where
             self.scan.exits.append(ProcessExit(where, parsed.rank, local_rank, exitcode, host=parsed.host,
                                                tasks=parsed.tasks, training_process=parsed.training_process,
                                                exitcode_cut=parsed.exitcode_cut, silent_stops=parsed.silent_stops,
                                                of_launcher=parsed.of_launcher))
             context.fault_dump = self.scan.exits[-1] if parsed.fault_dump else None
+            if parsed.exitcode_cut and parsed.training_process:
+                context.cut_exit_report = self.scan.exits[-1]
             if "(exitcode: " in body:  # torchrun's, not a quote of mp.spawn's whose traceback follows
                 context.exit_report = (where.file, where.line)
             self._name_pid(body, None, local_rank)

@@ -794,8 +794,13 @@ SUMMARY_ROOT = "Root Cause (first observed failure)"
 SUMMARY_ROOT_1_9 = "Root Cause:"
 SUMMARY_FAILURES = ("Failures:", "Other Failures:")
 FAILED_LINE = re.compile(
-    # the pid may be cut off with the rest of the line (a paste, an excerpt)
-    r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+)(?: \(pid: (?P<pid>\d+)\)|\s*$)")
+    # the pid may be cut off with the rest of the line (a paste, an excerpt), or wrapped onto the
+    # next row (rich's log handler puts its source column first: `local_rank: 0 (pid:      api.py:672`)
+    r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+)(?: \(pid: (?P<pid>\d+)\)|\b)")
+# The same line whose local rank a paste lost: wrapped after its exit code (`failed (exitcode: -6)`
+# then ` local_rank: 0 (pid: 223) ...` on the next line), or damaged (`failed (exitcode: -9)
+# local_rankroot/...`). torchrun's agent logs it (elastic/multiprocessing/api.py) as the line's start.
+FAILED_LINE_DAMAGED = re.compile(r"(?:^|multiprocessing\.api:|\] )failed \(exitcode: (?P<exitcode>-?\d+)\)(?: local_rank(?!: \d)|\s*$)")
 # Other launchers' report of a process's end, read as torchrun's failed line: DeepSpeed's launcher
 # (deepspeed/launcher/launch.py, sigkill_handler) logs `{cmd} exits with return code = {code}`, the
 # command a list holding `'--local_rank=N'`; before 0.6 it, and torch.distributed.launch before 1.9,
@@ -973,6 +978,8 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         return SummaryLine("failures", body.strip())
     if (failed := FAILED_LINE.search(body)) is not None:
         return SummaryLine("failed", (int(failed["local_rank"]), int(failed["exitcode"])))
+    if (failed := FAILED_LINE_DAMAGED.search(body)) is not None:
+        return SummaryLine("failed", (None, int(failed["exitcode"])), training_process=True)
     if (ended := LAUNCHER_EXIT.search(body)) is not None:
         code = int(ended["exitcode"] or ended["status"] or f"-{ended['signal']}")
         return SummaryLine("failed", (_only_local_rank(body), code), training_process=True)
