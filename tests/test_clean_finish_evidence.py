@@ -133,7 +133,22 @@ def test_an_end_of_run_line_followed_by_more_than_teardown_is_no_finish(run_cli,
      "Validation DataLoader 0: 100%|##########| 8/8 [00:01<00:00,  6.2it/s]"],
     # a lone bar state at its total, no redraw of it in view (an unnamed data-preparation tqdm)
     ["100%|##########| 28/28 [00:03<00:00,  8.1it/s]", "INFO     Loaded AE: <All keys matched successfully>"],
-])
+    # ultralytics' validation after epoch 2 of 10 (its metrics' header as the bar's description;
+    # YOLOv5's says `Labels` and `mAP@.5`)
+    ["      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size",
+     "       2/10      4.35G      1.394      4.212       1.26         28        640: 100%|##########| 28/28 [00:17<00:00,  1.63it/s]",
+     "                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): 100%|##########| 4/4 [00:03<00:00,  1.13it/s]",
+     "                   all        223        241    0.00193      0.536     0.0725     0.0396"],
+    ["     2/299     3.12G   0.04436   0.06284   0.02086        93       640: 100%|##########| 74/74 [00:21<00:00,  3.43it/s]",
+     "               Class     Images     Labels          P          R     mAP@.5 mAP@.5:.95: 100%|##########| 8/8 [00:01<00:00,  5.26it/s]"],
+    # mmcv's ProgressBar of an evaluation
+    ["2026-12-01 10:00:00,000 - mmdet - INFO - Epoch [2][50/50]\tlr: 2.000e-02, loss: 0.9123",
+     "[>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>] 500/500, 25.0 task/s, elapsed: 20s, ETA:     0s"],
+    # an iteration at its epoch's end (mmcv's and mmengine's iteration logs)
+    ["2026-12-01 10:00:00,000 - mmdet - INFO - Epoch [2][50/50]\tlr: 2.000e-02, loss: 0.9123"],
+    ["12/01 10:00:00 - mmengine - INFO - Epoch(train)  [2][100/100]  lr: 2.0000e-02  loss: 0.9123"],
+], ids=["lightning-sanity", "lightning-validation", "unnamed", "ultralytics-val", "yolov5-val", "mmcv-eval",
+        "mmcv-epoch-end", "mmengine-epoch-end"])
 def test_a_bar_at_its_total_that_is_not_the_runs_is_no_finish(run_cli, tmp_path, bars):
     """tqdm's format_meter lines, with Lightning's bar descriptions (synthetic)."""
     report = _paste(run_cli, tmp_path, bars)
@@ -168,6 +183,18 @@ def test_training_ended_then_more_of_the_run_begun_is_no_finish(run_cli, tmp_pat
     had not ended (synthetic lines from trainer.py's and detectron2's evaluator.py's format strings)."""
     report = _paste(run_cli, tmp_path, [*HF_TRAINING_DONE, "", *after])
     assert report["verdict"] != "HEALTHY", report["verdict_reason"]
+
+
+def test_ultralytics_word_that_its_epochs_completed_then_its_final_validation_cut_is_no_finish(run_cli, tmp_path):
+    """`{n} epochs completed in {h:.3f} hours.` (ultralytics' and YOLOv5's trainers) ends training; the
+    validation of best.pt that follows, cut, is more of the run (synthetic lines)."""
+    done = ["     10/10      4.35G      1.101      1.912       1.16         28        640: 100%|##########| 28/28 "
+            "[00:17<00:00,  1.63it/s]", "", "10 epochs completed in 0.006 hours."]
+    assert _paste(run_cli, tmp_path, done)["verdict"] == "HEALTHY"
+    validating = done + ["Validating runs/detect/train/weights/best.pt...",
+                         "                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): "
+                         "100%|##########| 8/8 [00:02<00:00,  3.27it/s]"]
+    assert _paste(run_cli, tmp_path, validating)["verdict"] != "HEALTHY"
 
 
 def test_training_ended_then_evaluation_that_ended_is_a_finish(run_cli, tmp_path):

@@ -27,11 +27,17 @@ from logscan.vocabulary import JobStatus, RunStage
 
 _N_OF_M = re.compile(r"(?<![\d/.:-])(\d+)\s*/\s*(\d+)(?![\d/.:-])")
 # A bar that counts one epoch's batches (Lightning's `Epoch 2: 100%|...| 3/3`): its N/M is the
-# epoch's, not the run's (`Epoch 3/3`, the count of epochs, is the run's).
-_EPOCH_BAR = re.compile(r"(?i)\bepoch\s+\d+\s*:")
-# Lightning's bars of its evaluation loops (the sanity check before training, validation, test,
-# predict): their N/N is that loop's end, not the run's.
-_EVALUATION_BAR = re.compile(r"^\s*(?:Sanity Checking|Validation|Validating|Testing|Predicting)\b")
+# epoch's, not the run's (`Epoch 3/3`, the count of epochs, is the run's). So is an iteration
+# within an epoch (mmcv's `Epoch [2][50/50]`, mmengine's `Epoch(train)  [2][ 50/100]`, torchvision's
+# MetricLogger `Epoch: [0]  [40/1504]`).
+_EPOCH_BAR = re.compile(r"(?i)\bepoch\s+\d+\s*:|\bEpoch(?:\(\w+\))?:?\s*\[\d+\](?:/\d+)?\s*\[\s*\d+/\d+\]")
+# Bars of evaluation loops, whose N/N is that loop's end, not the run's: Lightning's (the sanity
+# check before training, validation, test, predict), YOLOv5's and ultralytics' validation after each
+# epoch (its metrics' header as the bar's description: `Class     Images  Instances      Box(P ...`,
+# `Labels` in YOLOv5), mmcv's ProgressBar of a test or evaluation (`[>>>>] 500/500, 25.0 task/s`).
+_EVALUATION_BAR = re.compile(r"^\s*(?:Sanity Checking|Validation|Validating|Testing|Predicting)\b"
+                             r"|^\s*Class\s+Images\s+(?:Instances|Labels)\b"
+                             r"|^\s*\[[>\s]*\]\s*\d+/\d+, [\d.]+ task/s\b")
 # A script's own end-of-run line, where progress lines give no `N/N`: `training finished: 30
 # steps`, `Training complete`, `run done`.
 END_MARKER = re.compile(r"(?i)\b(?:training|train|run|job)\b[\s:]+(?:is\s+)?(?:finished|complete[d]?|done)\b")
