@@ -72,7 +72,8 @@ BY_DESCRIPTION = {"Hangup": 1, "Interrupt": 2, "Quit": 3, "Illegal instruction":
 # the SIGTERM (or SIGHUP) it forwards to its processes, KeyboardInterrupt for SIGINT. A process
 # that ends in one was stopped from outside; it did not fail by itself.
 SIGNAL_EXCEPTION = "SignalException"
-STOPPED_BY_SIGNAL = (SIGNAL_EXCEPTION, "KeyboardInterrupt")
+INTERRUPTED = "KeyboardInterrupt"
+STOPPED_BY_SIGNAL = (SIGNAL_EXCEPTION, INTERRUPTED)
 
 SHELL_SIGNAL_BASE = 128  # a shell reports a child killed by signal N as exit status 128 + N
 _NAME = re.compile(r"(?:Signals\.)?(SIG[A-Z0-9]+)")
@@ -90,7 +91,8 @@ def signal_of_exit(code: int | None) -> int | None:
 
 
 def parse_signal(text: str | None) -> int | None:
-    """A signal as a log names it: `15`, `SIGTERM`, `Signals.SIGTERM`, or a shell's `Terminated`."""
+    """A signal as a log names it: `15`, `SIGTERM`, `Signals.SIGTERM`, a shell's `Terminated`, or the
+    KeyboardInterrupt Python raises on SIGINT."""
     if not text:
         return None
     text = text.strip()
@@ -98,6 +100,8 @@ def parse_signal(text: str | None) -> int | None:
         return int(text)
     if text in BY_DESCRIPTION:
         return BY_DESCRIPTION[text]
+    if text == INTERRUPTED:
+        return BY_NAME["SIGINT"].number
     named = _NAME.fullmatch(text)
     return BY_NAME[named[1]].number if named and named[1] in BY_NAME else None
 

@@ -1069,3 +1069,16 @@ def test_a_launchers_report_of_a_process_end_wrapped_or_damaged_still_tells_it(r
 
 def test_a_line_that_only_mentions_a_failed_exit_code_is_no_report():
     assert parse_summary_line("the job failed (exitcode: 1) yesterday, see below") is None
+
+
+# Python's default SIGINT handler raises KeyboardInterrupt (synthetic tracebacks in Python's form):
+# a stop from outside, whether a training process or mp.spawn's parent printed it.
+@pytest.mark.parametrize("frames", [
+    ['  File "train.py", line 40, in <module>', "    loss.backward()"],
+    SPAWN_PARENT[1:4] + ['    ready = multiprocessing.connection.wait(self.sentinels.keys(), timeout=timeout)'],
+], ids=["process", "mp-spawn-parent"])
+def test_a_traceback_ending_in_keyboardinterrupt_is_a_stop_from_outside(run_cli, tmp_path, frames):
+    lines = ["step 1/100 loss 2.0", "Traceback (most recent call last):", *frames, "KeyboardInterrupt"]
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["root_cause"]["rule"] == "stopped-from-outside"
+    assert "KeyboardInterrupt" in report["root_cause"]["message"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from logscan.catalogue import Group
-from logscan.exit_signals import BY_DESCRIPTION, BY_NAME, SIGNALS, parse_signal, signal_name
+from logscan.exit_signals import BY_DESCRIPTION, BY_NAME, INTERRUPTED, SIGNALS, parse_signal, signal_name
 from logscan.findings.base import finding, hits, plural, when_in_training
 from logscan.model.job import Job
 from logscan.rule_ids import DEATH_SIGNAL_RECEIVED
@@ -17,6 +17,7 @@ def stopped_from_outside(job: Job, rule):
     stops = []  # (worker, signal, the line that says so), the first of each Worker
     scheduled = {}  # Worker label → why its scheduler stopped it, where a scheduler's line says so
     by_shell = set()  # Worker labels whose stop is the shell's report of its command's end (`Terminated`)
+    interrupted = set()  # Worker labels whose stop is a process's KeyboardInterrupt (SIGINT)
     for worker in job.workers:
         told = hits(worker, DEATH_SIGNAL_RECEIVED)
         for hit in told:
@@ -31,6 +32,8 @@ def stopped_from_outside(job: Job, rule):
                 stops.append((worker, number, hit.where))
                 if hit.group(Group.SIGNAL) in BY_DESCRIPTION:
                     by_shell.add(worker.label)
+                elif hit.group(Group.SIGNAL) == INTERRUPTED:
+                    interrupted.add(worker.label)
                 break
     if not stops:
         return []
@@ -46,6 +49,9 @@ def stopped_from_outside(job: Job, rule):
     if worker.label in scheduled:
         said = (f"{worker.label} was stopped by its scheduler ({scheduled[worker.label]}) {when}; "
                 f"it sends {signal_name(number)}, then SIGKILL{consequence}")
+    elif worker.label in interrupted:
+        said = (f"a process on {worker.label} was interrupted (KeyboardInterrupt: SIGINT, as Ctrl-C sends) "
+                f"{when}{meaning}{consequence}")
     else:
         # the shell tells how the command it ran ended, not what that command did
         said = (f"{worker.label}'s launch command was ended by {signal_name(number)} (signal {number}) "
