@@ -1047,7 +1047,9 @@ def test_torchruns_headings_are_no_pdsh_host_tags():
 @pytest.mark.parametrize("text, said", [
     # rich's log handler: its source column on the first row, the pid wrapped onto the next
     ("[01:21:55] ERROR    failed (exitcode: -7) local_rank: 0 (pid:      api.py:672\n"
-     "                    2255697) of binary:\n", "local_rank 0 on "),
+     "                    2255697) of binary:\n"
+     "                    /root/miniconda3/envs/sd/bin/python\n"
+     "╭──────────────────── Traceback (most recent call last) ────────────────────╮\n", "local_rank 0 on "),
     # hard-wrapped after the exit code
     ("[2026-01-17 06:10:35,778] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -6)\n"
      " local_rank: 0 (pid: 223) of binary: /usr/bin/python3\n", "killed by SIGABRT"),

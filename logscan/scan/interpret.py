@@ -42,6 +42,9 @@ EXIT_BARRIER = " in _exit_barrier"
 ROWS_BEFORE_RANK = 4
 # Open MPI prints its failed process's `Exit code:` on the line after its `Process name:`.
 MPI_EXIT_GAP = 2
+# The rows torchrun's failed line takes where a console wraps it (rich's log handler: the line,
+# the pid, the binary's path).
+EXIT_REPORT_ROWS = 3
 # A wrapped report's lines: a long command wraps over this many at most before its end.
 WRAPPED_REPORT_LINES = 40
 
@@ -108,7 +111,8 @@ class _FileContext:
     mpi_process: tuple[int, int] | None = None
     # (file, line) of the last launcher's report of a process's end: torchrun raises its
     # ChildFailedError right after logging `failed (exitcode: N) ...`, so a traceback that begins
-    # on the next line is torchrun's own, whatever of it a paste cut away
+    # on the next line (the report's wrapped rows between, EXIT_REPORT_ROWS) is torchrun's own,
+    # whatever of it a paste cut away
     exit_report: tuple[str, int] | None = None
     # a launcher's report of a process's end whose line ended before its exit code (DeepSpeed's,
     # its command wrapped): the `exits with return code = N` a few lines on completes it
@@ -236,7 +240,9 @@ class FileInterpreter:
             context.headerless.discard(key)
             if not context.chained.get(key):
                 context.traceback_signals[key] = {}  # an ordered set: a signal once
-                context.agent_traceback[key] = context.exit_report == (where.file, where.line - 1)
+                report = context.exit_report
+                context.agent_traceback[key] = (report is not None and report[0] == where.file
+                                                and 0 < where.line - report[1] <= EXIT_REPORT_ROWS)
             context.chained[key] = False
         elif meaning.chained:
             context.chained[key] = True
