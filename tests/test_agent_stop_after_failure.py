@@ -126,3 +126,24 @@ def test_torchruns_side_of_a_real_run_cut_at_its_sigterms(run_cli, tmp_path, sam
         assert got["root_cause"]["rule"] == "stopped-from-outside"
     if expect["verdict"] == "HEALTHY":
         assert "torchrun stopped the other processes after it" not in _json.dumps(got["findings"])
+
+
+# The process torchrun's SIGTERMs left out (one gap in their pids) is the one that failed, where no
+# line names it otherwise (synthetic lines from api.py's format strings; a paste may cut the closing
+# line before its signal).
+@pytest.mark.parametrize("closing, after", [
+    (CLOSING["1.x subprocess"], []),
+    (CLOSING["1.x subprocess"].replace(" signal SIGTERM", ""),
+     ["ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rankroot/bin/python"]),
+], ids=["sigterms-alone", "cut-closing-and-damaged-failed-line"])
+def test_the_one_process_torchruns_sigterms_left_out_is_named(run_cli, tmp_path, closing, after):
+    lines = ["[rank0]: some output of the run", *(closing.format(pid=pid) for pid in (53038, 53039, 53041)), *after]
+    report = paste_report(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["verdict"] == "FAILED"
+    assert "the process with pid 53040 " in report["root_cause"]["message"]
+
+
+def test_sigterms_that_leave_several_pids_out_name_none(run_cli, tmp_path):
+    lines = ["[rank0]: some output of the run", *(CLOSING["1.x subprocess"].format(pid=pid) for pid in (53038, 53041))]
+    report = paste_report(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["verdict"] == "FAILED" and "pid " not in report["root_cause"]["message"]

@@ -88,7 +88,9 @@ def _crash_finding(job: Job, rule, same: list[Failure], when: str, terminated: s
     elif len(same) == 1:
         who = f"rank {first.rank}" if first.rank is not None else \
             f"local_rank {first.local_rank} on {first.worker.label}" if first.local_rank is not None else \
-            _slurm_tasks(first) if first.tasks else f"a process on {first.worker.label}"
+            _slurm_tasks(first) if first.tasks else \
+            f"the process with pid {first.left_out_pid} on {first.worker.label} (torchrun's SIGTERMs left it out)" \
+            if first.left_out_pid is not None else f"a process on {first.worker.label}"
     elif len(ranks) == len(same):
         who = f"{plural(ranks, 'rank', 'ranks')} all"
     elif not ranks and all(f.tasks for f in same):

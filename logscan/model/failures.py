@@ -58,6 +58,9 @@ class Failure:
     code_cut: bool = False  # an exit its launcher reported, the report cut off before its code
     in_launcher: bool = False  # raised in torchrun itself (its own traceback), not in a process of its
     after_group_ended: bool = False  # ...once every process of its group had exited 0
+    # The pid of the one process torchrun's SIGTERMs left out (a gap in their pids), where nothing
+    # else names the failed process
+    left_out_pid: int | None = None
 
     @property
     def node_rank(self) -> int | None:
@@ -515,7 +518,20 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             in_launcher=exit_.of_launcher, after_group_ended=exit_.in_exit_barrier))
     inferred = (_failed_task(lookups, worker, exits, out, seen_lines) or _spawn_failure(lookups, worker, out, seen_lines)
                 or _stopped_after_a_failure(lookups, worker, exits, out, seen_lines))
+    out = _name_the_left_out_process(worker, out)
     return out if inferred is None else [*out, inferred]
+
+
+def _name_the_left_out_process(worker: Worker, out: list[Failure]) -> list[Failure]:
+    """The Worker's one failure that names no process, beside torchrun's SIGTERMs that left one
+    process out: that process is the failed one."""
+    unnamed = [f for f in out if not f.cascade and f.rank is None and f.local_rank is None and not f.tasks
+               and not f.in_launcher]
+    if len(unnamed) != 1:
+        return out
+    burst = [h for h in worker.hits if h.rule_id == SIBLING_TERMINATED and TORCHRUN_CLOSING.search(h.where.text)]
+    pid = left_out_pid(burst) if burst else None
+    return out if pid is None else [replace(f, left_out_pid=pid) if f is unnamed[0] else f for f in out]
 
 
 def _spawn_terminated(worker: Worker) -> Where | None:
@@ -541,7 +557,8 @@ def _spawn_failure(lookups: _JobLookups, worker: Worker, out: list[Failure], see
 # the default SIGTERM: after one of them failed, or when a SIGTERM
 # reached torchrun itself, which it logs first (agent/server/api.py, run: `Received %s death signal,
 # shutting down workers`, 1.9 on) and passes on.
-TORCHRUN_CLOSING = re.compile(r"Sending process \d+ closing signal SIGTERM\b|Closing process \d+ via signal SIGTERM\b")
+TORCHRUN_CLOSING = re.compile(r"Sending process \d+ closing(?: signal SIGTERM\b|(?: sig?n?a?l?)?\s*$)"
+                              r"|Closing process \d+ via signal SIGTERM\b")
 STOPPED_AFTER_A_FAILURE = ("an error (torchrun stopped the other processes after it, and no signal had reached "
                            "torchrun; the failed process's own lines are not here)")
 
@@ -564,7 +581,16 @@ def _stopped_after_a_failure(lookups: _JobLookups, worker: Worker, exits, out: l
     if not in_view or any(h.rule_id in (DEATH_SIGNAL_RECEIVED, WORKER_GROUP_RESTART) for h in before):
         return None
     return Failure(worker, None, closing, STOPPED_AFTER_A_FAILURE, False, OTHER_CAUSE, None, closing.time,
-                   _after_progress(lookups, seen, closing))
+                   _after_progress(lookups, seen, closing), left_out_pid=left_out_pid(burst))
+
+
+def left_out_pid(burst) -> int | None:
+    """The one pid inside the span of the pids torchrun SIGTERMed that it did not: torchrun starts
+    its processes one after another, so their pids run on, and the process it had no need to stop
+    had exited already. None where no pid, or more than one, is missing."""
+    pids = sorted({int(pid) for h in burst if (pid := h.group(Group.PID))})
+    missing = set(range(pids[0], pids[-1] + 1)) - set(pids) if len(pids) > 1 else set()
+    return missing.pop() if len(missing) == 1 else None
 
 
 def _one_was_gone(worker: Worker, burst) -> bool:
