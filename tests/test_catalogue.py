@@ -48,7 +48,11 @@ def test_every_code_rule_has_its_spec_file():
                        for case in ast.literal_eval(values[name])}
             assert samples, f"{path.name}: {name} names no sample"
             assert all((SAMPLES / s / "expected.json").is_file() for s in samples), (path.name, samples)
+        # each test defined in the file, or bound from rule_spec.real_sample_tests
         tests = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+        tests |= {name.id for node in tree.body if isinstance(node, ast.Assign) for target in node.targets
+                  for name in (target.elts if isinstance(target, ast.Tuple) else [target])
+                  if isinstance(name, ast.Name)}
         assert {"test_fires_on_real_samples", "test_quiet_on_real_samples"} <= tests, path.name
     named = {p.stem.removeprefix("test_").replace("_", "-") for p in specs.glob("test_*.py")}
     assert named <= code_rules, f"spec files of no code rule: {sorted(named - code_rules)}"

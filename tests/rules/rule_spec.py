@@ -60,3 +60,20 @@ def write(root, name: str, data: bytes):
 
 def case_id(case: str | tuple[str, ...]) -> str:
     return case if isinstance(case, str) else " ".join(case)
+
+
+def real_sample_tests(rule: str, fires_on: list, quiet_on: list):
+    """A spec file's two tests of its rule on the real samples it names: it fires on each of
+    `fires_on` and stays quiet on each of `quiet_on`. A spec file binds them to its module:
+    `test_fires_on_real_samples, test_quiet_on_real_samples = real_sample_tests(RULE, FIRES_ON, QUIET_ON)`."""
+    import pytest
+
+    @pytest.mark.parametrize("case", fires_on, ids=case_id)
+    def test_fires_on_real_samples(case):
+        assert rule in rules_fired(case)
+
+    @pytest.mark.parametrize("case", quiet_on, ids=case_id)
+    def test_quiet_on_real_samples(case):
+        assert rule not in rules_fired(case)
+
+    return test_fires_on_real_samples, test_quiet_on_real_samples

@@ -3,11 +3,9 @@ taking part."""
 
 from __future__ import annotations
 
-import pytest
-
 from logscan.diagnose.pipeline import diagnose_paths
 from logscan.settings import Settings
-from rule_spec import case_id, rules_fired
+from rule_spec import real_sample_tests
 from test_cascades import LAUNCH, SUMMARY, _watchdog  # torchrun's and NCCL's own wordings
 
 RULE = "collective-timeout"
@@ -25,14 +23,7 @@ QUIET_ON = [
 ]
 
 
-@pytest.mark.parametrize("case", FIRES_ON, ids=case_id)
-def test_fires_on_real_samples(case):
-    assert RULE in rules_fired(case)
-
-
-@pytest.mark.parametrize("case", QUIET_ON, ids=case_id)
-def test_quiet_on_real_samples(case):
-    assert RULE not in rules_fired(case)
+test_fires_on_real_samples, test_quiet_on_real_samples = real_sample_tests(RULE, FIRES_ON, QUIET_ON)
 
 
 def test_in_a_pure_hang_the_rank_behind_in_the_collective_sequence_is_the_straggler(tmp_path):

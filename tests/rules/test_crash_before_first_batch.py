@@ -3,11 +3,9 @@ cause is classified from its traceback."""
 
 from __future__ import annotations
 
-import pytest
-
 from logscan.diagnose.pipeline import diagnose_paths
 from logscan.settings import Settings
-from rule_spec import case_id, rules_fired, sample_lines, write
+from rule_spec import real_sample_tests, sample_lines, write
 
 RULE = "crash-before-first-batch"
 FIRES_ON = [
@@ -32,14 +30,7 @@ QUIET_ON = [
 ]
 
 
-@pytest.mark.parametrize("case", FIRES_ON, ids=case_id)
-def test_fires_on_real_samples(case):
-    assert RULE in rules_fired(case)
-
-
-@pytest.mark.parametrize("case", QUIET_ON, ids=case_id)
-def test_quiet_on_real_samples(case):
-    assert RULE not in rules_fired(case)
+test_fires_on_real_samples, test_quiet_on_real_samples = real_sample_tests(RULE, FIRES_ON, QUIET_ON)
 
 
 def test_an_exception_the_training_survived_is_not_a_crash(tmp_path):

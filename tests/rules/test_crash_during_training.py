@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 from conftest import SAMPLES
 from logscan.diagnose.pipeline import diagnose_paths
 from logscan.settings import Settings
-from rule_spec import case_id, rules_fired
+from rule_spec import real_sample_tests
 
 RULE = "crash-during-training"
 FIRES_ON = [
@@ -33,14 +31,7 @@ QUIET_ON = [
 ]
 
 
-@pytest.mark.parametrize("case", FIRES_ON, ids=case_id)
-def test_fires_on_real_samples(case):
-    assert RULE in rules_fired(case)
-
-
-@pytest.mark.parametrize("case", QUIET_ON, ids=case_id)
-def test_quiet_on_real_samples(case):
-    assert RULE not in rules_fired(case)
+test_fires_on_real_samples, test_quiet_on_real_samples = real_sample_tests(RULE, FIRES_ON, QUIET_ON)
 
 
 def test_a_traceback_that_lost_its_header_is_still_read(tmp_path):

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import POST_MORTEM_NOW
-from rule_spec import case_id, rules_fired, sample_lines
+from rule_spec import real_sample_tests, sample_lines
 
 RULE = "failure-elsewhere"
 FIRES_ON = [
@@ -26,14 +26,7 @@ QUIET_ON = [
 ]
 
 
-@pytest.mark.parametrize("case", FIRES_ON, ids=case_id)
-def test_fires_on_real_samples(case):
-    assert RULE in rules_fired(case)
-
-
-@pytest.mark.parametrize("case", QUIET_ON, ids=case_id)
-def test_quiet_on_real_samples(case):
-    assert RULE not in rules_fired(case)
+test_fires_on_real_samples, test_quiet_on_real_samples = real_sample_tests(RULE, FIRES_ON, QUIET_ON)
 
 
 def _scan(run_cli, tmp_path, lines: list[str], *flags: str) -> dict:

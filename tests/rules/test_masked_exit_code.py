@@ -3,9 +3,7 @@ never finished."""
 
 from __future__ import annotations
 
-import pytest
-
-from rule_spec import case_id, rules_fired
+from rule_spec import real_sample_tests
 
 RULE = "masked-exit-code"
 FIRES_ON = [
@@ -20,11 +18,4 @@ QUIET_ON = [
 ]
 
 
-@pytest.mark.parametrize("case", FIRES_ON, ids=case_id)
-def test_fires_on_real_samples(case):
-    assert RULE in rules_fired(case)
-
-
-@pytest.mark.parametrize("case", QUIET_ON, ids=case_id)
-def test_quiet_on_real_samples(case):
-    assert RULE not in rules_fired(case)
+test_fires_on_real_samples, test_quiet_on_real_samples = real_sample_tests(RULE, FIRES_ON, QUIET_ON)

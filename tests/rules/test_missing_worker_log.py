@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
-
-from rule_spec import case_id, rules_fired
+from rule_spec import real_sample_tests
 from test_scale import _diagnose, _make_scale_logs  # jobs built by bench/make_scale_logs.py
 
 RULE = "missing-worker-log"
@@ -21,14 +19,7 @@ QUIET_ON = [
 ]
 
 
-@pytest.mark.parametrize("case", FIRES_ON, ids=case_id)
-def test_fires_on_real_samples(case):
-    assert RULE in rules_fired(case)
-
-
-@pytest.mark.parametrize("case", QUIET_ON, ids=case_id)
-def test_quiet_on_real_samples(case):
-    assert RULE not in rules_fired(case)
+test_fires_on_real_samples, test_quiet_on_real_samples = real_sample_tests(RULE, FIRES_ON, QUIET_ON)
 
 
 def test_a_missing_log_of_a_job_that_trained_is_a_collection_gap_not_the_root(tmp_path):

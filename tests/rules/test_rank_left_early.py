@@ -6,9 +6,7 @@ More of its cases, on inputs built from the samples' lines, are in tests/test_st
 
 from __future__ import annotations
 
-import pytest
-
-from rule_spec import case_id, rules_fired
+from rule_spec import real_sample_tests
 
 RULE = "rank-left-early"
 FIRES_ON = [
@@ -25,11 +23,4 @@ QUIET_ON = [
 ]
 
 
-@pytest.mark.parametrize("case", FIRES_ON, ids=case_id)
-def test_fires_on_real_samples(case):
-    assert RULE in rules_fired(case)
-
-
-@pytest.mark.parametrize("case", QUIET_ON, ids=case_id)
-def test_quiet_on_real_samples(case):
-    assert RULE not in rules_fired(case)
+test_fires_on_real_samples, test_quiet_on_real_samples = real_sample_tests(RULE, FIRES_ON, QUIET_ON)

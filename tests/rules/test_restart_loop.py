@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from logscan.diagnose.pipeline import diagnose_paths
 from logscan.settings import Settings
-from rule_spec import case_id, rules_fired, sample_lines, write
+from rule_spec import real_sample_tests, sample_lines, write
 
 RULE = "restart-loop"
 FIRES_ON = [
@@ -20,14 +18,7 @@ QUIET_ON = [
 ]
 
 
-@pytest.mark.parametrize("case", FIRES_ON, ids=case_id)
-def test_fires_on_real_samples(case):
-    assert RULE in rules_fired(case)
-
-
-@pytest.mark.parametrize("case", QUIET_ON, ids=case_id)
-def test_quiet_on_real_samples(case):
-    assert RULE not in rules_fired(case)
+test_fires_on_real_samples, test_quiet_on_real_samples = real_sample_tests(RULE, FIRES_ON, QUIET_ON)
 
 
 def test_restart_loop_names_the_first_failure_of_a_rotated_log(tmp_path):

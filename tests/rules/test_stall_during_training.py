@@ -16,7 +16,7 @@ from conftest import SAMPLES
 from logscan.config import parse_time
 from logscan.diagnose.pipeline import diagnose_paths
 from logscan.settings import Settings
-from rule_spec import case_id, rules_fired
+from rule_spec import real_sample_tests
 
 RULE = "stall-during-training"
 FIRES_ON = [
@@ -34,14 +34,7 @@ QUIET_ON = [
 ]
 
 
-@pytest.mark.parametrize("case", FIRES_ON, ids=case_id)
-def test_fires_on_real_samples(case):
-    assert RULE in rules_fired(case)
-
-
-@pytest.mark.parametrize("case", QUIET_ON, ids=case_id)
-def test_quiet_on_real_samples(case):
-    assert RULE not in rules_fired(case)
+test_fires_on_real_samples, test_quiet_on_real_samples = real_sample_tests(RULE, FIRES_ON, QUIET_ON)
 
 
 def _at(sample: str, now: str, **settings):

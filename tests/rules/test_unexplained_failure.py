@@ -3,12 +3,10 @@ look like errors are cited."""
 
 from __future__ import annotations
 
-import pytest
-
 from conftest import SAMPLES
 from logscan.diagnose.pipeline import diagnose_paths
 from logscan.settings import Settings
-from rule_spec import case_id, rules_fired
+from rule_spec import real_sample_tests
 
 RULE = "unexplained-failure"
 FIRES_ON = [
@@ -23,14 +21,7 @@ QUIET_ON = [
 ]
 
 
-@pytest.mark.parametrize("case", FIRES_ON, ids=case_id)
-def test_fires_on_real_samples(case):
-    assert RULE in rules_fired(case)
-
-
-@pytest.mark.parametrize("case", QUIET_ON, ids=case_id)
-def test_quiet_on_real_samples(case):
-    assert RULE not in rules_fired(case)
+test_fires_on_real_samples, test_quiet_on_real_samples = real_sample_tests(RULE, FIRES_ON, QUIET_ON)
 
 
 def _cut_healthy_run_with(tmp_path, damaged: str):
