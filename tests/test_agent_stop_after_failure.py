@@ -147,3 +147,11 @@ def test_sigterms_that_leave_several_pids_out_name_none(run_cli, tmp_path):
     lines = ["[rank0]: some output of the run", *(CLOSING["1.x subprocess"].format(pid=pid) for pid in (53038, 53041))]
     report = paste_report(run_cli, tmp_path, "\n".join(lines) + "\n")
     assert report["verdict"] == "FAILED" and "pid " not in report["root_cause"]["message"]
+
+
+def test_the_left_out_pid_is_one_gap_of_one_and_is_found_without_walking_the_span():
+    from logscan.model.failures import left_out_pid
+
+    assert left_out_pid([53038, 53039, 53041]) == 53040
+    assert left_out_pid([5, 7, 9]) is None and left_out_pid([5, 8]) is None and left_out_pid([5]) is None
+    assert left_out_pid([1, 10**15]) is None  # a hostile pid span costs nothing

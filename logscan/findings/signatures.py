@@ -156,14 +156,11 @@ def signature_findings(job: Job, rule):
             if rank is not None and groups.get(Group.PID) is not None:
                 rank_of_pid.setdefault(groups[Group.PID], rank)
         # A line that is also a failure's own (its exception line) is that failure's process: the
-        # rank its launcher's report gave it (one traceback, one failed exit of the Worker).
-        failure_rank = {(w.file, w.line): f.rank for f in job.failures_of(worker) if f.rank is not None
-                        for w in (f.where, *f.more)} if mine else {}
-        # ... or, where no global rank is known, the local rank it gave (mp.spawn's process index,
-        # torchrun's `local_rank: L` on a Worker of unknown shape).
-        failure_local = {(w.file, w.line): f.local_rank for f in job.failures_of(worker)
-                         if f.rank is None and f.local_rank is not None
-                         for w in (f.where, *f.more)} if mine else {}
+        # rank its launcher's report gave it (one traceback, one failed exit of the Worker), or,
+        # where no global rank is known, the local rank (mp.spawn's process index, torchrun's
+        # `local_rank: L` on a Worker of unknown shape).
+        own_failure = {(w.file, w.line): f for f in job.failures_of(worker)
+                       for w in (f.where, *f.more)} if mine else {}
         for hit in mine:
             groups = dict(hit.groups)
             if Group.PID in groups:
@@ -171,10 +168,11 @@ def signature_findings(job: Job, rule):
                 if groups[Group.PID] in stopped:
                     continue  # torchrun's own SIGTERM or SIGKILL of a sibling, not this rule's cause
             rank = worker.global_rank(hit.where, groups)
+            failure = own_failure.get((hit.where.file, hit.where.line))
             if rank is None:
-                rank = rank_of_pid.get(groups.get(Group.PID), failure_rank.get((hit.where.file, hit.where.line)))
-            if rank is None and (hit.where.file, hit.where.line) in failure_local:
-                groups.setdefault(Group.LOCAL_RANK, str(failure_local[hit.where.file, hit.where.line]))
+                rank = rank_of_pid.get(groups.get(Group.PID), failure.rank if failure is not None else None)
+            if rank is None and failure is not None and failure.local_rank is not None:
+                groups.setdefault(Group.LOCAL_RANK, str(failure.local_rank))
             key = (worker.label, rank)
             if key not in by_key:
                 by_key[key] = (worker, rank, {}, [])

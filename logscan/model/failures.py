@@ -529,8 +529,7 @@ def _name_the_left_out_process(worker: Worker, out: list[Failure]) -> list[Failu
                and not f.in_launcher]
     if len(unnamed) != 1:
         return out
-    burst = [h for h in worker.hits if h.rule_id == SIBLING_TERMINATED and TORCHRUN_CLOSING.search(h.where.text)]
-    pid = left_out_pid(burst) if burst else None
+    pid = left_out_pid(_closed_pids(_torchrun_closing(worker)))
     return out if pid is None else [replace(f, left_out_pid=pid) if f is unnamed[0] else f for f in out]
 
 
@@ -571,8 +570,8 @@ def _stopped_after_a_failure(lookups: _JobLookups, worker: Worker, exits, out: l
     that had reached torchrun is logged right before it passes it on), with no signal there."""
     if out or exits or len(worker.rounds) > 1:
         return None  # (an elastic agent also stops a healthy group for a new round: its rounds say so)
-    burst = [h for h in worker.hits if h.rule_id == SIBLING_TERMINATED and TORCHRUN_CLOSING.search(h.where.text)]
-    if not burst or not _one_was_gone(worker, burst):
+    burst = _torchrun_closing(worker)
+    if not burst or not _one_was_gone(worker, _closed_pids(burst)):
         return None
     closing = burst[0].where
     at = worker.position(closing)
@@ -581,24 +580,31 @@ def _stopped_after_a_failure(lookups: _JobLookups, worker: Worker, exits, out: l
     if not in_view or any(h.rule_id in (DEATH_SIGNAL_RECEIVED, WORKER_GROUP_RESTART) for h in before):
         return None
     return Failure(worker, None, closing, STOPPED_AFTER_A_FAILURE, False, OTHER_CAUSE, None, closing.time,
-                   _after_progress(lookups, seen, closing), left_out_pid=left_out_pid(burst))
+                   _after_progress(lookups, seen, closing), left_out_pid=left_out_pid(_closed_pids(burst)))
 
 
-def left_out_pid(burst) -> int | None:
-    """The one pid inside the span of the pids torchrun SIGTERMed that it did not: torchrun starts
-    its processes one after another, so their pids run on, and the process it had no need to stop
-    had exited already. None where no pid, or more than one, is missing."""
-    pids = sorted({int(pid) for h in burst if (pid := h.group(Group.PID))})
-    missing = set(range(pids[0], pids[-1] + 1)) - set(pids) if len(pids) > 1 else set()
-    return missing.pop() if len(missing) == 1 else None
+def _torchrun_closing(worker: Worker) -> list:
+    """torchrun's stop of its processes: its SIGTERM lines (cut ones too), in the Worker's order."""
+    return [h for h in worker.hits if h.rule_id == SIBLING_TERMINATED and TORCHRUN_CLOSING.search(h.where.text)]
 
 
-def _one_was_gone(worker: Worker, burst) -> bool:
+def _closed_pids(burst) -> list[int]:
+    return sorted({int(pid) for h in burst if (pid := h.group(Group.PID))})
+
+
+def left_out_pid(pids: list[int]) -> int | None:
+    """The one pid inside the span of the (ascending) pids torchrun SIGTERMed that it did not:
+    torchrun starts its processes one after another, so their pids run on, and the process it had
+    no need to stop had exited already. None where no pid, or more than one, is missing."""
+    gaps = [(low, high) for low, high in zip(pids, pids[1:]) if high - low > 1]
+    return gaps[0][0] + 1 if len(gaps) == 1 and gaps[0][1] - gaps[0][0] == 2 else None
+
+
+def _one_was_gone(worker: Worker, pids: list[int]) -> bool:
     """Torchrun's SIGTERMs left a process of the Worker out: it had exited already. An elastic
     agent stopping a healthy group for a new round SIGTERMs every process. Without the Worker's
     process count, a gap in the pids it SIGTERMed says so (torchrun starts its processes one
     after another, so their pids run on)."""
-    pids = sorted({int(pid) for h in burst if (pid := h.group(Group.PID))})
     if not pids:
         return False
     if worker.gpus:

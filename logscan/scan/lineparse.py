@@ -828,11 +828,11 @@ SRUN_TASK_EXIT = re.compile(
 # error file (spawn.py, ProcessContext.join) by its index, which is the index `fn(i, ...)` got: a
 # local rank. `ProcessExitedException: process 0 terminated with signal SIGKILL`, `... with exit
 # code 1`, `... with signal <Unknown signal 40>` (2.x); the oldest releases raise a plain Exception.
+_SPAWN_EXIT_HEAD = r"(?:\bProcessExitedException|^Exception): process (?P<index>\d+) terminated with"
 SPAWN_EXIT = re.compile(
-    r"(?:\bProcessExitedException|^Exception): process (?P<index>\d+) terminated with "
-    r"(?:exit code (?P<status>-?\d+)|signal (?:(?P<name>SIG[A-Z0-9]+)|<Unknown signal (?P<number>\d+)>))")
+    _SPAWN_EXIT_HEAD + r" (?:exit code (?P<status>-?\d+)|signal (?:(?P<name>SIG[A-Z0-9]+)|<Unknown signal (?P<number>\d+)>))")
 # The same report cut off before how the process ended (a paste, an excerpt).
-SPAWN_EXIT_CUT = re.compile(r"(?:\bProcessExitedException|^Exception): process (?P<index>\d+) terminated with\s*$")
+SPAWN_EXIT_CUT = re.compile(_SPAWN_EXIT_HEAD + r"\s*$")
 # A test harness's report of the launcher it ran (transformers' and accelerate's testing_utils,
 # execute_subprocess_async): `RuntimeError: '{cmd}' failed with returncode {code}`, then the
 # workers' stderr. It names no process: like srun's, it tells the end of the launcher it started.
