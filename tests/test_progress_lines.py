@@ -108,3 +108,47 @@ def test_a_checkpoint_save_is_found_in_a_block():
 def test_an_engine_capturing_its_cuda_graphs_is_getting_ready(line):
     """Synthetic bar states in tqdm's format with each engine's description."""
     assert not ProgressFinder().is_progress_line(line.encode())
+
+
+@pytest.mark.parametrize("line", [
+    # torch.hub.download_url_to_file's bar (tqdm, unit="B", unit_scale=True), behind Ray's dedup note
+    " 71%|███████▏  | 69.9M/97.8M [00:00<00:00, 256MB/s] [repeated 9x across cluster]",
+    # huggingface_hub's file bar (unit="B", unit_scale=True, unit_divisor=1024), its description the file
+    "model-00001-of-00004.safetensors:  45%|████▌     | 2.24G/4.98G [00:10<00:12, 218MB/s]",
+    # the rate not known yet
+    "pytorch_model.bin:   3%|▎         | 10.5M/338M [00:00<00:05, ?B/s]",
+    # a scaled rate below a kilobyte and one in kilobytes
+    "config.json: 100%|██████████| 1.42k/1.42k [00:00<00:00, 1.04kB/s]",
+    "vocab.txt:  50%|█████     | 116k/232k [00:01<00:01, 98.0 kB/s]",
+])
+def test_a_bar_counting_bytes_is_a_transfer_not_training(line):
+    """Synthetic bar states in tqdm's format_meter layout (`[{elapsed}<{remaining}, {rate_fmt}]`)
+    with the byte unit the downloaders give it, their descriptions naming no download."""
+    assert not ProgressFinder().is_progress_line(line.encode())
+
+
+@pytest.mark.parametrize("line", [
+    "Epoch 3:  45%|████▌     | 450/1000 [05:28<06:41,  1.37it/s, v_num=12, train_loss=2.310]",
+    " 12%|█▏        | 120/1000 [01:02<07:40,  1.91s/it]",
+])
+def test_a_bar_counting_batches_is_still_progress(line):
+    assert ProgressFinder().is_progress_line(line.encode())
+
+
+@pytest.mark.parametrize("line, progress", [
+    # Lightning resuming from a ModelCheckpoint file (default name `{epoch}-{step}`, metric names
+    # inserted: `epoch=5119-step=2700280.ckpt`; a monitored metric after it)
+    ("Restoring states from the checkpoint path at /ckpt/epoch=5119-step=2700280.ckpt", False),
+    ("Loading model from /runs/7/epoch=3-step=1000-val_loss=0.50.ckpt", False),
+    # ModelCheckpoint telling of a save after training steps names the step on its own too
+    ("Epoch 0, global step 100: 'val_loss' reached 0.52000 (best 0.52000), saving model to "
+     "'/ckpt/epoch=0-step=100.ckpt' as top 1", True),
+    # a step told as a field, dashes before it or not
+    ("train-step 100 loss 2.3", True),
+    ("step=100 loss=2.3", True),
+])
+def test_a_checkpoint_file_name_is_no_step_taken(line, progress):
+    """Synthetic lines: Lightning's ModelCheckpoint file names (callbacks/model_checkpoint.py,
+    format_checkpoint_name with auto_insert_metric_name) and its `Epoch {e}, global step {s}:`
+    save message; Trainer's `Restoring states from the checkpoint path at {path}`."""
+    assert ProgressFinder().is_progress_line(line.encode()) is progress

@@ -94,8 +94,8 @@ def _judge(job: Job, findings) -> tuple[Verdict, str]:
     ddp = [w for w in job.workers if _shows_ddp(w)]
     if not ddp:
         files = sum(len(w.files) for w in job.workers)
-        return Verdict.INCONCLUSIVE, (f"nothing in {files} file(s) shows a torchrun job: no launch line, "
-                                      f"no torchrun output, no env print, no progress line")
+        return Verdict.INCONCLUSIVE, (f"no line in {files} file(s) shows that training began (no progress "
+                                      f"line), nor a torchrun job (no launch line, torchrun output or env print)")
     unexplained = [lines for w in job.workers if (lines := _unexplained_errors(w))]
     if unexplained:
         where = unexplained[0][-1]

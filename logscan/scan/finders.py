@@ -163,13 +163,20 @@ def make_line_finder(wanted, matcher: str | None = None, rules=()):
 
 # --- progress lines --------------------------------------------------------------------------
 
+# A checkpoint's file name holds the step and metrics it was saved at (Lightning's ModelCheckpoint:
+# `epoch=5119-step=2700280.ckpt`, `epoch=3-step=1000-val_loss=0.50.ckpt`): read back when a run
+# resumes, they are no step taken by this one.
+_NOT_A_FILE_NAME = r"(?![\w.=+-]{0,200}\.(?:ckpt|pth?|safetensors|bin)\b)"
+
 DEFAULT_PROGRESS = (
     # A word starts after a non-word character or a colour code (`\x1b[31mstep: 10`: torchtitan
     # colours every field of its metrics line).
     # A step counter: `step 12`, `step: 12/100`, `global_step=12`, `steps 12`; never a config
     # print (`steps=30`, `max_steps: 1000`, `Total optimization steps = 30`, `eval_steps 500`),
     # nor a Slurm job step's id (`*** STEP 12345.0 ON node-1 CANCELLED AT ...`).
-    r"(?i:(?:\x1b\[[0-9;]*m|\b)(?:global[_ ])?step\b[ \t]*[:=#]?[ \t]*\[?\d+(?!\d|\.(?:\d|batch\b|extern\b)))",
+    # Nor a field of a checkpoint's file name (_NOT_A_FILE_NAME).
+    r"(?i:(?:\x1b\[[0-9;]*m|\b)(?:global[_ ])?step\b[ \t]*[:=#]?[ \t]*\[?\d+(?!\d|\.(?:\d|batch\b|extern\b))"
+    + _NOT_A_FILE_NAME + ")",
     r"(?i:(?:\x1b\[[0-9;]*m|\b)steps[ \t]+\d+)",
     r"(?i:(?:\x1b\[[0-9;]*m|\b)iter(?:ation)?\b[ \t]*[:=#]?[ \t]*\[?\d+)",
     # a bar past 0%
@@ -177,7 +184,7 @@ DEFAULT_PROGRESS = (
     # (a loss of nan or inf is a step taken too: a diverged run still trains, see training-diverged)
     r"""['"](?:loss|train_loss)['"][ \t]*:[ \t]*['"]?(?:[-+]?[\d.]|(?i:nan|inf)\b)""",
     # `loss=0.5`, `loss: 0.5`, and a named one: `train_loss: 0.512` (Lightning's rich bar)
-    r"(?i:(?:\x1b\[[0-9;]*m|\b|_)loss[ \t]*[:=][ \t]*(?:[-+]?\d|nan\b|inf\b))",
+    r"(?i:(?:\x1b\[[0-9;]*m|\b|_)loss[ \t]*[:=][ \t]*(?:[-+]?\d|nan\b|inf\b)" + _NOT_A_FILE_NAME + ")",
     # DeepSpeed's wall_clock_breakdown, logged after each optimizer step: `rank=0 time (ms) |
     # forward_microstep: 1330.05 | ...` (`fwd_microstep` from 0.9)
     r"time \(ms\) \| (?:forward|fwd)_microstep: \d",
@@ -222,18 +229,25 @@ _FILE_WORD = re.compile(rb'\bFile "')
 _GETTING_READY = tuple(re.match(rb"[a-z]+", word)[0] for word in _GETTING_READY_WORDS)
 # NOT_PROGRESS's second half without its leading \b, matched at a word's place (_getting_ready)
 _GETTING_READY_BAR = re.compile(_GETTING_READY_ALTERNATIVES)
+# A bar counting bytes is a transfer (a download, a checkpoint's shards), not training: tqdm's rate
+# field after the elapsed and remaining time (std.py format_meter: `[{elapsed}<{remaining},
+# {rate_fmt}{postfix}]`), with unit `B` scaled (`256MB/s`, `1.04kB/s`) or not yet known (`?B/s`).
+_BYTE_RATE = re.compile(rb"<[\d:?]{1,12}, *(?:[\d.]{1,12} ?[kMGTPEZY]?|\?)i?B/s[],]")
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _PLACES_TRIED = 256  # a line with more words of getting ready than this is searched whole
 
 
 def tells_no_error(line: bytes) -> bool:
-    """NOT_PROGRESS finds nothing in `line`, asked only when the literals it needs are there."""
+    """NOT_PROGRESS finds nothing in `line` and its bar counts no bytes; asked only when the
+    literals they need are there."""
     if any(word in line for word in _ERROR_WORDS):
         return False
     if b'File "' in line and _FILE_WORD.search(line) is not None:
         return False
     if b"%|" not in line:
         return True
+    if b"B/s" in line and _BYTE_RATE.search(line) is not None:
+        return False
     return not _getting_ready(line, line.lower())
 
 
