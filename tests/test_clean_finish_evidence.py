@@ -144,11 +144,24 @@ def test_an_end_of_run_line_followed_by_more_than_teardown_is_no_finish(run_cli,
     # mmcv's ProgressBar of an evaluation
     ["2026-12-01 10:00:00,000 - mmdet - INFO - Epoch [2][50/50]\tlr: 2.000e-02, loss: 0.9123",
      "[>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>] 500/500, 25.0 task/s, elapsed: 20s, ETA:     0s"],
+    # YOLOX's unnamed evaluation bar after an epoch (yolox/core/trainer.py after_iter's `epoch: {}/{},
+    # iter: {}/{}, ...`; the COCO evaluator's tqdm over the test set, then its own lines)
+    ["2026-12-01 10:00:00 | INFO     | yolox.core.trainer:252 - epoch: 5/80, iter: 7300/7311, mem: 20417Mb, "
+     "iter_time: 0.311s, total_loss: 4.855",
+     "2026-12-01 10:00:05 | INFO     | yolox.core.trainer:318 - Save weights to ./YOLOX_outputs/yolox_x",
+     "100%|##########| 4440/4440 [41:34<00:00,  1.78it/s]",
+     "2026-12-01 10:41:40 | INFO     | yolox.evaluators.coco_evaluator:172 - Evaluate in main process..."],
+    # TRL's SFTTrainer preparing its dataset (its maps' descriptions; the datasets library's unit ` examples`)
+    ["Converting train dataset to ChatML: 100%|##########| 32/32 [00:00<00:00, 7169.37 examples/s]",
+     "Adding EOS to train dataset: 100%|##########| 32/32 [00:00<00:00, 8160.12 examples/s]",
+     "Tokenizing train dataset: 100%|##########| 32/32 [00:00<00:00, 1023.55 examples/s]",
+     "Truncating train dataset: 100%|##########| 32/32 [00:00<00:00, 9521.60 examples/s]"],
+    ["100%|##########| 81/81 [00:04<00:00, 17.2 examples/s]"],
     # an iteration at its epoch's end (mmcv's and mmengine's iteration logs)
     ["2026-12-01 10:00:00,000 - mmdet - INFO - Epoch [2][50/50]\tlr: 2.000e-02, loss: 0.9123"],
     ["12/01 10:00:00 - mmengine - INFO - Epoch(train)  [2][100/100]  lr: 2.0000e-02  loss: 0.9123"],
 ], ids=["lightning-sanity", "lightning-validation", "unnamed", "ultralytics-val", "yolov5-val", "mmcv-eval",
-        "mmcv-epoch-end", "mmengine-epoch-end"])
+        "yolox-eval-after-iterations", "trl-dataset-maps", "datasets-unit", "mmcv-epoch-end", "mmengine-epoch-end"])
 def test_a_bar_at_its_total_that_is_not_the_runs_is_no_finish(run_cli, tmp_path, bars):
     """tqdm's format_meter lines, with Lightning's bar descriptions (synthetic)."""
     report = _paste(run_cli, tmp_path, bars)

@@ -152,3 +152,20 @@ def test_a_checkpoint_file_name_is_no_step_taken(line, progress):
     format_checkpoint_name with auto_insert_metric_name) and its `Epoch {e}, global step {s}:`
     save message; Trainer's `Restoring states from the checkpoint path at {path}`."""
     assert ProgressFinder().is_progress_line(line.encode()) is progress
+
+
+@pytest.mark.parametrize("line", [
+    # TRL's SFTTrainer._prepare_dataset map descriptions, and the Hugging Face examples' (run_clm.py)
+    "Converting train dataset to ChatML: 100%|██████████| 32/32 [00:00<00:00, 7169.37 examples/s]",
+    "Packing train dataset:  50%|█████     | 16/32 [00:00<00:00, 160.00 examples/s]",
+    "Grouping texts in chunks of 1024:  40%|████      | 4/10 [00:01<00:02,  2.90ba/s]",
+    # the datasets library's own unit, whatever the description (` examples`; ` ba` before 2.0)
+    " 12%|█▏        | 10/81 [00:00<00:04, 17.20 examples/s]",
+    " 12%|█▏        | 10/81 [00:04<00:30,  2.35s/ examples]",
+    "> Running it:   1%|          | 1/81 [00:04<06:15,  4.70 ba/s]",
+])
+def test_a_bar_preparing_a_dataset_is_no_training(line):
+    """Synthetic bar states in tqdm's format_meter layout with TRL's and the examples' map
+    descriptions (trl/trainer/sft_trainer.py, transformers/examples/pytorch/language-modeling/run_clm.py)
+    and the datasets library's units (arrow_dataset.py: `unit=" examples"`)."""
+    assert not ProgressFinder().is_progress_line(line.encode())

@@ -224,9 +224,17 @@ class Worker(EventLists):
             # a lone bar state at its total, no redraw of it in view: as often a data-preparation bar
             # (an unnamed tqdm) as the run's
             return None
-        fractions = [int(n) / int(m) for n, m in _N_OF_M.findall(text)
-                     if int(m) > 0 and int(n) <= int(m)]
-        return min(fractions) if fractions else None
+        counts = [(int(n), int(m)) for n, m in _N_OF_M.findall(text) if 0 < int(m) and int(n) <= int(m)]
+        if "%|" in text and self._counted_apart(last, {m for _, m in counts}):
+            return None
+        return min(n / m for n, m in counts) if counts else None
+
+    def _counted_apart(self, bar: Progress, totals: set[int]) -> bool:
+        """Training's own progress lines before this bar count to other totals: the bar is another
+        loop's (an unnamed evaluation over the test set after an epoch), whatever its end says."""
+        before = {int(m) for p in self.progress if p is not bar
+                  for _, m in _N_OF_M.findall(clean(p.where.text)) if int(m) > 0}
+        return bool(before) and not before & totals
 
     def finished_steps(self) -> str | None:
         """`30/30`: the last progress line's count where it is at its total."""

@@ -213,8 +213,13 @@ PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|", b"checkpoint", b"epoch: [
 # batch whatever their percentage says.
 # Each word of getting ready, as its pattern: where it is a word's start (_GETTING_READY: the literal
 # bytes.find looks for, lowered, to try it only there).
+# TRL's SFTTrainer names its dataset's maps (`Converting train dataset to ChatML`, `Adding EOS to train
+# dataset`, `Truncating train dataset`, `Packing train dataset`), as the Hugging Face examples do
+# (`Running tokenizer on dataset`, `Grouping texts in chunks of 1024`): a bar naming a dataset is its
+# preparation.
 _GETTING_READY_WORDS = (rb"load", rb"download", rb"fetch", rb"tokeni[sz]", rb"preprocess", rb"prepar", rb"extract",
-                        rb"generat", rb"map\b", rb"filter\b", rb"resolv", rb"captur")
+                        rb"generat", rb"map\b", rb"filter\b", rb"resolv", rb"captur", rb"convert", rb"truncat",
+                        rb"pack", rb"group", rb"dataset")
 _GETTING_READY_ALTERNATIVES = rb"(?i:(?:" + b"|".join(_GETTING_READY_WORDS) + rb")[^|\r\n%]{0,80}?\d+%\|)"
 NOT_PROGRESS = re.compile(
     rb'Error|Exception|Traceback|Warning|slurmstepd|srun:|\bFile "'
@@ -229,24 +234,27 @@ _FILE_WORD = re.compile(rb'\bFile "')
 _GETTING_READY = tuple(re.match(rb"[a-z]+", word)[0] for word in _GETTING_READY_WORDS)
 # NOT_PROGRESS's second half without its leading \b, matched at a word's place (_getting_ready)
 _GETTING_READY_BAR = re.compile(_GETTING_READY_ALTERNATIVES)
-# A bar counting bytes is a transfer (a download, a checkpoint's shards), not training: tqdm's rate
-# field after the elapsed and remaining time (std.py format_meter: `[{elapsed}<{remaining},
-# {rate_fmt}{postfix}]`), with unit `B` scaled (`256MB/s`, `1.04kB/s`) or not yet known (`?B/s`).
-_BYTE_RATE = re.compile(rb"<[\d:?]{1,12}, *(?:[\d.]{1,12} ?[kMGTPEZY]?|\?)i?B/s[],]")
+# A bar counting bytes is a transfer (a download, a checkpoint's shards), and one counting examples a
+# dataset's map or filter (the datasets library's unit ` examples`, ` ba` for batches before 2.0), not
+# training: tqdm's rate field after the elapsed and remaining time (std.py format_meter:
+# `[{elapsed}<{remaining}, {rate_fmt}{postfix}]`), the bytes scaled (`256MB/s`, `1.04kB/s`), the rate
+# not yet known (`?B/s`), or slower than one a second (`2.50s/ examples`).
+_NOT_TRAINING_RATE = re.compile(rb"<[\d:?]{1,12}, *(?:(?:[\d.]{1,12} ?[kMGTPEZY]?|\?)(?:i?B| examples| ba)/s"
+                                rb"|[\d.]{1,12}s/(?:i?B| examples| ba))[],]")
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _PLACES_TRIED = 256  # a line with more words of getting ready than this is searched whole
 
 
 def tells_no_error(line: bytes) -> bool:
-    """NOT_PROGRESS finds nothing in `line` and its bar counts no bytes; asked only when the
-    literals they need are there."""
+    """NOT_PROGRESS finds nothing in `line` and its bar counts no bytes or examples; asked only
+    when the literals they need are there."""
     if any(word in line for word in _ERROR_WORDS):
         return False
     if b'File "' in line and _FILE_WORD.search(line) is not None:
         return False
     if b"%|" not in line:
         return True
-    if b"B/s" in line and _BYTE_RATE.search(line) is not None:
+    if (b"B/s" in line or b" examples" in line or b" ba" in line) and _NOT_TRAINING_RATE.search(line) is not None:
         return False
     return not _getting_ready(line, line.lower())
 
