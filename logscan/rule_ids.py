@@ -67,6 +67,8 @@ LOSS_NOT_FINITE = "loss-not-finite"
 TORCHRUN_STARTED = "torchrun-started"
 # init_process_group waiting in its store barrier for the others to check in
 PROCESS_GROUP_WAITING = "process-group-waiting"
+# a process's word that it joined its distributed world (a store barrier passed, a framework's init)
+PROCESS_GROUP_JOINED = "process-group-joined"
 
 # What a process waiting on others reports: evidence that it was waiting, not failing.
 WAITING_EVIDENCE = (COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, STORE_TIMEOUT, CONNECT_FAILED, PEER_LOST)

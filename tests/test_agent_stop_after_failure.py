@@ -80,11 +80,38 @@ def test_sigterms_below_a_line_of_the_run_and_no_signal_tell_a_failed_process(ru
     assert paste_report(run_cli, tmp_path, stopped)["root_cause"]["rule"] == "stopped-from-outside"
 
 
-def test_sigterms_of_every_process_of_the_worker_are_no_failure(run_cli, tmp_path):
-    """Consecutive pids, none left out: an elastic agent stopping a healthy group for a new round
-    does this too (the elastic-late-node samples)."""
-    text = BANNER_2X + "".join(CLOSING["2.x multiprocessing"].format(pid=pid) + "\n" for pid in (4041, 4042))
-    assert paste_report(run_cli, tmp_path, text)["verdict"] == "INCONCLUSIVE"
+def test_sigterms_of_every_process_then_more_of_the_run_are_no_failure(run_cli, tmp_path):
+    """Consecutive pids, none left out, and training after them: an elastic agent stopping a healthy
+    group for a new round (the elastic-late-node samples)."""
+    text = (BANNER_2X + "step 15/60 loss 1.40\n"
+            + "".join(CLOSING["2.x multiprocessing"].format(pid=pid) + "\n" for pid in (4041, 4042))
+            + "step 1/60 loss 1.41\n")
+    report = paste_report(run_cli, tmp_path, text)
+    assert report["verdict"] != "FAILED", report["findings"]
+
+
+@pytest.mark.parametrize("above", ["", "step 15/60 loss 1.40\n",
+                                   # glued behind a bar that was never ended by a newline
+                                   "Loading checkpoint shards:  47%|####7     | 28/59 [01:12<01:20,  2.60s/it]"])
+def test_sigterms_of_every_process_ending_a_lone_workers_log_tell_a_failure(run_cli, tmp_path, above):
+    """Every process SIGTERMed, no signal before and nothing of the run after: a process had failed
+    (torchrun's first stop of a failed group names the processes still alive, and its pid may sit at
+    either end of their span). The elastic re-form that does the same goes on training after it."""
+    text = BANNER_2X + above + "".join(CLOSING["2.x multiprocessing"].format(pid=pid) + "\n" for pid in (4041, 4042))
+    report = paste_report(run_cli, tmp_path, text)
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert "torchrun stopped the other processes after it" in report["root_cause"]["message"]
+
+
+def test_sigterms_after_the_agents_own_error_are_its_failure_not_a_process_s(run_cli, tmp_path):
+    """torchrun that lost its rendezvous store (dynamic_rendezvous's keep-alive failure) stops its
+    processes too: that failure is what the job shows."""
+    text = ("WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node 'node-b_3427_0' has failed "
+            "to send a keep-alive heartbeat to the rendezvous 'test' due to an error of type "
+            "RendezvousConnectionError.\n"
+            + CLOSING["1.x subprocess"].format(pid=3494) + "\n")
+    report = paste_report(run_cli, tmp_path, text)
+    assert "torchrun stopped the other processes after it" not in str(report["findings"])
 
 
 # --- real runs, cut to torchrun's own lines up to its SIGTERMs --------------------------------

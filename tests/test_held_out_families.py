@@ -86,7 +86,14 @@ def test_torchrun_stopping_processes_after_the_last_step_is_no_healthy_run(run_c
     report = scan(run_cli, tmp_path, text)
     assert report["verdict"] != "HEALTHY", report["verdict_reason"]
     # (a lone bar at its total is not taken for the run's end: the stop is told from the line)
-    assert "stopped its processes" in report["verdict_reason"] and "launch_ddp.log:3" in report["verdict_reason"]
+    if signal == "SIGTERM":
+        # torchrun's first stop, with no signal of its own before it and nothing of the run after
+        # it: it followed a failure
+        assert report["verdict"] == "FAILED", report["verdict_reason"]
+        assert "torchrun stopped the other processes after it" in report["root_cause"]["message"]
+        assert "Sending process 4041 closing signal SIGTERM" in report["root_cause"]["evidence"][0]["text"]
+    else:
+        assert "stopped its processes" in report["verdict_reason"] and "launch_ddp.log:3" in report["verdict_reason"]
 
 
 # transformers' and accelerate's testing_utils (_stream_subprocess, execute_subprocess_async): every

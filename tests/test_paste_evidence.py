@@ -1084,3 +1084,30 @@ def test_a_traceback_ending_in_keyboardinterrupt_is_a_stop_from_outside(run_cli,
     report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
     assert report["root_cause"]["rule"] == "stopped-from-outside"
     assert "KeyboardInterrupt" in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("lines", [
+    # torch's store barrier at INFO (distributed_c10d.py, _store_based_barrier, 1.8 to 2.0)
+    ["[2022-04-21 20:35:42,801][torch.distributed.distributed_c10d][INFO] - Added key: store_based_barrier_key:1 "
+     "to store for rank: 1",
+     "[2022-04-21 20:35:42,802][torch.distributed.distributed_c10d][INFO] - Rank 1: Completed store-based barrier "
+     "for key:store_based_barrier_key:1 with 2 nodes."],
+    # torchvision's references (and DeiT's, MAE's) and fairseq's init lines, every rank
+    ["| distributed init (rank 0): env://, gpu 0", "| distributed init (rank 1): env://, gpu 1"],
+    ["2021-11-02 10:00:00 | INFO | fairseq.distributed.utils | distributed init (rank 2): tcp://localhost:18027"],
+    # DeepSpeed's comm backend
+    ["[2024-05-01 10:00:00,000] [INFO] [comm.py:637:init_distributed] Initializing TorchBackend in DeepSpeed "
+     "with backend nccl"],
+])
+def test_start_up_lines_of_a_world_joining_say_how_far_it_got(run_cli, tmp_path, lines):
+    """Synthetic lines from each format string (named beside each): a paste of start-up alone is
+    a distributed job that got as far as init, not one nothing shows."""
+    report = paste_report(run_cli, tmp_path, "\n".join(lines + ["Building model..."]) + "\n")
+    assert report["verdict"] == "INCONCLUSIVE"
+    assert "(init) got past the first batch" in report["verdict_reason"], report["verdict_reason"]
+
+
+def test_a_paste_with_nothing_of_a_distributed_job_says_no_line_shows_training_began(run_cli, tmp_path):
+    report = paste_report(run_cli, tmp_path, "Building model...\nLoaded 1200 images\n")
+    assert report["verdict"] == "INCONCLUSIVE"
+    assert "no line in 1 file(s) shows that training began" in report["verdict_reason"]

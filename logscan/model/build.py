@@ -14,7 +14,7 @@ from logscan.model.failures import SIGTERM, process_failures
 from logscan.model.job import (ROUND_FAILURE, ROUND_MEMBERSHIP, ROUND_START, Job, LaunchShape, Round,
                                Worker)
 from logscan.catalogue import Group
-from logscan.rule_ids import (RENDEZVOUS_ROUND, SIBLING_TERMINATED, WORKER_GROUP_RESTART,
+from logscan.rule_ids import (PROCESS_GROUP_JOINED, RENDEZVOUS_ROUND, SIBLING_TERMINATED, WORKER_GROUP_RESTART,
                               WORKER_GROUP_SUCCEEDED)
 from logscan.scan.clock import resolve_years
 from logscan.scan.events import TORCHRUN_LINES, AgentShape, EventLists, FileScan, LaunchLine
@@ -433,8 +433,9 @@ class _RoundBuilder:
 
     def read(self, kind: str, event, groups: dict) -> None:
         # As Worker.started_processes: a line a process wrote under its `[rankN]:` prefix too.
+        # (torchrun stops a process it spawned; a process says it joined its world)
         self.started = self.started or event.where.rank is not None or \
-            (kind == "hit" and event.rule_id == SIBLING_TERMINATED)  # torchrun stops a process it spawned
+            (kind == "hit" and event.rule_id in (SIBLING_TERMINATED, PROCESS_GROUP_JOINED))
         if kind == "env":
             self.envs.append(event)
             self.local_ranks.add(event.process_key)
@@ -479,7 +480,9 @@ def _split_rounds(worker: Worker, waits: frozenset[str]) -> list[Round]:
     events += [(worker.position(p.where), "progress", p) for p in worker.progress]
     # A training process that raised ended its group as a failure, whatever torchrun printed.
     events += [(worker.position(x.where), "raised", x) for x in worker.exceptions if not x.agent]
-    events.sort(key=lambda item: item[0])
+    # A line glued behind a bar (a record written after the bar's last redraw, before its newline)
+    # came after the bar: on one line, progress is read first.
+    events.sort(key=lambda item: (item[0], item[1] != "progress"))
     rounds = [_RoundBuilder(0, None, ROUND_START)]
     for _, kind, event in events:
         groups = dict(event.groups) if kind == "hit" else {}

@@ -108,6 +108,7 @@ class _JobLookups:
         self.run_finished = job.job_status != JobStatus.FAILED and any(
             w.progress_fraction() == 1.0 for w in job.workers)
         self.job_status, self.now = job.job_status, job.now
+        self.one_worker = len(job.workers) == 1
         # What stops torchrun itself before or in rendezvous: its own traceback then reports that
         self.agent_stops = catalogue.rendezvous_waits | catalogue.launch_failures
 
@@ -556,8 +557,7 @@ def _spawn_failure(lookups: _JobLookups, worker: Worker, out: list[Failure], see
 # the default SIGTERM: after one of them failed, or when a SIGTERM
 # reached torchrun itself, which it logs first (agent/server/api.py, run: `Received %s death signal,
 # shutting down workers`, 1.9 on) and passes on.
-TORCHRUN_CLOSING = re.compile(r"Sending process \d+ closing(?: signal SIGTERM\b|(?: sig?n?a?l?)?\s*$)"
-                              r"|Closing process \d+ via signal SIGTERM\b")
+TORCHRUN_CLOSING = ("Sending process ", "Closing process ")
 STOPPED_AFTER_A_FAILURE = ("an error (torchrun stopped the other processes after it, and no signal had reached "
                            "torchrun; the failed process's own lines are not here)")
 
@@ -565,27 +565,43 @@ STOPPED_AFTER_A_FAILURE = ("an error (torchrun stopped the other processes after
 def _stopped_after_a_failure(lookups: _JobLookups, worker: Worker, exits, out: list[Failure],
                              seen: _WorkerIndex) -> Failure | None:
     """The failure torchrun's SIGTERMs tell where no line of the Worker tells a failure (a process's
-    own, or a peer's loss) and no exit is reported: they left out a process that had exited, and
-    the log is in view before them (torchrun's start, or any line above the first SIGTERM: a signal
+    own, or a peer's loss) and no exit is reported: they left out a process that had exited, or
+    nothing of the run follows them, and the log is in view before them (torchrun's start, or any line above the first SIGTERM: a signal
     that had reached torchrun is logged right before it passes it on), with no signal there."""
     if out or exits or len(worker.rounds) > 1:
         return None  # (an elastic agent also stops a healthy group for a new round: its rounds say so)
     burst = _torchrun_closing(worker)
-    if not burst or not _one_was_gone(worker, _closed_pids(burst)):
+    if not burst:
         return None
     closing = burst[0].where
     at = worker.position(closing)
     before = [h for h in worker.hits if worker.position(h.where) < at]
-    in_view = worker.position(closing) > (0, 1) or any(h.rule_id == TORCHRUN_STARTED for h in before)
+    # With every process stopped, only a stop that nothing explains tells a failure: nothing before
+    # it (the agent's own loss of the rendezvous store, say), nothing of the run after it, and no
+    # other Worker's log (a stop from outside, or a node joining an elastic world, would show there).
+    unexplained = (lookups.one_worker and not any(h.rule_id != TORCHRUN_STARTED for h in before)
+                   and _ends_the_run(worker, burst))
+    if not (_one_was_gone(worker, _closed_pids(burst)) or unexplained):
+        return None
+    in_view = (worker.position(closing) > (0, 1) or any(h.rule_id == TORCHRUN_STARTED for h in before)
+               or _glued_behind_output(worker, closing))
     if not in_view or any(h.rule_id in (DEATH_SIGNAL_RECEIVED, WORKER_GROUP_RESTART) for h in before):
         return None
     return Failure(worker, None, closing, STOPPED_AFTER_A_FAILURE, False, OTHER_CAUSE, None, closing.time,
                    _after_progress(lookups, seen, closing), left_out_pid=left_out_pid(_closed_pids(burst)))
 
 
+def _glued_behind_output(worker: Worker, where: Where) -> bool:
+    """`where` is a record read out of a line that began with output before it (a bar never ended
+    by a newline, logscan.scan.glued): that line's first piece is another."""
+    pieces = [t for t in worker.tail_lines if t.file == where.file and t.line == where.line]
+    return bool(pieces) and pieces[0].text != where.text
+
+
 def _torchrun_closing(worker: Worker) -> list:
     """torchrun's stop of its processes: its SIGTERM lines (cut ones too), in the Worker's order."""
-    return [h for h in worker.hits if h.rule_id == SIBLING_TERMINATED and TORCHRUN_CLOSING.search(h.where.text)]
+    return [h for h in worker.hits if h.rule_id == SIBLING_TERMINATED and h.group(Group.SIGNAL) in (None, "SIGTERM")
+            and any(said in h.where.text for said in TORCHRUN_CLOSING)]
 
 
 def _closed_pids(burst) -> list[int]:
@@ -598,6 +614,14 @@ def left_out_pid(pids: list[int]) -> int | None:
     no need to stop had exited already. None where no pid, or more than one, is missing."""
     gaps = [(low, high) for low, high in zip(pids, pids[1:]) if high - low > 1]
     return gaps[0][0] + 1 if len(gaps) == 1 and gaps[0][1] - gaps[0][0] == 2 else None
+
+
+def _ends_the_run(worker: Worker, burst) -> bool:
+    """No progress after torchrun's SIGTERMs: an elastic agent stopping a healthy group for a new
+    round goes on training after them, so a stop with nothing of the run after it is one that
+    followed a failure (a signal that reached torchrun is told before it, and checked for apart)."""
+    last = worker.last_progress
+    return last is None or worker.position(last.where) <= worker.position(burst[-1].where)
 
 
 def _one_was_gone(worker: Worker, pids: list[int]) -> bool:

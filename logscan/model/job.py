@@ -15,8 +15,8 @@ import re
 from logscan.catalogue import Catalogue, Group
 from logscan.exit_signals import BY_DESCRIPTION
 from logscan.limits import STALL_AFTER
-from logscan.rule_ids import (CAUSE_OOM_KILL, DEATH_SIGNAL_RECEIVED, ERROR_LINE, RENDEZVOUS_ROUND, SIBLING_TERMINATED,
-                              SLURM_STEP_TASK_FAILURE, TORCHRUN_STARTED, TRAINING_LOOP_FINISHED,
+from logscan.rule_ids import (CAUSE_OOM_KILL, DEATH_SIGNAL_RECEIVED, ERROR_LINE, PROCESS_GROUP_JOINED, RENDEZVOUS_ROUND,
+                              SIBLING_TERMINATED, SLURM_STEP_TASK_FAILURE, TORCHRUN_STARTED, TRAINING_LOOP_FINISHED,
                               WORKER_GROUP_SUCCEEDED)
 from logscan.model.training import StepWarnings
 from logscan.scan.prefixes import clean
@@ -230,10 +230,12 @@ class Worker(EventLists):
         return min(n / m for n, m in counts) if counts else None
 
     def _counted_apart(self, bar: Progress, totals: set[int]) -> bool:
-        """Training's own progress lines before this bar count to other totals: the bar is another
-        loop's (an unnamed evaluation over the test set after an epoch), whatever its end says."""
-        before = {int(m) for p in self.progress if p is not bar
-                  for _, m in _N_OF_M.findall(clean(p.where.text)) if int(m) > 0}
+        """Training's own progress lines before this bar count to other totals (an epoch's bar, or
+        an evaluation's, counts its own loop): the bar is another loop's (an unnamed evaluation
+        over the test set after an epoch), whatever its end says."""
+        texts = [clean(p.where.text) for p in self.progress if p is not bar]
+        before = {int(m) for text in texts if not (_EPOCH_BAR.search(text) or _EVALUATION_BAR.match(text))
+                  for _, m in _N_OF_M.findall(text) if int(m) > 0}
         return bool(before) and not before & totals
 
     def finished_steps(self) -> str | None:
@@ -334,8 +336,10 @@ class Worker(EventLists):
         return bool(self.trained_silently or self.envs or self.progress or self.group_succeeded
                     or any(e.exitcode is not None and names_process(e) for e in self.exits)
                     or any(x.where.rank is not None for x in self.exceptions)
-                    # torchrun stopping a process by its pid (`Sending process N closing signal`)
-                    or any(h.where.rank is not None or h.rule_id == SIBLING_TERMINATED for h in self.hits))
+                    # torchrun stopping a process by its pid (`Sending process N closing signal`), a
+                    # process's word that it joined its world
+                    or any(h.where.rank is not None or h.rule_id in (SIBLING_TERMINATED, PROCESS_GROUP_JOINED)
+                           for h in self.hits))
 
     @property
     def last_line(self) -> Where | None:
