@@ -157,11 +157,14 @@ def test_an_end_of_run_line_followed_by_more_than_teardown_is_no_finish(run_cli,
      "Tokenizing train dataset: 100%|##########| 32/32 [00:00<00:00, 1023.55 examples/s]",
      "Truncating train dataset: 100%|##########| 32/32 [00:00<00:00, 9521.60 examples/s]"],
     ["100%|##########| 81/81 [00:04<00:00, 17.2 examples/s]"],
-    # an iteration at its epoch's end (mmcv's and mmengine's iteration logs)
+    # an iteration at its epoch's end (mmcv's and mmengine's iteration logs, Swin's, the ImageNet example's)
     ["2026-12-01 10:00:00,000 - mmdet - INFO - Epoch [2][50/50]\tlr: 2.000e-02, loss: 0.9123"],
+    ["[2022-05-01 10:00:00 swin_tiny] (main.py 229): INFO Train: [3/300][5004/5004]\teta 0:00:00 lr 0.000081"],
+    ["Epoch: [3][5005/5005]\tTime  0.412 ( 0.398)\tLoss 2.1e+00 (2.2e+00)"],
     ["12/01 10:00:00 - mmengine - INFO - Epoch(train)  [2][100/100]  lr: 2.0000e-02  loss: 0.9123"],
 ], ids=["lightning-sanity", "lightning-validation", "unnamed", "ultralytics-val", "yolov5-val", "mmcv-eval",
-        "yolox-eval-after-iterations", "trl-dataset-maps", "datasets-unit", "mmcv-epoch-end", "mmengine-epoch-end"])
+        "yolox-eval-after-iterations", "trl-dataset-maps", "datasets-unit", "mmcv-epoch-end", "swin-epoch-end",
+        "imagenet-example-epoch-end", "mmengine-epoch-end"])
 def test_a_bar_at_its_total_that_is_not_the_runs_is_no_finish(run_cli, tmp_path, bars):
     """tqdm's format_meter lines, with Lightning's bar descriptions (synthetic)."""
     report = _paste(run_cli, tmp_path, bars)

@@ -1003,6 +1003,17 @@ def test_mp_spawns_own_traceback_cut_after_it_terminated_the_others_tells_one_of
     assert "torch.multiprocessing.spawn saw in one of its processes" in report["root_cause"]["message"]
 
 
+@pytest.mark.parametrize("raised", ["torch.multiprocessing.spawn.ProcessRaisedException:", "Exception:"])
+@pytest.mark.parametrize("cut", [[], [""], ["", "-- P"]], ids=["at-the-exception", "blank", "inside-the-quote-head"])
+def test_mp_spawns_report_cut_before_its_quote_is_a_failure(run_cli, tmp_path, raised, cut):
+    """spawn.py's join (`raise ProcessRaisedException(msg, ...)` from 1.8, `raise Exception(msg)` before;
+    msg begins `\n\n-- Process %d terminated with the following error:`), cut before the quote names
+    the process (synthetic)."""
+    report = _scan(run_cli, tmp_path, "\n".join(SPAWN_PARENT + [raised] + cut) + "\n")
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert "torch.multiprocessing.spawn reported from one of its processes" in report["root_cause"]["message"]
+
+
 def test_a_traceback_after_mp_spawns_quote_is_still_the_processs_own(run_cli, tmp_path):
     lines = SPAWN_PARENT + ["torch.multiprocessing.spawn.ProcessRaisedException:", "",
                             "-- Process 2 terminated with the following error:"] + SPAWN_QUOTED[:3]

@@ -83,6 +83,13 @@ def test_deepspeeds_step_timers_are_progress(line, progress):
      True),
     ("Epoch: [3]  [   0/5005]  eta: 2:01:03  lr: 0.1  img/s: 512.3  acc1: 0.0000 (0.0000)", True),
     ("Test:  [ 0/79]  eta: 0:00:30  acc1: 78.1 (78.1)", False),
+    # pytorch/examples' ImageNet ProgressMeter (`Epoch: [{}]` + `[{:4d}/{}]`) and Swin Transformer's main.py
+    ("Epoch: [19][ 300/7922]\tTime  0.412 ( 0.398)\tData  0.001 ( 0.003)\tLoss 2.1e+00 (2.2e+00)", True),
+    ("[2022-05-01 10:00:00 swin_tiny_patch4_window7_224] (main.py 229): INFO Train: [0/300][4050/5004]\t"
+     "eta 0:08:41 lr 0.000081\ttime 0.5416 (0.5463)\tloss 3.2572 (3.3279)\tgrad_norm 1.0323 (nan)", True),
+    ("[2022-05-01 10:00:00 swin_tiny_patch4_window7_224] (main.py 280): INFO Test: [0/98]\tTime 2.101 (2.101)", False),
+    # torchtune's checkpointer in earlier releases (`hf_model_{part}_{epoch}.pt`, sizes in GB)
+    ("Model checkpoint of size 4.60 GB saved to /tmp/Llama-3.2-90B-Vision-Instruct/hf_model_0001_0.pt", True),
     # a checkpoint loaded is getting ready, not a step taken
     ("11/19 08:00:00 - mmengine - INFO - Load checkpoint from work_dirs/epoch_485.pth", False),
     ("loaded checkpoint checkpoints/checkpoint_last.pt (epoch 3 @ 4000 updates)", False),
@@ -169,3 +176,15 @@ def test_a_bar_preparing_a_dataset_is_no_training(line):
     descriptions (trl/trainer/sft_trainer.py, transformers/examples/pytorch/language-modeling/run_clm.py)
     and the datasets library's units (arrow_dataset.py: `unit=" examples"`)."""
     assert not ProgressFinder().is_progress_line(line.encode())
+
+
+@pytest.mark.parametrize("line", [
+    "2022-05-22 03:38:53,957 - mmcv - INFO - Reducer buckets have been rebuilt in this iteration.",
+    "INFO:torch.nn.parallel.distributed:Reducer buckets have been rebuilt in this iteration.",
+    "[1,mpirank:3,algo-1]<stderr>:INFO:root:Reducer buckets have been rebuilt in this iteration.",
+])
+def test_ddp_rebuilding_its_buckets_is_a_step_taken(line):
+    """Synthetic lines from DDP's forward (nn/parallel/distributed.py: `logger.info("Reducer buckets
+    have been rebuilt in this iteration.")`, once, at the second training iteration) and mmcv's
+    wrapper (print_log, logger 'mmcv'): the first iteration's backward, and its all-reduce, ran."""
+    assert ProgressFinder().is_progress_line(line.encode())

@@ -257,6 +257,12 @@ ROOT_ENTRY_CUT = ("an error exit (torchrun's report of its first failure, the Ro
                   "failures it lists, is cut off: which process, and how, these lines do not say)")
 RAY_TASK_ERROR = "ray.exceptions.RayTaskError("
 REPORT_CUT = "an error torchrun reported as ChildFailedError (its report of which process is cut off)"
+SPAWN_REPORT_CUT = ("an error torch.multiprocessing.spawn reported from one of its processes (its quote of which "
+                    "process, and of its traceback, is cut off)")
+# The exceptions a launcher raises from its own frames when a process of its failed: torchrun's
+# agent, and mp.spawn's parent in ProcessContext.join (`ProcessRaisedException` from 1.8, a plain
+# `Exception` with the same message before), each quoting that process's failure below it.
+_LAUNCHER_REPORTS = {CHILD_FAILED: REPORT_CUT, "ProcessRaisedException": SPAWN_REPORT_CUT, "Exception": SPAWN_REPORT_CUT}
 
 
 # How recently a log moved for a traceback at its end to be one still being written, where no
@@ -375,11 +381,11 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     exit_lines = {(e.where.file, e.where.line) for e in worker.exits}
     # A process's own traceback tells its failure; the summary's quote of it only adds to it.
     for exc in sorted(worker.exceptions, key=lambda x: x.quoted):
-        if exc.agent and exc.exc_type.rsplit(".", 1)[-1] == CHILD_FAILED and not exits and not any(
-                not x.agent for x in worker.exceptions):
-            # torchrun's report that a process failed, with its failure report cut off: a failure
-            # the lines show, whose process and exit they do not
-            out.append(Failure(worker, None, exc.where, REPORT_CUT, False, OTHER_CAUSE, None, exc.where.time,
+        reported = _LAUNCHER_REPORTS.get(exc.exc_type.rsplit(".", 1)[-1]) if exc.agent else None
+        if reported is not None and not exits and not any(not x.agent for x in worker.exceptions):
+            # a launcher's report that a process failed, with the quote of that process's own
+            # failure cut off: a failure the lines show, whose process and exit they do not
+            out.append(Failure(worker, None, exc.where, reported, False, OTHER_CAUSE, None, exc.where.time,
                                _after_progress(lookups, seen_lines, exc.where)))
             continue
         if exc.agent or (exc.where.file, exc.where.line) in exit_lines:

@@ -29,8 +29,9 @@ _N_OF_M = re.compile(r"(?<![\d/.:-])(\d+)\s*/\s*(\d+)(?![\d/.:-])")
 # A bar that counts one epoch's batches (Lightning's `Epoch 2: 100%|...| 3/3`): its N/M is the
 # epoch's, not the run's (`Epoch 3/3`, the count of epochs, is the run's). So is an iteration
 # within an epoch (mmcv's `Epoch [2][50/50]`, mmengine's `Epoch(train)  [2][ 50/100]`, torchvision's
-# MetricLogger `Epoch: [0]  [40/1504]`).
-_EPOCH_BAR = re.compile(r"(?i)\bepoch\s+\d+\s*:|\bEpoch(?:\(\w+\))?:?\s*\[\d+\](?:/\d+)?\s*\[\s*\d+/\d+\]")
+# MetricLogger `Epoch: [0]  [40/1504]`, Swin's `Train: [0/300][40/5004]`).
+_EPOCH_BAR = re.compile(r"(?i)\bepoch\s+\d+\s*:|\bEpoch(?:\(\w+\))?:?\s*\[\d+\](?:/\d+)?\s*\[\s*\d+/\d+\]"
+                        r"|\bTrain: \[\d+/\d+\]\[\s*\d+/\d+\]")
 # Bars of evaluation loops, whose N/N is that loop's end, not the run's: Lightning's (the sanity
 # check before training, validation, test, predict), YOLOv5's and ultralytics' validation after each
 # epoch (its metrics' header as the bar's description: `Class     Images  Instances      Box(P ...`,

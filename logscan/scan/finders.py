@@ -195,16 +195,22 @@ DEFAULT_PROGRESS = (
     r"Saving checkpoint at [1-9]\d* (?:epochs|iterations)\b",
     r"Saving model checkpoint to \S*checkpoint-[1-9]\d*",
     r"[Ss]aved checkpoint \S+ \(epoch \d+ @ [1-9]\d* updates",
-    # torchtune's checkpointer at an epoch's end: `Model checkpoint of size {size} GiB saved to
-    # {output_dir}/epoch_{epoch}/...`
-    r"Model checkpoint of size [\d.]+ \w+ saved to \S*epoch_\d+",
+    # torchtune's checkpointer, after an epoch's steps: `Model checkpoint of size {size} GiB saved to
+    # {output_dir}/epoch_{epoch}/...` (`.../hf_model_{part}_{epoch}.pt`, `GB`, in earlier releases)
+    r"Model checkpoint of size [\d.]+ \w+ saved to \S",
+    # DDP's forward rebuilding its buckets (nn/parallel/distributed.py, 1.7 on, at INFO; mmcv's
+    # MMDistributedDataParallel logs it too): once, at the second training iteration, in the order the
+    # first backward made its gradients ready. That backward's all-reduce ran on every rank.
+    r"Reducer buckets have been rebuilt in this iteration",
     # the MetricLogger of torchvision's reference scripts (references/*/utils.py, log_every) and of the
     # repositories built on it (DeiT, MAE, DINO, DETR): `Epoch: [{epoch}]  [{i}/{len}]  eta: ...`,
-    # printed after batch i ran
-    r"Epoch: \[\d+\]\s+\[\s*\d+/\d+\]",
+    # printed after batch i ran; the ProgressMeter of pytorch/examples' ImageNet script, after batch
+    # i: `Epoch: [{epoch}][{i}/{len}]`; Swin Transformer's main.py: `Train: [{epoch}/{epochs}][{idx}/{steps}]`
+    r"Epoch: \[\d+\]\s*\[\s*\d+/\d+\]",
+    r"Train: \[\d+/\d+\]\[\s*\d+/\d+\]",
 )
 # Every match of a default progress pattern holds one of these, in some letter case.
-PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|", b"checkpoint", b"epoch: [")
+PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|", b"checkpoint", b"epoch: [", b"train: [")
 
 # Words that make a line an error report or the scheduler's, whatever progress-like words it
 # holds; and the bars of getting ready to train (loading a checkpoint, downloading, a datasets

@@ -30,6 +30,9 @@ PREFIX = re.compile(
         # CRI (containerd, CRI-O) log files: `<time> <stream> <F|P> `; P marks a partial record
         (?:(?P<cri_stream>stdout|stderr)[ ](?P<cri_tag>[FP])(?:[ ]|$))?
     | \[(?P<stream>stdout|stderr)\][ \t]?
+    # a Markdown quote (`> `) before each line of a log pasted into an issue or a reply that quotes
+    # one; quotes nest (`> > `), and a quoted empty line is a bare `>`
+    | >(?:[ ]|$)
     # a console box's left border (rich's Panel and traceback, friendly_traceback's frame): every
     # line `│ ` + text + padding + `│`; the right border goes too (strip_prefixes)
     | (?P<box>│)[ ]
