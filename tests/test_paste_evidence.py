@@ -1122,3 +1122,24 @@ def test_a_paste_with_nothing_of_a_distributed_job_says_no_line_shows_training_b
     report = paste_report(run_cli, tmp_path, "Building model...\nLoaded 1200 images\n")
     assert report["verdict"] == "INCONCLUSIVE"
     assert "no line in 1 file(s) shows that training began" in report["verdict_reason"]
+
+
+@pytest.mark.parametrize("counted, joined, words", [
+    ("worker_count", 4, "4 of world_size=2 ranks checked in; more processes checked in than the world has"),
+    ("num_workers_joined", 3, "3 of world_size=2 ranks checked in; more processes checked in"),
+])
+def test_a_store_barrier_timeout_with_more_checked_in_than_the_world_says_so(run_cli, tmp_path, counted, joined, words):
+    """Synthetic line from distributed_c10d.py's _store_based_barrier: `Timed out initializing process
+    group in store based barrier on rank: {}, for key: {} (world_size={}, worker_count={}, timeout={})`
+    (1.8 to 2.0; `num_workers_joined` from 2.1), raised in a process that had started, under
+    torchrun's banner: no rank was missing, the count is what kept it from completing."""
+    text = ("WARNING:torch.distributed.run:Setting OMP_NUM_THREADS environment variable for each process to be 1 "
+            "in default, to avoid your system being overloaded\n"
+            "Distributed init: rank 0/2\n"
+            f"RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+            f"store_based_barrier_key:1 (world_size=2, {counted}={joined}, timeout=0:02:00)\n")
+    report = paste_report(run_cli, tmp_path, text)
+    root = report["root_cause"]
+    assert root["rule"] == "hang-before-first-batch", report["findings"]
+    assert "store barrier timed out on rank 0 with " + words in root["message"]
+    assert "torchrun never started its processes" not in str(report["findings"])

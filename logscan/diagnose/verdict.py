@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from logscan.model.job import Job, Worker, says_run_ended
+from logscan.model.job import Job, Worker, says_run_ended, store_barrier_count
 from logscan.scan.prefixes import strip_prefixes
 from logscan.catalogue import Group
 from logscan.rule_ids import (DEATH_SIGNAL_RECEIVED, ERROR_LINE, PROCESS_GROUP_WAITING, SIBLING_TERMINATED,
@@ -32,12 +32,8 @@ def _waiting_to_form(workers) -> str | None:
         return None
     last = waits[-1]
     world, joined = int(last.group(Group.WORLD_SIZE)), int(last.group(Group.JOINED))
-    said = (f"init_process_group was still waiting in its store barrier when the lines stop ({joined} of "
-            f"world_size={world} ranks checked in; {last.where.file}:{last.where.line})")
-    if joined > world:
-        said += (": more processes checked in than the world has, so it cannot complete (two jobs on one "
-                 "master address and port, or processes given different WORLD_SIZE values)")
-    return said
+    return (f"init_process_group was still waiting in its store barrier when the lines stop "
+            f"({last.where.file}:{last.where.line}): {store_barrier_count(world, joined)}")
 
 
 def _unexplained_errors(worker: Worker):

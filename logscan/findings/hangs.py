@@ -10,10 +10,10 @@ from logscan.findings.base import finding, hits, plural
 from logscan.findings.rank_lines import last_own_line
 from logscan.limits import RENDEZVOUS_GIVES_UP
 from logscan.model.failures import SIGTERM, Failure, awaited_ranks, is_stale
-from logscan.model.job import Job
+from logscan.model.job import Job, store_barrier_count
 from logscan.scan.lineparse import RDZV_KEEP_ALIVE, RDZV_SHUTDOWN
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, CONNECT_FAILED, SIBLING_TERMINATED, DEATH_SIGNAL_RECEIVED,
-                              RENDEZVOUS_ROUND, TORCHRUN_STARTED, WAITING_EVIDENCE)
+                              RENDEZVOUS_ROUND, STORE_TIMEOUT, TORCHRUN_STARTED, WAITING_EVIDENCE)
 from logscan.vocabulary import JobStatus
 
 
@@ -253,13 +253,22 @@ def hang_before_first_batch(job: Job, rule):
     stale = [w for w in started if is_stale(job, w) and _silence_counts(job)]
     if not (waited or hits or stale):
         return []
-    node_rank, rank, proof = _straggler(job, failures)
+    # init_process_group's own count of who checked in: with as many as the world or more, no rank
+    # was missing, and what kept the barrier from completing is that count
+    barrier = next((h for h in hits if h.rule_id == STORE_TIMEOUT and h.group(Group.JOINED) is not None), None)
+    full = barrier is not None and int(barrier.group(Group.JOINED)) >= int(barrier.group(Group.WORLD_SIZE))
+    node_rank, rank, proof = _straggler(job, failures) if not full else (None, None, [])
     if rank is not None:
         message = (f"processes started but none reached the first batch; rank {rank} "
                    f"never arrived and the others gave up waiting for it")
         evidence = proof + [f.where for f in waited[:2]]
         return [finding(rule, message, evidence, node_rank=node_rank, rank=rank)]
-    if waited or hits:
+    if barrier is not None:
+        message = (f"processes started but none reached the first batch: init_process_group's store barrier "
+                   f"timed out on rank {barrier.group(Group.RANK)} with "
+                   f"{store_barrier_count(int(barrier.group(Group.WORLD_SIZE)), int(barrier.group(Group.JOINED)))}")
+        evidence = [barrier.where] + [f.where for f in waited[:2]]
+    elif waited or hits:
         message = "processes started but none reached the first batch: they timed out waiting"
         evidence = [f.where for f in waited[:3]] + [h.where for h in hits[:2]]
     else:

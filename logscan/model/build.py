@@ -12,9 +12,9 @@ from logscan.files.discovery import LogFile
 from logscan.model import training
 from logscan.model.failures import SIGTERM, process_failures
 from logscan.model.job import (ROUND_FAILURE, ROUND_MEMBERSHIP, ROUND_START, Job, LaunchShape, Round,
-                               Worker)
+                               Worker, tells_a_process)
 from logscan.catalogue import Group
-from logscan.rule_ids import (PROCESS_GROUP_JOINED, RENDEZVOUS_ROUND, SIBLING_TERMINATED, WORKER_GROUP_RESTART,
+from logscan.rule_ids import (RENDEZVOUS_ROUND, SIBLING_TERMINATED, WORKER_GROUP_RESTART,
                               WORKER_GROUP_SUCCEEDED)
 from logscan.scan.clock import resolve_years
 from logscan.scan.events import TORCHRUN_LINES, AgentShape, EventLists, FileScan, LaunchLine
@@ -433,9 +433,7 @@ class _RoundBuilder:
 
     def read(self, kind: str, event, groups: dict) -> None:
         # As Worker.started_processes: a line a process wrote under its `[rankN]:` prefix too.
-        # (torchrun stops a process it spawned; a process says it joined its world)
-        self.started = self.started or event.where.rank is not None or \
-            (kind == "hit" and event.rule_id in (SIBLING_TERMINATED, PROCESS_GROUP_JOINED))
+        self.started = self.started or event.where.rank is not None or (kind == "hit" and tells_a_process(event))
         if kind == "env":
             self.envs.append(event)
             self.local_ranks.add(event.process_key)

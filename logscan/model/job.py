@@ -15,9 +15,9 @@ import re
 from logscan.catalogue import Catalogue, Group
 from logscan.exit_signals import BY_DESCRIPTION
 from logscan.limits import STALL_AFTER
-from logscan.rule_ids import (CAUSE_OOM_KILL, DEATH_SIGNAL_RECEIVED, ERROR_LINE, PROCESS_GROUP_JOINED, RENDEZVOUS_ROUND,
-                              SIBLING_TERMINATED, SLURM_STEP_TASK_FAILURE, TORCHRUN_STARTED, TRAINING_LOOP_FINISHED,
-                              WORKER_GROUP_SUCCEEDED)
+from logscan.rule_ids import (CAUSE_OOM_KILL, DEATH_SIGNAL_RECEIVED, ERROR_LINE, PROCESS_GROUP_JOINED,
+                              RENDEZVOUS_ROUND, SIBLING_TERMINATED, SLURM_STEP_TASK_FAILURE, STORE_TIMEOUT,
+                              TORCHRUN_STARTED, TRAINING_LOOP_FINISHED, WORKER_GROUP_SUCCEEDED)
 from logscan.model.training import StepWarnings
 from logscan.scan.prefixes import clean
 from logscan.diagnosis import Where
@@ -44,6 +44,24 @@ _EVALUATION_BAR = re.compile(r"^\s*(?:Sanity Checking|Validation|Validating|Test
 END_MARKER = re.compile(r"(?i)\b(?:training|train|run|job)\b[\s:]+(?:is\s+)?(?:finished|complete[d]?|done)\b")
 # An end line that says the run ended badly (`Job finished: FAILED`, `training done with errors`).
 BAD_END = re.compile(r"(?i)\b(?:fail(?:ed|ure|s)?|errors?|cancel+ed|abort(?:ed)?|killed|unsuccessful)\b")
+
+
+def tells_a_process(hit) -> bool:
+    """A line only a started training process, or torchrun about one, prints: torchrun stopping it by
+    its pid (`Sending process N closing signal`), the process's word that it joined its world, or
+    that it gave up waiting in init_process_group's store barrier (which names its rank)."""
+    return hit.rule_id in (SIBLING_TERMINATED, PROCESS_GROUP_JOINED) or (
+        hit.rule_id == STORE_TIMEOUT and hit.group(Group.RANK) is not None)
+
+
+def store_barrier_count(world: int, joined: int) -> str:
+    """What init_process_group's store barrier count says: `joined` of `world` ranks checked in."""
+    said = f"{joined} of world_size={world} ranks checked in"
+    if joined > world:
+        said += ("; more processes checked in than the world has, so it cannot complete (two jobs on one "
+                 "store, its master address and port or an init file left from an earlier run, or processes "
+                 "given different WORLD_SIZE values)")
+    return said
 
 
 def says_run_ended(text: str) -> bool:
@@ -337,10 +355,7 @@ class Worker(EventLists):
         return bool(self.trained_silently or self.envs or self.progress or self.group_succeeded
                     or any(e.exitcode is not None and names_process(e) for e in self.exits)
                     or any(x.where.rank is not None for x in self.exceptions)
-                    # torchrun stopping a process by its pid (`Sending process N closing signal`), a
-                    # process's word that it joined its world
-                    or any(h.where.rank is not None or h.rule_id in (SIBLING_TERMINATED, PROCESS_GROUP_JOINED)
-                           for h in self.hits))
+                    or any(h.where.rank is not None or tells_a_process(h) for h in self.hits))
 
     @property
     def last_line(self) -> Where | None:
@@ -496,8 +511,10 @@ class Job:
     def shows_start_up(self) -> bool:
         """Some line shows the job starting (a launch line, torchrun's banner or rendezvous, an env
         print): only then does the lack of progress place anything before the first batch. A
-        paste of the failure alone shows neither."""
-        return any(w.shows_start_up or w.envs for w in self.workers)
+        paste of the failure alone shows neither; a process's timeout in init_process_group's store
+        barrier (naming its rank) is itself one: it waited there, before any batch."""
+        return any(w.shows_start_up or w.envs for w in self.workers) or any(
+            h.rule_id == STORE_TIMEOUT and h.group(Group.RANK) is not None for w in self.workers for h in w.hits)
 
     @property
     def reached_first_batch_anywhere(self) -> bool:
