@@ -27,6 +27,10 @@ from logscan.errors import ConfigError, RuleFileError
 from logscan.limits import PATTERN_TIMEOUT
 from logscan.vocabulary import Role, RuleKind, RunStage, Severity
 
+# The source line a traceback prints under a frame that raised: `    raise RuntimeError(f"NCCL error:
+# {error_str}")` names the message's words without being one.
+RAISE_SOURCE = re.compile(r"\s+raise\s+[A-Za-z_][\w.]*\(")
+
 # A user's rule file that says neither: a failure, after the built-in signatures (precedence 10).
 DEFAULT_ROLE, DEFAULT_PRECEDENCE = Role.FAILURE, 50
 DOC_SECTIONS = ("what", "why", "example", "fix")
@@ -141,6 +145,8 @@ class Rule:
 
         Raises TimeoutError when a pattern runs away on this text (takes `timeout` seconds).
         """
+        if text[:1] in (" ", "\t") and RAISE_SOURCE.match(text):
+            return None  # a traceback's source line quotes the message it raises: code, not an event
         for pattern in self.compiled:
             found = pattern.search(text, timeout=timeout)
             if found is None:

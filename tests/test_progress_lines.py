@@ -188,3 +188,16 @@ def test_ddp_rebuilding_its_buckets_is_a_step_taken(line):
     have been rebuilt in this iteration.")`, once, at the second training iteration) and mmcv's
     wrapper (print_log, logger 'mmcv'): the first iteration's backward, and its all-reduce, ran."""
     assert ProgressFinder().is_progress_line(line.encode())
+
+
+@pytest.mark.parametrize("line, progress", [
+    # Google Cloud Build's tag before each line of a build step's output (`Step #%d: `, with the
+    # step's id when it has one: `Step #%d - "%s": `)
+    ('Step #4: code: 3', False),
+    ('Step #0 - "train": message: "The replica workerpool1-1 exited with a non-zero status of 1."', False),
+    ('Step #4: step 120/500 loss=2.31', True),
+    ("optimizer step #12 took 0.8s", True),
+])
+def test_a_build_steps_tag_is_no_training_step(line, progress):
+    """Synthetic lines in Cloud Build's step-tag format."""
+    assert ProgressFinder().is_progress_line(line.encode()) is progress

@@ -174,3 +174,28 @@ def test_a_capitalised_rank_prefix_is_a_rank_prefix():
     stripped = strip_prefixes("(WorkerDict pid=66442) [Rank7]:[E506 14:16:14.487575902 ProcessGroupNCCL.cpp:629] "
                               "[Rank 3] Watchdog caught collective operation timeout")
     assert stripped.rank == 7 and stripped.body.startswith("[Rank 3] Watchdog caught")
+
+
+def test_rays_deduplication_note_is_no_part_of_the_line():
+    """Ray 2.x prints a line its workers printed alike once, with ` [repeated {n}x across cluster]`
+    after it (ray/_private/ray_logging.py); synthetic lines in that format."""
+    from logscan.scan.prefixes import strip_prefixes
+
+    line = ("(AsyncVLLMInferenceEngine pid=31037) RuntimeError: NCCL error: unhandled system error "
+            "(run with NCCL_DEBUG=INFO for details) [repeated 4x across cluster]")
+    assert strip_prefixes(line).body.endswith("for details)")
+    # without Ray's prefix the words are the line's own
+    assert strip_prefixes("note [repeated 4x across cluster]").body.endswith("cluster]")
+
+
+def test_a_traceback_source_line_quoting_a_message_is_no_event(run_cli, tmp_path):
+    """A frame's source line names the words of the message it raises (`raise RuntimeError(f"NCCL
+    error: {error_str}")`, vLLM's pynccl wrapper): only the exception line below it is the error."""
+    from conftest import paste_report
+
+    text = ('Traceback (most recent call last):\n  File "pynccl_wrapper.py", line 260, in NCCL_CHECK\n'
+            '    raise RuntimeError(f"NCCL error: {error_str}")\n'
+            "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n")
+    report = paste_report(run_cli, tmp_path, text)
+    assert report["root_cause"]["message"] == "NCCL reported an error: unhandled system error"
+    assert "{error_str}" not in str(report["findings"])

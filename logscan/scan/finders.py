@@ -175,8 +175,9 @@ DEFAULT_PROGRESS = (
     # print (`steps=30`, `max_steps: 1000`, `Total optimization steps = 30`, `eval_steps 500`),
     # nor a Slurm job step's id (`*** STEP 12345.0 ON node-1 CANCELLED AT ...`).
     # Nor a field of a checkpoint's file name (_NOT_A_FILE_NAME).
-    r"(?i:(?:\x1b\[[0-9;]*m|\b)(?:global[_ ])?step\b[ \t]*[:=#]?[ \t]*\[?\d+(?!\d|\.(?:\d|batch\b|extern\b))"
-    + _NOT_A_FILE_NAME + ")",
+    # Nor Google Cloud Build's tag of its build steps' output (`Step #4: `, `Step #0 - "train": `).
+    r"(?i:(?:\x1b\[[0-9;]*m|\b)(?:global[_ ])?step\b[ \t]*(?:[:=]|#(?!\d+(?::| - \")))?[ \t]*\[?\d+"
+    r"(?!\d|\.(?:\d|batch\b|extern\b))" + _NOT_A_FILE_NAME + ")",
     r"(?i:(?:\x1b\[[0-9;]*m|\b)steps[ \t]+\d+)",
     r"(?i:(?:\x1b\[[0-9;]*m|\b)iter(?:ation)?\b[ \t]*[:=#]?[ \t]*\[?\d+)",
     # a bar past 0%

@@ -274,11 +274,11 @@ def _lines_matched(database, block: bytes, first_glued: int, first_native: int, 
 # Lines whose body (logscan.scan.prefixes.strip_prefixes) is not a stretch of their bytes as
 # they are, which rule covers read: colour codes anywhere in them, a `\r` inside (the body is
 # what the last one left on screen, and a long line is kept as its head and tail), a Docker
-# json-file record (the line JSON-escaped), a character whose case partner is an ASCII letter
-# (ſ, K, İ, ı: a caseless pattern may read them as s, k, i; they are every character that re or
-# the regex module folds to an ASCII letter).
+# json-file record (the line JSON-escaped), Ray's deduplication note at its end, a character
+# whose case partner is an ASCII letter (ſ, K, İ, ı: a caseless pattern may read them as s, k,
+# i; they are every character that re or the regex module folds to an ASCII letter).
 _UNLIKE_MARKS = (b"\\x1b", b"\\r[^\\n]", b'\\{"log":', b"\\xc5\\xbf", b"\\xe2\\x84\\xaa",
-                 b"\\xc4\\xb0", b"\\xc4\\xb1")
+                 b"\\xc4\\xb0", b"\\xc4\\xb1", b"x across cluster\\]")
 _UNLIKE = re.compile(b"|".join(_UNLIKE_MARKS))
 _GLUED_MARKS = (GLUED_RECORD_MARK,)
 

@@ -47,6 +47,8 @@ PREFIX = re.compile(
     # Ray's worker prefix: `(pid=123)`, `(RayTrainWorker pid=123, ip=10.0.0.2)`; before an empty
     # line it ends the line
     | \((?:[\w.]+[ ])?pid=(?P<ray_pid>\d+)(?:,[ ]ip=[\d.:a-f]+)?\)(?:[ ]|$)
+    # Google Cloud Build's tag of a build step's output: `Step #4: `, `Step #0 - "train": `
+    | Step[ ]\#\d{1,4}(?:[ ]-[ ]"[^"]{0,80}")?:[ ]
     # torchx's `{role}/{replica_id} ` (torchx.util.log_tee_helpers, `torchx run` and `torchx log`):
     # the role is the script's or module's name, so a letter starts it (Keras' `1875/1875 [===`
     # is a progress bar, not a tag)
@@ -173,6 +175,10 @@ def clean(text: str) -> str:
     return text
 
 
+# Ray's log deduplication (ray/_private/ray_logging.py, 2.x): a line its workers printed alike, told
+# once behind one worker's prefix with ` [repeated {n}x across cluster]` after it.
+RAY_DEDUP = re.compile(r" \[repeated \d+x across cluster\]$")
+
 # The right border of a line boxed by a console panel: the padding to it, and any space after.
 BOX_RIGHT = re.compile(r"[ \t]+│[ \t]*$")
 
@@ -246,5 +252,7 @@ def strip_prefixes(line: str) -> Stripped:
     body = body[pos:]
     if boxed:
         body = BOX_RIGHT.sub("", body)
+    if pid is not None and body.endswith("across cluster]"):
+        body = RAY_DEDUP.sub("", body)
     return Stripped(body=body, rank=rank, local_rank=local_rank, time=stamp or yearless,
                     pid=pid, header_pid=header_pid, partial=partial, task=task, bare_number=bare_number)
