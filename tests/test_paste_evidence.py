@@ -1143,3 +1143,33 @@ def test_a_store_barrier_timeout_with_more_checked_in_than_the_world_says_so(run
     assert root["rule"] == "hang-before-first-batch", report["findings"]
     assert "store barrier timed out on rank 0 with " + words in root["message"]
     assert "torchrun never started its processes" not in str(report["findings"])
+
+
+@pytest.mark.parametrize("line, told", [
+    # tune.py: logger.error("Trials did not complete: %s", incomplete_trials)
+    ("2022-11-15 19:26:36,618\tERROR tune.py:773 -- Trials did not complete: [TorchTrainer_96bfe_00000]",
+     "Trials did not complete: [TorchTrainer_96bfe_00000]"),
+    # the console output (2.5 on): a trial's, and a Trainer's single trial's
+    ("Trial TorchTrainer_ccdf1_00002 errored after 3 iterations at 2024-10-10 16:42:48. Total running time: 2min 1s",
+     "Trial TorchTrainer_ccdf1_00002 errored after 3 iterations"),
+    ("Training errored after 0 iterations at 2024-06-10 14:40:30. Total running time: 30min 7s",
+     "Training errored after 0 iterations"),
+    # tune_controller.py's DEBUG line as the trial fails
+    ("2024-10-10 16:42:48,845\tDEBUG tune_controller.py:735 -- Setting status for trial TorchTrainer_ccdf1_00000 "
+     "from RUNNING to ERROR", "trial TorchTrainer_ccdf1_00000 failed"),
+])
+def test_ray_tunes_word_that_a_trial_failed_is_a_failure(run_cli, tmp_path, line, told):
+    """Synthetic lines from Ray Tune's and Train's format strings (named beside each): the trial's own
+    error is in its error.txt; the line says it failed."""
+    report = paste_report(run_cli, tmp_path, line + "\n")
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert told in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("line", [
+    "Trial TorchTrainer_8dace_00004 completed training after 20 iterations at 2023-06-23 15:30:42. Total running time: 14s",
+    "Training completed after 10 iterations at 2024-03-01 10:00:00. Total running time: 1min 3s",
+])
+def test_ray_trains_word_that_training_completed_is_a_finished_run(run_cli, tmp_path, line):
+    report = paste_report(run_cli, tmp_path, line + "\n")
+    assert report["verdict"] == "HEALTHY", report["verdict_reason"]

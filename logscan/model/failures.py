@@ -196,7 +196,9 @@ def _after_progress(lookups: _JobLookups, seen: _WorkerIndex, where: Where, sign
     # torchrun --tee (`[default1]:` prefixes) copies each process's stdout and stderr by
     # separate threads, so line order says nothing of which came first.
     if first is not None and where.local_rank is None:
-        return first < where.line
+        # (on one line, the progress is a bar the failure's record was glued behind: an error line
+        # is never taken for progress)
+        return first <= where.line
     # DDP synchronises every step: once any rank logged progress, every process had passed
     # its first batch; a later failure elsewhere is a failure during training.
     return lookups.training_started

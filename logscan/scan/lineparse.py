@@ -735,6 +735,14 @@ DATALOADER_WORKER_SIGNAL = re.compile(
 ARGPARSE_ERROR = re.compile(r"^\s*(?P<prog>[\w.-]+\.py|python3? -m [\w.]+): error: (?P<detail>.*\S)")
 ARGPARSE_EXIT = "SystemExit"
 _LAUNCHER_PROGS = ("launch.py", "run.py", "python -m torch.distributed.launch", "python -m torch.distributed.run")
+# Ray Tune's word that trials failed: tune.py's `logger.error("Trials did not complete: %s", trials)` (or its
+# TuneError, when raise_on_failed_trial), and the console output's (2.5 on) `Trial {name} errored after {n}
+# iterations at {date}. ...` (`Training errored after ...` for a Trainer's single trial). The trial's own
+# error is in its error.txt, or in its worker's lines above.
+RAY_TRIALS_FAILED = re.compile(r"\bTrials did not complete: (?P<trials>\[[^\]]*\]?)"
+                               r"|\b(?P<what>Trial \S+|Training) errored after (?P<n>\d+) iterations\b"
+                               # its controller's DEBUG line as the trial fails (tune_controller.py)
+                               r"|\bSetting status for trial (?P<trial>\S+) from \w+ to ERROR\b")
 RAY_WORKER_DIED = re.compile(r"A worker died or was killed while executing (?:a|the) task by an unexpected system "
                              r"error\.(?:.*?Worker exit detail: (?P<detail>[^.]*\.))?")
 
@@ -746,7 +754,8 @@ RAY_WORKER_DIED = re.compile(r"A worker died or was killed while executing (?:a|
        _literal(b"Unhandled error (suppress with"), _literal(b"A worker died or was killed while executing"),
        _literal(b"Error executing job with overrides: ["), _literal(b"Gloo connectFullMesh failed with "),
        _literal(b": error: "), _literal(b"` failed"), _literal(b"' failed"),
-       _literal(b"encountered in worker."))
+       _literal(b"encountered in worker."), _literal(b"Trials did not complete: "), _literal(b" errored after "),
+       _literal(b" to ERROR"))
 def parse_announced(body: str) -> tuple[str, str] | None:
     """The exception a line tells when no Python exception line does: a `THCudaCheck FAIL`
     (parse_thc_check), a CUDA error that ended NCCL's watchdog thread or was left uncaught
@@ -754,8 +763,9 @@ def parse_announced(body: str) -> tuple[str, str] | None:
     Ray task's exception its driver logs as unhandled, a Ray worker's death its raylet logs, or
     Hydra's word that its job raised (HYDRA_RAISED: the exception itself is told after it, if at all),
     argparse's error, after which the script exits with status 2 (ARGPARSE_EXIT), a GPU kernel's failed
-    assertion, which the process raises as a device-side assert (DEVICE_ASSERT), or a DataLoader worker's
-    death by a signal its handler reports (DATALOADER_WORKER_SIGNAL)."""
+    assertion, which the process raises as a device-side assert (DEVICE_ASSERT), a DataLoader worker's
+    death by a signal its handler reports (DATALOADER_WORKER_SIGNAL), or Ray Tune's word that trials
+    failed (RAY_TRIALS_FAILED)."""
     if (thc := parse_thc_check(body)) is not None:
         return thc
     if '"message": "' in body and (logged := ERROR_HANDLER_MESSAGE.fullmatch(body)) is not None:
@@ -779,6 +789,12 @@ def parse_announced(body: str) -> tuple[str, str] | None:
     if ": error: " in body and (argparse := ARGPARSE_ERROR.match(body)) is not None \
             and argparse["prog"] not in _LAUNCHER_PROGS:
         return ARGPARSE_EXIT, f"2 (argparse: {argparse['detail']})"
+    if (" did not complete: " in body or " errored after " in body or " to ERROR" in body) and (
+            tune := RAY_TRIALS_FAILED.search(body)) is not None:
+        told = (f"Trials did not complete: {tune['trials']}" if tune["trials"] is not None
+                else f"{tune['what']} errored after {tune['n']} iterations" if tune["what"] is not None
+                else f"trial {tune['trial']} failed (its status set to ERROR)")
+        return "ray.tune.error.TuneError", told
     if "A worker died" in body and (died := RAY_WORKER_DIED.search(body)) is not None:
         return "ray.exceptions.WorkerCrashedError", died["detail"] or "a worker died or was killed while executing a task"
     found = CUDA_ERROR_TOLD.search(body)
@@ -859,6 +875,10 @@ FAULTHANDLER_FATAL = re.compile(
 # error-line signal's keywords feed these lines (`Segmentation fault`, `Aborted`, `Killed`).
 SHELL_KILLED_COMMAND = re.compile(
     r"^\S+: line \d+: +\d+ (?P<words>Segmentation fault|Aborted|Killed)(?: +\(core dumped\))? +(?P<command>\S.*)$")
+# The same report for the shell's own foreground command, bash and zsh in a terminal: `Killed` alone on
+# its line. The command was the one the user ran (a launcher is seldom what the OOM killer picks: its
+# processes hold the memory), killed by SIGKILL.
+BARE_KILLED = "Killed"
 TORCHRUN_COMMAND = re.compile(r"\btorchrun\b|torch\.distributed\.(?:run|launch)\b")
 LAUNCHER_COMMANDS = re.compile(TORCHRUN_COMMAND.pattern + r"|\b(?:deepspeed|accelerate|srun|mpirun)\b|^(?:\S*/)?(?:ba|z)?sh\b")
 # torch.multiprocessing.spawn's join (2.2 on) terminates the processes still alive only once one of
@@ -968,6 +988,7 @@ CHILD_PROCESS_FAILED = re.compile(r"\bChild process (?P<pid>\d+) \(local_rank (?
        _literal(b"MPI_ABORT was invoked on rank "), _literal(b"with errorcode "),
        # `  Exit code:    1` below Open MPI's process name (the context decides whose it is)
        Candidates((b"Exit code:",), rb"^[ \t]*Exit code:[ \t]+-?[0-9]+[ \t]*$"),
+       Candidates((b"Killed",), rb"^[ \t]*Killed[ \t]*$"),
        # torch 1.9 pads no field: `  exitcode: 1 (pid: 14750)`, `  rank: 0 (local_rank: 0)`
        Candidates((b"exitcode: ", b"rank: ", b"time: "),
                   rb"^[ \t]+(?:exitcode: -?[0-9]+ \(pid: |rank: [0-9]+ \(local_rank: |time: [0-9]{4}-)"))
@@ -998,6 +1019,8 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         return SummaryLine("failed", (None, code), task["host"], srun_task_ids(task["tasks"]))
     if (harness := HARNESS_EXIT.search(body)) is not None:
         return SummaryLine("failed", (None, int(harness["status"])))
+    if body.strip() == BARE_KILLED:
+        return SummaryLine("failed", (None, -BY_DESCRIPTION[BARE_KILLED]), training_process=True)
     if (shell := SHELL_KILLED_COMMAND.match(body.strip())) is not None:
         code = -BY_DESCRIPTION[shell["words"]]
         if not LAUNCHER_COMMANDS.search(shell["command"]):

@@ -44,9 +44,9 @@ PREFIX = re.compile(
     | E[ ]{3,}
     # OpenMPI --tag-output (`[jobid,rank]<stderr>:`) and its bare stream tag
     | (?:\[\d+,(?P<mpi_rank>\d+)\])?<(?:stdout|stderr)>:[ \t]?
-    # Ray's worker prefix: `(pid=123)`, `(RayTrainWorker pid=123, ip=10.0.0.2)`; before an empty
-    # line it ends the line
-    | \((?:[\w.]+[ ])?pid=(?P<ray_pid>\d+)(?:,[ ]ip=[\d.:a-f]+)?\)(?:[ ]|$)
+    # Ray's worker prefix: `(pid=123)`, `(RayTrainWorker pid=123, ip=10.0.0.2)`, and SkyPilot's in
+    # Ray's form, `(node-1 pid=23066, ip=172.31.23.131)`; before an empty line it ends the line
+    | \((?:[\w.-]+[ ])?pid=(?P<ray_pid>\d+)(?:,[ ]ip=[\d.:a-f]+)?\)(?:[ ]|$)
     # Google Cloud Build's tag of a build step's output: `Step #4: `, `Step #0 - "train": `
     | Step[ ]\#\d{1,4}(?:[ ]-[ ]"[^"]{0,80}")?:[ ]
     # torchx's `{role}/{replica_id} ` (torchx.util.log_tee_helpers, `torchx run` and `torchx log`):
