@@ -1173,3 +1173,29 @@ def test_ray_tunes_word_that_a_trial_failed_is_a_failure(run_cli, tmp_path, line
 def test_ray_trains_word_that_training_completed_is_a_finished_run(run_cli, tmp_path, line):
     report = paste_report(run_cli, tmp_path, line + "\n")
     assert report["verdict"] == "HEALTHY", report["verdict_reason"]
+
+
+def test_an_interrupted_processs_own_traceback_is_no_wait_in_rendezvous(run_cli, tmp_path):
+    """A training process's traceback ending in KeyboardInterrupt (Ctrl-C), then torchrun's word that
+    the signal reached it (agent/server/api.py: `Received %s death signal, shutting down workers`),
+    synthetic: the processes had started, so torchrun was not waiting in rendezvous."""
+    text = ('Traceback (most recent call last):\n  File "train.py", line 6, in <module>\n    trainer.train()\n'
+            '  File "/opt/venv/lib/python3.10/site-packages/torch/nn/parallel/distributed.py", line 1034, in forward\n'
+            "    self._sync_buffers()\nKeyboardInterrupt\n"
+            "WARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down workers\n")
+    report = paste_report(run_cli, tmp_path, text)
+    assert report["root_cause"]["rule"] == "stopped-from-outside"
+    assert "hang-in-rendezvous" not in {f["rule"] for f in report["findings"]}
+
+
+def test_an_interrupted_process_still_in_init_process_group_was_waiting_to_meet(run_cli, tmp_path):
+    """The same interrupt with the process's frames inside init_process_group's rendezvous
+    (distributed_c10d.py, `next(rendezvous_iterator)`), synthetic: it was still waiting there."""
+    text = ('Traceback (most recent call last):\n  File "train.py", line 20, in run\n'
+            "    dist.init_process_group(backend, rank=rank, world_size=world_size)\n"
+            '  File "/opt/venv/lib/python3.8/site-packages/torch/distributed/distributed_c10d.py", line 434, in '
+            "init_process_group\n    store, rank, world_size = next(rendezvous_iterator)\nKeyboardInterrupt\n"
+            "WARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down workers\n")
+    report = paste_report(run_cli, tmp_path, text)
+    assert report["root_cause"]["rule"] == "stopped-from-outside"
+    assert "hang-in-rendezvous" in {f["rule"] for f in report["findings"]}

@@ -14,7 +14,7 @@ from logscan.model.job import Job, store_barrier_count
 from logscan.scan.lineparse import RDZV_KEEP_ALIVE, RDZV_SHUTDOWN
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, CONNECT_FAILED, SIBLING_TERMINATED, DEATH_SIGNAL_RECEIVED,
                               RENDEZVOUS_ROUND, STORE_TIMEOUT, TORCHRUN_STARTED, WAITING_EVIDENCE)
-from logscan.vocabulary import JobStatus
+from logscan.vocabulary import JobStatus, RunStage
 
 
 # The nodes met in the round, so it is not a missing one: what one side never wrote is the story.
@@ -88,7 +88,7 @@ def hang_in_rendezvous(job: Job, rule):
         elif waits:
             reason = "its rendezvous timed out waiting for the other Workers"
             evidence = [h.where for h in waits]
-        elif terminated:
+        elif terminated and not _past_rendezvous(job, worker):
             reason = "it was terminated while waiting in rendezvous"
             evidence = [h.where for h in terminated]
         elif is_stale(job, worker) and _silence_counts(job) \
@@ -120,6 +120,14 @@ def hang_in_rendezvous(job: Job, rule):
         out.append(finding(rule, message, [worker.launch.where if worker.launch else None, *evidence],
                            node_rank=worker.node_rank, worker=worker.label))
     return out
+
+
+def _past_rendezvous(job: Job, worker) -> bool:
+    """A process's own traceback (unprefixed though it may be) that its frames do not place in
+    init_process_group or its rendezvous: the Worker's processes had started and gone past it."""
+    at_init = job.catalogue.signals_at(RunStage.INIT)
+    own = [x for x in worker.exceptions if not x.agent]
+    return bool(own) and not any(at_init & set(x.traceback_signals) for x in own)
 
 
 def _unreachable(connects) -> str:
