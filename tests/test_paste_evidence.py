@@ -1199,3 +1199,16 @@ def test_an_interrupted_process_still_in_init_process_group_was_waiting_to_meet(
     report = paste_report(run_cli, tmp_path, text)
     assert report["root_cause"]["rule"] == "stopped-from-outside"
     assert "hang-in-rendezvous" in {f["rule"] for f in report["findings"]}
+
+
+@pytest.mark.parametrize("header", [True, False], ids=["with-its-header", "frames-only"])
+def test_mp_spawns_own_traceback_cut_before_its_exception_is_a_process_failure_not_torchruns(run_cli, tmp_path,
+                                                                                              header):
+    """mp.spawn's parent frames (spawn.py's spawn, start_processes, join), synthetic, the log ending
+    inside them: spawn raises from join only after one of its processes failed, and no torchrun ran."""
+    frames = SPAWN_PARENT[1:] if not header else SPAWN_PARENT
+    report = _scan(run_cli, tmp_path, "step 10 loss 2.1\n" + "\n".join(frames) + "\n")
+    root = report["root_cause"]
+    assert report["verdict"] == "FAILED"
+    assert "torch.multiprocessing.spawn saw in one of its processes" in root["message"], root["message"]
+    assert "torchrun" not in root["message"] and "torchrun itself failed" not in root["hint"]

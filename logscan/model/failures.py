@@ -17,7 +17,8 @@ from logscan.catalogue import Group
 from logscan.diagnosis import OTHER_CAUSE, Where
 from logscan.exit_signals import BY_NAME, STOPPED_BY_SIGNAL, signal_name, signal_of_exit
 from logscan.scan.events import PythonException
-from logscan.scan.lineparse import CUT_AGENT_EXCEPTION, CUT_EXCEPTION, GLOO_LOGGED, HYDRA_RAISED, SPAWN_TERMINATING
+from logscan.scan.lineparse import (CUT_AGENT_EXCEPTION, CUT_EXCEPTION, CUT_SPAWN_EXCEPTION, GLOO_LOGGED, HYDRA_RAISED,
+                                    SPAWN_TERMINATING)
 from logscan.model.job import Job, Worker, names_process
 from logscan.model.training import StepWarnings
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, SLURM_STEP_TASK_FAILURE,
@@ -248,7 +249,7 @@ def earlier_attempt_failures(job: Job, worker: Worker) -> list[Failure]:
 
 
 # tracebacks the log ends inside
-CUT_TRACEBACKS = (CUT_EXCEPTION, CUT_AGENT_EXCEPTION)
+CUT_TRACEBACKS = (CUT_EXCEPTION, CUT_AGENT_EXCEPTION, CUT_SPAWN_EXCEPTION)
 # exceptions the lines say were raised without their own line: they give way to one that has it
 CUT_EXCEPTIONS = (*CUT_TRACEBACKS, HYDRA_RAISED, GLOO_LOGGED)
 CHILD_FAILED = "ChildFailedError"
@@ -392,7 +393,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
             continue
         if exc.agent or (exc.where.file, exc.where.line) in exit_lines:
             continue
-        if exc.exc_type == CUT_AGENT_EXCEPTION and (
+        if exc.exc_type in (CUT_AGENT_EXCEPTION, CUT_SPAWN_EXCEPTION) and (
                 any(e.exitcode not in (None, 0) for e in exits)
                 or any(h.rule_id in lookups.agent_stops for h in worker.hits) or _spawn_terminated(worker)):
             continue  # a launcher's own traceback after a process of its failed, or after its rendezvous

@@ -21,6 +21,9 @@ from logscan.scan.events import (TORCHRUN_ENV, AgentShape, EnvPrint, FileScan, L
                                  ProcessExit, PythonException, SignalHit, Where)
 from logscan.scan.prefixes import strip_prefixes
 
+# What a traceback's launcher frames were (Context.agent_traceback): mp.spawn's parent's, not torchrun's.
+SPAWN_PARENT = "spawn"
+
 MAX_EVIDENCE = 2000  # characters of a line kept as evidence
 MAX_RAW = MAX_EVIDENCE * 4  # bytes of a line that are ever looked at: enough for MAX_EVIDENCE
 
@@ -247,7 +250,9 @@ class FileInterpreter:
         elif meaning.chained:
             context.chained[key] = True
         elif meaning.agent_frame:
-            context.agent_traceback[key] = True
+            # (mp.spawn's parent's frames, unless torchrun's came first)
+            context.agent_traceback[key] = context.agent_traceback.get(key) or (
+                SPAWN_PARENT if lineparse.is_spawn_parent_frame(body) else True)
             if context.fault_dump is not None and context.fault_dump.where.file == where.file:
                 # faulthandler's dump of torchrun's own stack: torchrun died of the signal, not a
                 # training process
@@ -307,7 +312,7 @@ class FileInterpreter:
                 self._pid_only.append(("exceptions", len(scan.exceptions), pid))
             scan.exceptions.append(PythonException(
                 where, exc[0], exc[1], signals, tuple(line_signals),
-                agent=context.agent_traceback.get(key, False) or lineparse.is_agent_exception(exc[0]),
+                agent=bool(context.agent_traceback.get(key, False)) or lineparse.is_agent_exception(exc[0]),
                 quoted=context.quoting_traceback))
             if quoted_by_spawn:
                 context.spawn_process = None  # the quoted traceback's exception ends the quote
@@ -596,7 +601,9 @@ class FileInterpreter:
             return None
         # torchrun's own frames make it torchrun's exception; still a failure the lines show, whose
         # line (ChildFailedError, a rendezvous error) would have said more.
-        told = lineparse.CUT_AGENT_EXCEPTION if context.agent_traceback.get(key) else lineparse.CUT_EXCEPTION
+        launcher = context.agent_traceback.get(key)
+        told = (lineparse.CUT_SPAWN_EXCEPTION if launcher == SPAWN_PARENT else lineparse.CUT_AGENT_EXCEPTION if launcher
+                else lineparse.CUT_EXCEPTION)
         return PythonException(header, told, "", tuple(context.traceback_signals.get(key, ())))
 
     def _cut_headerless_traceback(self) -> PythonException | None:
@@ -617,8 +624,10 @@ class FileInterpreter:
                                   for e in scan.exceptions):
             return None
         first = frames[-1]  # the run was walked from the end
-        agent = any(lineparse.is_agent_frame(body) for _, body in run)
-        return PythonException(first, lineparse.CUT_AGENT_EXCEPTION if agent else lineparse.CUT_EXCEPTION, "")
+        agent = [body for _, body in run if lineparse.is_agent_frame(body)]
+        told = (lineparse.CUT_SPAWN_EXCEPTION if agent and all(lineparse.is_spawn_parent_frame(b) for b in agent)
+                else lineparse.CUT_AGENT_EXCEPTION if agent else lineparse.CUT_EXCEPTION)
+        return PythonException(first, told, "")
 
 
 # pdsh's tag on an empty remote line (`node2:`): a host name, which has a digit (a heading such as

@@ -484,6 +484,10 @@ CUT_EXCEPTION = "an exception whose line the log cuts off (it ends inside its tr
 RDZV_KEEP_ALIVE = "keep-alive heartbeat"
 RDZV_SHUTDOWN = "has failed to shutdown the rendezvous"
 CUT_AGENT_EXCEPTION = "an exception whose line the log cuts off (it ends inside torchrun's own traceback)"
+# mp.spawn's parent raises from its join only once one of its processes failed: its own traceback, cut
+# before its exception, still tells that
+CUT_SPAWN_EXCEPTION = ("an error torch.multiprocessing.spawn saw in one of its processes (the log ends inside "
+                       "spawn's own traceback, before it names which)")
 CHAINED = ("During handling of the above exception", "The above exception was the direct cause",
            "Original Traceback")
 # Frames of torchrun itself: a traceback holding one was raised by the agent, not a process. Its
@@ -595,6 +599,11 @@ def is_agent_frame(body: str) -> bool:
     """A frame of a launcher's own process: torchrun's agent, or mp.spawn's parent."""
     return any(frame in body for frame in AGENT_FRAMES) or (
         'multiprocessing/spawn.py", line ' in body and SPAWN_PARENT_FRAME.search(body) is not None)
+
+
+def is_spawn_parent_frame(body: str) -> bool:
+    """A frame of mp.spawn's parent waiting for its processes (asked of agent frames only)."""
+    return SPAWN_PARENT_FRAME.search(body) is not None
 
 
 def is_agent_exception(exc_type: str) -> bool:
