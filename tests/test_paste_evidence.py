@@ -1212,3 +1212,56 @@ def test_mp_spawns_own_traceback_cut_before_its_exception_is_a_process_failure_n
     assert report["verdict"] == "FAILED"
     assert "torch.multiprocessing.spawn saw in one of its processes" in root["message"], root["message"]
     assert "torchrun" not in root["message"] and "torchrun itself failed" not in root["hint"]
+
+
+def test_an_exception_line_cut_short_is_the_whole_copy_another_rank_printed(run_cli, tmp_path):
+    """Two ranks' tracebacks with gloo's `Connection closed by peer` (pair.cc's message), the second
+    cut by the paste's end (synthetic): both lost a peer; neither is a crash of its own."""
+    frames = ('Traceback (most recent call last):\n  File "train.py", line 50, in <module>\n'
+              "    model = DDP(model)\n")
+    text = (frames + "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer "
+            "[10.0.0.2]:47490\n" + frames + "RuntimeError: [../third_party/gloo/gloo/transport/tcp/p\n")
+    report = paste_report(run_cli, tmp_path, text)
+    assert report["root_cause"]["rule"] == "failure-elsewhere", report["findings"]
+    assert "tcp/p " not in report["root_cause"]["message"] + " "
+
+
+def test_mp_spawns_parent_failing_in_its_own_set_up_is_no_process_failure_it_saw(run_cli, tmp_path):
+    """mp.spawn's start_processes failing before any process ran (its frames, then multiprocessing's
+    own, cut: synthetic), e.g. a full /dev/shm for its SimpleQueue's lock: nothing says a process failed."""
+    lines = ["Traceback (most recent call last):", '  File "train.py", line 40, in <module>',
+             "    mp.spawn(run, nprocs=4)",
+             '  File "/opt/venv/lib/python3.8/site-packages/torch/multiprocessing/spawn.py", line 179, in start_processes',
+             "    error_queue = mp.SimpleQueue()",
+             '  File "/usr/lib/python3.8/multiprocessing/context.py", line 113, in SimpleQueue',
+             "    return SimpleQueue(ctx=self.get_context())"]
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["verdict"] == "FAILED"
+    assert "spawn saw in one of its processes" not in report["root_cause"]["message"]
+    assert "torchrun" not in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("tail", [
+    # detectron2's TrainerBase.train: logger.exception("Exception during training:"), the traceback cut
+    ["ERROR [12/20 18:16:20 d2.engine.train_loop]: Exception during training:", "Traceback (most recent"],
+    # Hydra's run_job: `Error executing job with overrides: [...]`, nothing after it
+    ["Error executing job with overrides: ['trainer.devices=2']"],
+])
+def test_a_framework_s_word_that_it_caught_an_exception_is_a_failure(run_cli, tmp_path, tail):
+    """Synthetic lines from each framework's format string, after training steps."""
+    text = "[12/20 18:16:00 d2.utils.events]:  eta: 1:02:03  iter: 4979  total_loss: 1.2\n" + "\n".join(tail) + "\n"
+    report = paste_report(run_cli, tmp_path, text)
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+    assert report["root_cause"]["rule"] == "crash-during-training"
+
+
+@pytest.mark.parametrize("text", [
+    "RuntimeError: Broken pipe\n",
+    'Traceback (most recent call last):\n  File "train.py", line 30, in <module>\n    dist.barrier()\n'
+    "RuntimeError: Broken pipe\n",
+])
+def test_a_bare_broken_pipe_from_a_collective_is_a_lost_peer(run_cli, tmp_path, text):
+    """c10d's socket calls raise strerror's text as RuntimeError (SYSCHECK's std::system_error),
+    synthetic: the peer closed its end first."""
+    report = paste_report(run_cli, tmp_path, text)
+    assert report["root_cause"]["rule"] == "failure-elsewhere", report["findings"]

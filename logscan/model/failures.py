@@ -18,7 +18,7 @@ from logscan.diagnosis import OTHER_CAUSE, Where
 from logscan.exit_signals import BY_NAME, STOPPED_BY_SIGNAL, signal_name, signal_of_exit
 from logscan.scan.events import PythonException
 from logscan.scan.lineparse import (CUT_AGENT_EXCEPTION, CUT_EXCEPTION, CUT_SPAWN_EXCEPTION, GLOO_LOGGED, HYDRA_RAISED,
-                                    SPAWN_TERMINATING)
+                                    SPAWN_TERMINATING, TRAINER_RAISED)
 from logscan.model.job import Job, Worker, names_process
 from logscan.model.training import StepWarnings
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, SLURM_STEP_TASK_FAILURE,
@@ -110,6 +110,7 @@ class _JobLookups:
             w.progress_fraction() == 1.0 for w in job.workers)
         self.job_status, self.now = job.job_status, job.now
         self.one_worker = len(job.workers) == 1
+        self.informational = catalogue.informational
         # What stops torchrun itself before or in rendezvous: its own traceback then reports that
         self.agent_stops = catalogue.rendezvous_waits | catalogue.launch_failures
 
@@ -205,6 +206,21 @@ def _after_progress(lookups: _JobLookups, seen: _WorkerIndex, where: Where, sign
     return lookups.training_started
 
 
+# How much of an exception's detail a copy cut short must keep to be told as the whole one's copy.
+CUT_COPY_KEPT = 12
+
+
+def _whole_copy(exc: PythonException, excs) -> PythonException:
+    """An exception line cut short (a paste's end) whose text begins another exception line of the
+    same log, told whole: ranks that failed alike print the same line, so it is that error, with what
+    its whole line says (a lost peer, a timeout)."""
+    if len(exc.detail) < CUT_COPY_KEPT:
+        return exc
+    whole = next((x for x in excs if x.exc_type == exc.exc_type and len(x.detail) > len(exc.detail)
+                  and x.detail.startswith(exc.detail) and x.agent == exc.agent), None)
+    return exc if whole is None else replace(exc, detail=whole.detail, line_signals=whole.line_signals)
+
+
 def _exit_rank(worker: Worker, exit_) -> int | None:
     if exit_.rank is not None:
         return exit_.rank
@@ -251,7 +267,7 @@ def earlier_attempt_failures(job: Job, worker: Worker) -> list[Failure]:
 # tracebacks the log ends inside
 CUT_TRACEBACKS = (CUT_EXCEPTION, CUT_AGENT_EXCEPTION, CUT_SPAWN_EXCEPTION)
 # exceptions the lines say were raised without their own line: they give way to one that has it
-CUT_EXCEPTIONS = (*CUT_TRACEBACKS, HYDRA_RAISED, GLOO_LOGGED)
+CUT_EXCEPTIONS = (*CUT_TRACEBACKS, HYDRA_RAISED, TRAINER_RAISED, GLOO_LOGGED)
 CHILD_FAILED = "ChildFailedError"
 SPAWN_FAILED = ("an error torch.multiprocessing.spawn saw in one of its processes (it terminated the others; "
                 "which one failed, the lines do not say)")
@@ -384,6 +400,7 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     exit_lines = {(e.where.file, e.where.line) for e in worker.exits}
     # A process's own traceback tells its failure; the summary's quote of it only adds to it.
     for exc in sorted(worker.exceptions, key=lambda x: x.quoted):
+        exc = _whole_copy(exc, worker.exceptions)
         reported = _LAUNCHER_REPORTS.get(exc.exc_type.rsplit(".", 1)[-1]) if exc.agent else None
         if reported is not None and not exits and not any(not x.agent for x in worker.exceptions):
             # a launcher's report that a process failed, with the quote of that process's own
@@ -585,10 +602,11 @@ def _stopped_after_a_failure(lookups: _JobLookups, worker: Worker, exits, out: l
     closing = burst[0].where
     at = worker.position(closing)
     before = [h for h in worker.hits if worker.position(h.where) < at]
-    # With every process stopped, only a stop that nothing explains tells a failure: nothing before
-    # it (the agent's own loss of the rendezvous store, say), nothing of the run after it, and no
+    # With every process stopped, only a stop that nothing explains tells a failure: nothing but
+    # information before it (not the agent's own loss of the rendezvous store, say), nothing of the
+    # run after it, and no
     # other Worker's log (a stop from outside, or a node joining an elastic world, would show there).
-    unexplained = (lookups.one_worker and not any(h.rule_id != TORCHRUN_STARTED for h in before)
+    unexplained = (lookups.one_worker and all(h.rule_id in lookups.informational for h in before)
                    and _ends_the_run(worker, burst))
     if not (_one_was_gone(worker, _closed_pids(burst)) or unexplained):
         return None

@@ -195,6 +195,9 @@ DEFAULT_PROGRESS = (
     # {epoch} @ {updates} updates, ...` (capitalised from 0.10).
     r"Saving checkpoint at [1-9]\d* (?:epochs|iterations)\b",
     r"Saving model checkpoint to \S*checkpoint-[1-9]\d*",
+    # DeepSpeed's engine saving under the Trainer's tag (`global_step{N}`): `[Rank 0] Saving model
+    # checkpoint: {dir}/checkpoint-5000/global_step5000/...` (runtime/engine.py, _save_checkpoint)
+    r"Saving model checkpoint: \S*global_step[1-9]\d*",
     r"[Ss]aved checkpoint \S+ \(epoch \d+ @ [1-9]\d* updates",
     # torchtune's checkpointer, after an epoch's steps: `Model checkpoint of size {size} GiB saved to
     # {output_dir}/epoch_{epoch}/...` (`.../hf_model_{part}_{epoch}.pt`, `GB`, in earlier releases)

@@ -602,8 +602,11 @@ class FileInterpreter:
         # torchrun's own frames make it torchrun's exception; still a failure the lines show, whose
         # line (ChildFailedError, a rendezvous error) would have said more.
         launcher = context.agent_traceback.get(key)
-        told = (lineparse.CUT_SPAWN_EXCEPTION if launcher == SPAWN_PARENT else lineparse.CUT_AGENT_EXCEPTION if launcher
-                else lineparse.CUT_EXCEPTION)
+        last_frame = next((b for w in reversed(scan.tail_lines) if w.line >= header.line
+                           and lineparse.FRAME.match(b := strip_prefixes(w.text).body)), "")
+        # (mp.spawn's parent failing in its own set-up is no torchrun: a process's plain cut exception)
+        told = (lineparse.CUT_SPAWN_EXCEPTION if launcher == SPAWN_PARENT and _in_spawns_wait(last_frame)
+                else lineparse.CUT_AGENT_EXCEPTION if launcher and launcher != SPAWN_PARENT else lineparse.CUT_EXCEPTION)
         return PythonException(header, told, "", tuple(context.traceback_signals.get(key, ())))
 
     def _cut_headerless_traceback(self) -> PythonException | None:
@@ -625,9 +628,18 @@ class FileInterpreter:
             return None
         first = frames[-1]  # the run was walked from the end
         agent = [body for _, body in run if lineparse.is_agent_frame(body)]
-        told = (lineparse.CUT_SPAWN_EXCEPTION if agent and all(lineparse.is_spawn_parent_frame(b) for b in agent)
-                else lineparse.CUT_AGENT_EXCEPTION if agent else lineparse.CUT_EXCEPTION)
+        last_frame = next((body for _, body in run if lineparse.FRAME.match(body)), "")  # (run is walked backward)
+        spawns = bool(agent) and all(lineparse.is_spawn_parent_frame(b) for b in agent)
+        told = (lineparse.CUT_SPAWN_EXCEPTION if spawns and _in_spawns_wait(last_frame)
+                else lineparse.CUT_AGENT_EXCEPTION if agent and not spawns else lineparse.CUT_EXCEPTION)
         return PythonException(first, told, "")
+
+
+def _in_spawns_wait(frame: str) -> bool:
+    """The last frame in view is mp.spawn's parent's own (spawn, start_processes, join): it waits
+    in join and raises only once a process failed. A frame past them (multiprocessing's own, setting
+    up the processes) is the parent failing before any process ran."""
+    return lineparse.is_spawn_parent_frame(frame)
 
 
 # pdsh's tag on an empty remote line (`node2:`): a host name, which has a digit (a heading such as

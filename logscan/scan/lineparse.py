@@ -725,6 +725,10 @@ GLOO_LOGGED = "RuntimeError (ProcessGroupGloo's log of it; its raise is not in v
 # after it. The line says an exception ended the job; which one, the lines after it tell.
 HYDRA_JOB_FAILED = re.compile(r"^\s*Error executing job with overrides: \[")
 HYDRA_RAISED = "an exception (Hydra reports its job raised one; the exception's own line is not in view)"
+# detectron2's training loop (detectron2/engine/train_loop.py, TrainerBase.train) logs
+# `logger.exception("Exception during training:")` and re-raises: the traceback follows it.
+TRAINER_LOGGED = re.compile(r"\bException during training:\s*$")
+TRAINER_RAISED = "an exception (its trainer logged one during training; the exception's own line is not in view)"
 # argparse's error (argparse.py, ArgumentParser.error): the usage, then `%(prog)s: error: %(message)s`,
 # then exit(2). prog is the script's file name (`train.py`, `__main__.py` under `python -m` before
 # 3.14, `python -m module` from 3.14); the launchers' own parsers (torch.distributed.launch's
@@ -764,6 +768,7 @@ RAY_WORKER_DIED = re.compile(r"A worker died or was killed while executing (?:a|
        _literal(b"Error executing job with overrides: ["), _literal(b"Gloo connectFullMesh failed with "),
        _literal(b": error: "), _literal(b"` failed"), _literal(b"' failed"),
        _literal(b"encountered in worker."), _literal(b"Trials did not complete: "), _literal(b" errored after "),
+       _literal(b"Exception during training:"),
        _literal(b" to ERROR"))
 def parse_announced(body: str) -> tuple[str, str] | None:
     """The exception a line tells when no Python exception line does: a `THCudaCheck FAIL`
@@ -771,6 +776,7 @@ def parse_announced(body: str) -> tuple[str, str] | None:
     (`c10::Error`, the class c10's CUDA check throws), the error torchrun's error handler logs, a
     Ray task's exception its driver logs as unhandled, a Ray worker's death its raylet logs, or
     Hydra's word that its job raised (HYDRA_RAISED: the exception itself is told after it, if at all),
+    detectron2's trainer's (TRAINER_RAISED, alike),
     argparse's error, after which the script exits with status 2 (ARGPARSE_EXIT), a GPU kernel's failed
     assertion, which the process raises as a device-side assert (DEVICE_ASSERT), a DataLoader worker's
     death by a signal its handler reports (DATALOADER_WORKER_SIGNAL), or Ray Tune's word that trials
@@ -791,6 +797,8 @@ def parse_announced(body: str) -> tuple[str, str] | None:
         return GLOO_LOGGED, mesh["detail"]
     if "Error executing job" in body and HYDRA_JOB_FAILED.match(body) is not None:
         return HYDRA_RAISED, ""
+    if "Exception during training:" in body and TRAINER_LOGGED.search(body) is not None:
+        return TRAINER_RAISED, ""
     if " failed" in body and "ssertion `" in body and KERNEL_ASSERT.search(body) is not None:
         return DEVICE_ASSERT
     if "encountered in worker." in body and (worker := DATALOADER_WORKER_SIGNAL.search(body)) is not None:
