@@ -1265,3 +1265,15 @@ def test_a_bare_broken_pipe_from_a_collective_is_a_lost_peer(run_cli, tmp_path, 
     synthetic: the peer closed its end first."""
     report = paste_report(run_cli, tmp_path, text)
     assert report["root_cause"]["rule"] == "failure-elsewhere", report["findings"]
+
+
+def test_a_headerless_traceback_with_the_authors_elision_is_still_cut_there(run_cli, tmp_path):
+    """Frames of a Lightning run with `...` standing for the frames a paste left out (synthetic):
+    the log ends inside a traceback, which is a failure."""
+    text = ("step 10 loss 2.1\n"
+            '  File "/work/train.py", line 541, in main\n    Trainer(config).train()\n...\n'
+            '  File "/opt/venv/lib/python3.12/site-packages/pytorch_lightning/trainer/call.py", line 222, in '
+            "_call_callback_hooks\n    fn(trainer, trainer.lightning_modu\n")
+    report = paste_report(run_cli, tmp_path, text)
+    assert report["verdict"] == "FAILED", report["verdict_reason"]
+

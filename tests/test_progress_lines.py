@@ -201,3 +201,13 @@ def test_ddp_rebuilding_its_buckets_is_a_step_taken(line):
 def test_a_build_steps_tag_is_no_training_step(line, progress):
     """Synthetic lines in Cloud Build's step-tag format."""
     assert ProgressFinder().is_progress_line(line.encode()) is progress
+
+
+@pytest.mark.parametrize("line, progress", [
+    ("  0%|                                                      | 5/13945 [05:55<253:35:40, 65.49s/it]", True),
+    ("  0%|          | 0/13945 [00:00<?, ?it/s]", False),
+    ("Map:   0%|          | 12/5000 [00:00<00:40, 120.0 examples/s]", False),
+])
+def test_a_bar_at_zero_percent_with_steps_counted_is_progress(line, progress):
+    """Synthetic tqdm states: 5 of 13945 rounds to 0% and still counts 5 steps taken."""
+    assert ProgressFinder().is_progress_line(line.encode()) is progress

@@ -180,8 +180,8 @@ DEFAULT_PROGRESS = (
     r"(?!\d|\.(?:\d|batch\b|extern\b))" + _NOT_A_FILE_NAME + ")",
     r"(?i:(?:\x1b\[[0-9;]*m|\b)steps[ \t]+\d+)",
     r"(?i:(?:\x1b\[[0-9;]*m|\b)iter(?:ation)?\b[ \t]*[:=#]?[ \t]*\[?\d+)",
-    # a bar past 0%
-    r"(?<!\d)(?:[1-9]\d?|100)%\|",
+    # a bar past 0%, or at 0% with its first steps counted (`0%|   | 5/13945 [05:55<253:35:40, 65.49s/it]`)
+    r"(?<!\d)(?:[1-9]\d?|100)%\||(?<!\d)0%\|[^|\n]{0,200}\|[ \t]*[1-9]\d*/\d",
     # (a loss of nan or inf is a step taken too: a diverged run still trains, see training-diverged)
     r"""['"](?:loss|train_loss)['"][ \t]*:[ \t]*['"]?(?:[-+]?[\d.]|(?i:nan|inf)\b)""",
     # `loss=0.5`, `loss: 0.5`, and a named one: `train_loss: 0.512` (Lightning's rich bar)

@@ -617,8 +617,10 @@ class FileInterpreter:
         run = []
         for where in reversed(scan.tail_lines):
             body = strip_prefixes(where.text).body
-            if NCCL_INFO in body:
-                continue  # NCCL's debug lines, from its own threads, interleave with anything
+            if NCCL_INFO in body or _ELISION.fullmatch(body):
+                # NCCL's debug lines, from its own threads, interleave with anything; a paste's `...`
+                # stands for the frames its author left out
+                continue
             if not body[:1].isspace():
                 break
             run.append((where, body))
@@ -640,6 +642,10 @@ def _in_spawns_wait(frame: str) -> bool:
     in join and raises only once a process failed. A frame past them (multiprocessing's own, setting
     up the processes) is the parent failing before any process ran."""
     return lineparse.is_spawn_parent_frame(frame)
+
+
+# What a paste's author puts for lines left out: `...`, `[...]`, `…`
+_ELISION = re.compile(r"\s*(?:\.{3,}|\[\.{3}\]|…)\s*")
 
 
 # pdsh's tag on an empty remote line (`node2:`): a host name, which has a digit (a heading such as
