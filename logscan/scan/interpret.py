@@ -604,10 +604,8 @@ class FileInterpreter:
         launcher = context.agent_traceback.get(key)
         last_frame = next((b for w in reversed(scan.tail_lines) if w.line >= header.line
                            and lineparse.FRAME.match(b := strip_prefixes(w.text).body)), "")
-        # (mp.spawn's parent failing in its own set-up is no torchrun: a process's plain cut exception)
-        told = (lineparse.CUT_SPAWN_EXCEPTION if launcher == SPAWN_PARENT and _in_spawns_wait(last_frame)
-                else lineparse.CUT_AGENT_EXCEPTION if launcher and launcher != SPAWN_PARENT else lineparse.CUT_EXCEPTION)
-        return PythonException(header, told, "", tuple(context.traceback_signals.get(key, ())))
+        return PythonException(header, _cut_told(launcher, last_frame), "",
+                               tuple(context.traceback_signals.get(key, ())))
 
     def _cut_headerless_traceback(self) -> PythonException | None:
         """A traceback whose header and exception line are both out of the lines (an excerpt cut at
@@ -631,17 +629,20 @@ class FileInterpreter:
         first = frames[-1]  # the run was walked from the end
         agent = [body for _, body in run if lineparse.is_agent_frame(body)]
         last_frame = next((body for _, body in run if lineparse.FRAME.match(body)), "")  # (run is walked backward)
-        spawns = bool(agent) and all(lineparse.is_spawn_parent_frame(b) for b in agent)
-        told = (lineparse.CUT_SPAWN_EXCEPTION if spawns and _in_spawns_wait(last_frame)
-                else lineparse.CUT_AGENT_EXCEPTION if agent and not spawns else lineparse.CUT_EXCEPTION)
-        return PythonException(first, told, "")
+        launcher = (SPAWN_PARENT if all(lineparse.is_spawn_parent_frame(b) for b in agent) else True) if agent else None
+        return PythonException(first, _cut_told(launcher, last_frame), "")
 
 
-def _in_spawns_wait(frame: str) -> bool:
-    """The last frame in view is mp.spawn's parent's own (spawn, start_processes, join): it waits
-    in join and raises only once a process failed. A frame past them (multiprocessing's own, setting
-    up the processes) is the parent failing before any process ran."""
-    return lineparse.is_spawn_parent_frame(frame)
+def _cut_told(launcher, last_frame: str) -> str:
+    """What a traceback the log ends inside says was raised, by its launcher frames (None, True for
+    torchrun's, SPAWN_PARENT for mp.spawn's parent's) and its last frame in view. mp.spawn's parent
+    raises from join only once a process failed; with a frame past its own (multiprocessing's,
+    setting up the processes) it failed before any process ran, and is no torchrun: a process's
+    plain cut exception."""
+    if launcher == SPAWN_PARENT:
+        return (lineparse.CUT_SPAWN_EXCEPTION if lineparse.is_spawn_parent_frame(last_frame)
+                else lineparse.CUT_EXCEPTION)
+    return lineparse.CUT_AGENT_EXCEPTION if launcher else lineparse.CUT_EXCEPTION
 
 
 # What a paste's author puts for lines left out: `...`, `[...]`, `…`
