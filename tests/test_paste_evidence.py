@@ -1277,3 +1277,15 @@ def test_a_headerless_traceback_with_the_authors_elision_is_still_cut_there(run_
     report = paste_report(run_cli, tmp_path, text)
     assert report["verdict"] == "FAILED", report["verdict_reason"]
 
+
+
+def test_a_lost_peer_mp_spawn_quotes_names_its_process(run_cli, tmp_path):
+    """mp.spawn's quote of process 1's traceback ending in a lost peer (c10d's `Broken pipe`),
+    synthetic: the process that lost it is named, as its own crash would be."""
+    lines = SPAWN_PARENT + ["torch.multiprocessing.spawn.ProcessRaisedException:", "",
+                            "-- Process 1 terminated with the following error:", "Traceback (most recent call last):",
+                            '  File "/work/main.py", line 30, in main_worker', "    dist.barrier()",
+                            "RuntimeError: Broken pipe"]
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["root_cause"]["rule"] == "failure-elsewhere"
+    assert report["root_cause"]["message"].startswith("local_rank 1 on ")

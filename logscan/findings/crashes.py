@@ -267,7 +267,9 @@ def failure_elsewhere(job: Job, rule):
     same = _same_error(lost)[0]
     first = same[0]
     ranks = sorted({f.rank for f in lost if f.rank is not None})
-    who = plural(ranks, "rank", "ranks") if ranks else "a process" if len(lost) == 1 else f"{len(lost)} processes"
+    who = plural(ranks, "rank", "ranks") if ranks else \
+        f"local_rank {first.local_rank} on {first.worker.label}" if len(lost) == 1 and first.local_rank is not None \
+        else "a process" if len(lost) == 1 else f"{len(lost)} processes"
     # raised while joining the world (init_process_group, DDP's first broadcast): the store's host or a
     # peer was gone before training began
     setting_up = job.catalogue.signals_at(RunStage.INIT)
