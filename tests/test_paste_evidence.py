@@ -1289,3 +1289,25 @@ def test_a_lost_peer_mp_spawn_quotes_names_its_process(run_cli, tmp_path):
     report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
     assert report["root_cause"]["rule"] == "failure-elsewhere"
     assert report["root_cause"]["message"].startswith("local_rank 1 on ")
+
+
+@pytest.mark.parametrize("exit_type, fails", [("SYSTEM_ERROR", True), ("SYSTEM_ERROR_EXIT", True),
+                                              ("UNEXPECTED_SYSTEM_EXIT", True), ("INTENDED_USER_EXIT", False)])
+def test_rays_cause_of_an_actors_death_is_a_failure_unless_asked_for(run_cli, tmp_path, exit_type, fails):
+    """Ray's death cause (actor_died_error_context: `The actor is dead because its worker process has
+    died. Worker exit type: {type} Worker exit detail: {detail}`), synthetic, behind a Ray prefix."""
+    line = (f"(BackendExecutor pid=7850) The actor is dead because its worker process has died. Worker exit type: "
+            f"{exit_type} Worker exit detail: Worker unexpectedly exits with a connection error code 2.")
+    report = paste_report(run_cli, tmp_path, line + "\n")
+    assert (report["verdict"] == "FAILED") is fails, report["verdict_reason"]
+
+
+def test_an_actor_died_error_and_its_cause_below_it_are_one_failure(run_cli, tmp_path):
+    """ActorDiedError's message puts the death's cause on a line of its own (synthetic)."""
+    text = ('Traceback (most recent call last):\n  File "main.py", line 3, in <module>\n    ray.get(runner.run.remote())\n'
+            "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
+            "\tclass_name: TaskRunner\n\tpid: 1075016\n"
+            "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: "
+            "Worker exits unexpectedly.\n")
+    report = paste_report(run_cli, tmp_path, text)
+    assert [f["rule"] for f in report["findings"] if f["severity"] == "error"] == [report["root_cause"]["rule"]]

@@ -18,7 +18,7 @@ from logscan.diagnosis import OTHER_CAUSE, Where
 from logscan.exit_signals import BY_NAME, STOPPED_BY_SIGNAL, signal_name, signal_of_exit
 from logscan.scan.events import PythonException
 from logscan.scan.lineparse import (CUT_AGENT_EXCEPTION, CUT_EXCEPTION, CUT_SPAWN_EXCEPTION, GLOO_LOGGED, HYDRA_RAISED,
-                                    SPAWN_TERMINATING, TRAINER_RAISED)
+                                    RAY_ACTOR_DIED, SPAWN_TERMINATING, TRAINER_RAISED)
 from logscan.model.job import Job, Worker, names_process
 from logscan.model.training import StepWarnings
 from logscan.rule_ids import (COLLECTIVE_TIMEOUT_LINE, DEATH_SIGNAL_RECEIVED, SIBLING_TERMINATED, SLURM_STEP_TASK_FAILURE,
@@ -328,12 +328,21 @@ def _terminate_after(previous: Failure, exc, rank: int | None) -> bool:
             and "what():" in where.text)
 
 
+# A Ray worker's death as its raylet, its actor's caller and the actor's death cause tell it.
+RAY_DEATHS = frozenset({RAY_ACTOR_DIED, "ray.exceptions.WorkerCrashedError"})
+
+
 def _ray_reraise(previous: Failure, exc, rank: int | None) -> bool:
     """Ray re-raises a task's error in its caller as `RayTaskError(Cause)` again (a trainer actor
     around its workers, the driver around the trainer): the same cause class right after is one
-    failure told at each hop; the last hop printed is the task where it was raised."""
-    return (exc.exc_type.startswith(RAY_TASK_ERROR) and previous.rank == rank and previous.exitcode is None
-            and previous.where.file == exc.where.file and previous.summary.split(":", 1)[0] == exc.exc_type)
+    failure told at each hop; the last hop printed is the task where it was raised. A worker's
+    death told by the raylet, by the actor's ActorDiedError and by its cause on a line of its own
+    is one failure too."""
+    if previous.rank != rank or previous.exitcode is not None or previous.where.file != exc.where.file:
+        return False
+    told = previous.summary.split(":", 1)[0]
+    return (exc.exc_type.startswith(RAY_TASK_ERROR) and told == exc.exc_type) or (
+        exc.exc_type in RAY_DEATHS and told in RAY_DEATHS)
 
 
 def _signalled_before(worker: Worker, where: Where) -> bool:

@@ -756,6 +756,13 @@ RAY_TRIALS_FAILED = re.compile(r"\bTrials did not complete: (?P<trials>\[[^\]]*\
                                r"|\b(?P<what>Trial \S+|Training) errored after (?P<n>\d+) iterations\b"
                                # its controller's DEBUG line as the trial fails (tune_controller.py)
                                r"|\bSetting status for trial (?P<trial>\S+) from \w+ to ERROR\b")
+# Ray's cause of an actor's death (gcs, actor_died_error_context: `The actor is dead because its worker
+# process has died. Worker exit type: {type} Worker exit detail: {detail}`), alone or under the
+# ActorDiedError that carries it; an exit the actor's code asked for (INTENDED_USER_EXIT,
+# INTENDED_SYSTEM_EXIT) is no failure.
+RAY_ACTOR_DEAD = re.compile(r"\bThe actor is dead because its worker process has died\.(?: Worker exit type: "
+                            r"(?P<type>\w+)(?: Worker exit detail: (?P<detail>[^.]*\.))?)?")
+RAY_ACTOR_DIED = "ray.exceptions.ActorDiedError"
 RAY_WORKER_DIED = re.compile(r"A worker died or was killed while executing (?:a|the) task by an unexpected system "
                              r"error\.(?:.*?Worker exit detail: (?P<detail>[^.]*\.))?")
 
@@ -768,7 +775,7 @@ RAY_WORKER_DIED = re.compile(r"A worker died or was killed while executing (?:a|
        _literal(b"Error executing job with overrides: ["), _literal(b"Gloo connectFullMesh failed with "),
        _literal(b": error: "), _literal(b"` failed"), _literal(b"' failed"),
        _literal(b"encountered in worker."), _literal(b"Trials did not complete: "), _literal(b" errored after "),
-       _literal(b"Exception during training:"),
+       _literal(b"Exception during training:"), _literal(b"The actor is dead because its worker process has died"),
        _literal(b" to ERROR"))
 def parse_announced(body: str) -> tuple[str, str] | None:
     """The exception a line tells when no Python exception line does: a `THCudaCheck FAIL`
@@ -779,8 +786,8 @@ def parse_announced(body: str) -> tuple[str, str] | None:
     detectron2's trainer's (TRAINER_RAISED, alike),
     argparse's error, after which the script exits with status 2 (ARGPARSE_EXIT), a GPU kernel's failed
     assertion, which the process raises as a device-side assert (DEVICE_ASSERT), a DataLoader worker's
-    death by a signal its handler reports (DATALOADER_WORKER_SIGNAL), or Ray Tune's word that trials
-    failed (RAY_TRIALS_FAILED)."""
+    death by a signal its handler reports (DATALOADER_WORKER_SIGNAL), Ray Tune's word that trials
+    failed (RAY_TRIALS_FAILED), or Ray's cause of an actor's death (RAY_ACTOR_DEAD)."""
     if (thc := parse_thc_check(body)) is not None:
         return thc
     if '"message": "' in body and (logged := ERROR_HANDLER_MESSAGE.fullmatch(body)) is not None:
@@ -812,6 +819,11 @@ def parse_announced(body: str) -> tuple[str, str] | None:
                 else f"{tune['what']} errored after {tune['n']} iterations" if tune["what"] is not None
                 else f"trial {tune['trial']} failed (its status set to ERROR)")
         return "ray.tune.error.TuneError", told
+    if "The actor is dead" in body and (dead := RAY_ACTOR_DEAD.search(body)) is not None and not (
+            dead["type"] or "").startswith("INTENDED_"):
+        said = f" (Worker exit type: {dead['type']})" if dead["type"] else ""
+        return RAY_ACTOR_DIED, f"the actor is dead because its worker process has died{said}" + (
+            f": {dead['detail']}" if dead["detail"] else "")
     if "A worker died" in body and (died := RAY_WORKER_DIED.search(body)) is not None:
         return "ray.exceptions.WorkerCrashedError", died["detail"] or "a worker died or was killed while executing a task"
     found = CUDA_ERROR_TOLD.search(body)
