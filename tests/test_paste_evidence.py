@@ -1311,3 +1311,15 @@ def test_an_actor_died_error_and_its_cause_below_it_are_one_failure(run_cli, tmp
             "Worker exits unexpectedly.\n")
     report = paste_report(run_cli, tmp_path, text)
     assert [f["rule"] for f in report["findings"] if f["severity"] == "error"] == [report["root_cause"]["rule"]]
+
+
+@pytest.mark.parametrize("command", [
+    "$ python -m torch.distributed.launch --nproc_per_node 2 a.py",
+    "+ torchrun --nproc_per_node=8 --nnodes=2 --node_rank=0 train.py",
+])
+def test_a_pasted_launch_command_shows_a_distributed_job(run_cli, tmp_path, command):
+    """A launch command as a paste shows it (a prompt's, bash xtrace's; synthetic), then start-up
+    lines of the script: the job was started, and no line says how far it got."""
+    report = paste_report(run_cli, tmp_path, command + "\nbuilding model\nloading data\n")
+    assert report["verdict"] == "INCONCLUSIVE"
+    assert "got past the first batch" in report["verdict_reason"], report["verdict_reason"]

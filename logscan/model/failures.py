@@ -210,11 +210,11 @@ def _after_progress(lookups: _JobLookups, seen: _WorkerIndex, where: Where, sign
 CUT_COPY_KEPT = 12
 
 
-def _whole_copy(exc: PythonException, excs) -> PythonException:
-    """An exception line cut short (a paste's end) whose text begins another exception line of the
-    same log, told whole: ranks that failed alike print the same line, so it is that error, with what
-    its whole line says (a lost peer, a timeout)."""
-    if len(exc.detail) < CUT_COPY_KEPT:
+def _whole_copy(exc: PythonException, excs, ends: set[tuple[str, int]]) -> PythonException:
+    """An exception line cut short (the last line of its file, `ends`: a paste's end) whose text
+    begins another exception line of the same log, told whole: ranks that failed alike print the
+    same line, so it is that error, with what its whole line says (a lost peer, a timeout)."""
+    if (exc.where.file, exc.where.line) not in ends or len(exc.detail) < CUT_COPY_KEPT:
         return exc
     whole = next((x for x in excs if x.exc_type == exc.exc_type and len(x.detail) > len(exc.detail)
                   and x.detail.startswith(exc.detail) and x.agent == exc.agent), None)
@@ -408,8 +408,9 @@ def _worker_failures(lookups: _JobLookups, worker: Worker) -> list[Failure]:
     # ProcessExitedException, DeepSpeed's CalledProcessError) is that exit, not code that raised.
     exit_lines = {(e.where.file, e.where.line) for e in worker.exits}
     # A process's own traceback tells its failure; the summary's quote of it only adds to it.
+    ends = {(s.last_line.file, s.last_line.line) for s in worker.scans if s.last_line is not None}
     for exc in sorted(worker.exceptions, key=lambda x: x.quoted):
-        exc = _whole_copy(exc, worker.exceptions)
+        exc = _whole_copy(exc, worker.exceptions, ends)
         reported = _LAUNCHER_REPORTS.get(exc.exc_type.rsplit(".", 1)[-1]) if exc.agent else None
         if reported is not None and not exits and not any(not x.agent for x in worker.exceptions):
             # a launcher's report that a process failed, with the quote of that process's own
@@ -601,8 +602,9 @@ def _stopped_after_a_failure(lookups: _JobLookups, worker: Worker, exits, out: l
                              seen: _WorkerIndex) -> Failure | None:
     """The failure torchrun's SIGTERMs tell where no line of the Worker tells a failure (a process's
     own, or a peer's loss) and no exit is reported: they left out a process that had exited, or
-    nothing of the run follows them, and the log is in view before them (torchrun's start, or any line above the first SIGTERM: a signal
-    that had reached torchrun is logged right before it passes it on), with no signal there."""
+    nothing of the run follows them, and the log is in view before them (torchrun's start, or any
+    line above the first SIGTERM or output it is glued behind: a signal that had reached torchrun
+    is logged right before it passes it on), with no signal there."""
     if out or exits or len(worker.rounds) > 1:
         return None  # (an elastic agent also stops a healthy group for a new round: its rounds say so)
     burst = _torchrun_closing(worker)
@@ -613,18 +615,19 @@ def _stopped_after_a_failure(lookups: _JobLookups, worker: Worker, exits, out: l
     before = [h for h in worker.hits if worker.position(h.where) < at]
     # With every process stopped, only a stop that nothing explains tells a failure: nothing but
     # information before it (not the agent's own loss of the rendezvous store, say), nothing of the
-    # run after it, and no
-    # other Worker's log (a stop from outside, or a node joining an elastic world, would show there).
+    # run after it, and no other Worker's log (a stop from outside, or a node joining an elastic
+    # world, would show there).
     unexplained = (lookups.one_worker and all(h.rule_id in lookups.informational for h in before)
                    and _ends_the_run(worker, burst))
-    if not (_one_was_gone(worker, _closed_pids(burst)) or unexplained):
+    pids = _closed_pids(burst)
+    if not (_one_was_gone(worker, pids) or unexplained):
         return None
     in_view = (worker.position(closing) > (0, 1) or any(h.rule_id == TORCHRUN_STARTED for h in before)
                or _glued_behind_output(worker, closing))
     if not in_view or any(h.rule_id in (DEATH_SIGNAL_RECEIVED, WORKER_GROUP_RESTART) for h in before):
         return None
     return Failure(worker, None, closing, STOPPED_AFTER_A_FAILURE, False, OTHER_CAUSE, None, closing.time,
-                   _after_progress(lookups, seen, closing), left_out_pid=left_out_pid(_closed_pids(burst)))
+                   _after_progress(lookups, seen, closing), left_out_pid=left_out_pid(pids))
 
 
 def _glued_behind_output(worker: Worker, where: Where) -> bool:

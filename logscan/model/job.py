@@ -46,12 +46,17 @@ END_MARKER = re.compile(r"(?i)\b(?:training|train|run|job)\b[\s:]+(?:is\s+)?(?:f
 BAD_END = re.compile(r"(?i)\b(?:fail(?:ed|ure|s)?|errors?|cancel+ed|abort(?:ed)?|killed|unsuccessful)\b")
 
 
+def gave_up_in_init_barrier(hit) -> bool:
+    """A process's own timeout in init_process_group's store barrier, which names its rank (not
+    torchrun's rendezvous store timing out)."""
+    return hit.rule_id == STORE_TIMEOUT and hit.group(Group.RANK) is not None
+
+
 def tells_a_process(hit) -> bool:
     """A line only a started training process, or torchrun about one, prints: torchrun stopping it by
     its pid (`Sending process N closing signal`), the process's word that it joined its world, or
-    that it gave up waiting in init_process_group's store barrier (which names its rank)."""
-    return hit.rule_id in (SIBLING_TERMINATED, PROCESS_GROUP_JOINED) or (
-        hit.rule_id == STORE_TIMEOUT and hit.group(Group.RANK) is not None)
+    that it gave up waiting in init_process_group's store barrier."""
+    return hit.rule_id in (SIBLING_TERMINATED, PROCESS_GROUP_JOINED) or gave_up_in_init_barrier(hit)
 
 
 def store_barrier_count(world: int, joined: int) -> str:
@@ -514,7 +519,7 @@ class Job:
         paste of the failure alone shows neither; a process's timeout in init_process_group's store
         barrier (naming its rank) is itself one: it waited there, before any batch."""
         return any(w.shows_start_up or w.envs for w in self.workers) or any(
-            h.rule_id == STORE_TIMEOUT and h.group(Group.RANK) is not None for w in self.workers for h in w.hits)
+            gave_up_in_init_barrier(h) for w in self.workers for h in w.hits)
 
     @property
     def reached_first_batch_anywhere(self) -> bool:
