@@ -239,3 +239,34 @@ def test_colossalai_s_report_of_a_command_that_started_and_failed_is_no_start_fa
     report = json.loads(run_cli("scan", tmp_path / "paste.log", "--format", "json", "--isolated",
                                 "--now", POST_MORTEM_NOW).stdout)
     assert all(f["rule"] != "node-not-started" for f in report["findings"])
+
+
+HOROVOD_DETECTED = ("Horovod detected that one or more processes exited with non-zero status, thus causing the job "
+                    "to be terminated. The first process to do so was:\nProcess name: {rank}\nExit code: {code}\n")
+
+
+@pytest.mark.parametrize("text, rank, words", [
+    # each process's end as the runner's thread reports it, the shell's status (137 = 128 + SIGKILL)
+    ("Process 0 exit with status code 137.\n", 0, "rank 0 was killed by SIGKILL"),
+    ("Process 3 exit with status code 1.\n", 3, "rank 3 failed with exit code 1"),
+    # the RuntimeError launch_gloo raises after them, its process named by its rank alone
+    ("Traceback (most recent call last):\n"
+     '  File "/usr/local/bin/horovodrun", line 8, in <module>\n    sys.exit(run_commandline())\n'
+     '  File "/usr/local/lib/python3.8/site-packages/horovod/runner/gloo_run.py", line 290, in launch_gloo\n'
+     "    .format(name=name, code=exit_code))\n"
+     "RuntimeError: " + HOROVOD_DETECTED.format(rank=2, code=1), 2, "rank 2 failed with exit code 1"),
+])
+def test_horovods_gloo_runner_report_of_a_process_end_is_its_exit(run_cli, tmp_path, text, rank, words):
+    """horovod/runner/gloo_run.py: `print('Process {idx} exit with status code {ec}.')`, idx the slot's
+    rank, and `RuntimeError('Horovod detected that one or more processes exited with non-zero status,
+    ... The first process to do so was:\\nProcess name: {name}\\nExit code: {code}\\n')`; synthetic
+    lines from those format strings."""
+    (tmp_path / "hvd.log").write_text("step 10 loss 2.3\n" + text)
+    report = json.loads(run_cli("scan", tmp_path, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert report["verdict"] == "FAILED"
+    assert report["root_cause"]["rank"] == rank and words in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("line", ["Process name: 2 of 4", "Process 3 exit with status code", "Process name: worker"])
+def test_lines_like_horovods_that_name_no_process_end_are_nothing(line):
+    assert parse_summary_line(line) is None

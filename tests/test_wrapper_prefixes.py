@@ -199,3 +199,24 @@ def test_a_traceback_source_line_quoting_a_message_is_no_event(run_cli, tmp_path
     report = paste_report(run_cli, tmp_path, text)
     assert report["root_cause"]["message"] == "NCCL reported an error: unhandled system error"
     assert "{error_str}" not in str(report["findings"])
+
+
+@pytest.mark.parametrize("line, body", [
+    # a task's line as the runtime logs it (`[%s (pid %s)] ` % (path, pid)) after its time
+    ("2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] OSError: [Errno 28] No space left on device",
+     "OSError: [Errno 28] No space left on device"),
+    # the runtime's own line about a task (`[%s] ` % path)
+    ("2023-04-29 06:01:13.102 [177/train/578] Task failed.", "Task failed."),
+    # a task on AWS Batch: its job's id after the task's path
+    ("2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] [09c561ee-a44c-4795-967c-7183a83b3160]   File \"x.py\", line 3, in f",
+     '  File "x.py", line 3, in f'),
+])
+def test_metaflows_task_path_is_a_prefix(line, body):
+    """Metaflow's runtime (runtime.py, Task.log) heads each line of a task's output with
+    `[%s (pid %s)] ` (the task's path run_id/step/task_id), `[%s] ` without a pid; synthetic lines."""
+    assert strip_prefixes(line).body == body
+
+
+@pytest.mark.parametrize("line", ["[a/b] c", "[docs/api/index.html] moved", "see [1/2/3 (pid x)] here"])
+def test_bracketed_paths_that_are_no_task_path_keep_their_text(line):
+    assert strip_prefixes(line).body == line

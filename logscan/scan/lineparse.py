@@ -497,7 +497,11 @@ AGENT_FRAMES = ('torch/distributed/run.py", line', 'bin/torchrun", line', 'torch
                 'torch/distributed/elastic/rendezvous/', 'torch/distributed/elastic/agent/',
                 # `accelerate launch` runs torchrun's launch in its own process (commands/launch.py,
                 # multi_gpu_launcher: distrib_run.run(args))
-                'accelerate/commands/launch.py", line')
+                'accelerate/commands/launch.py", line',
+                # horovodrun (horovod/runner/, horovod/run/ before 0.21) waits in its own process too
+                'bin/horovodrun", line', 'horovod/runner/launch.py", line', 'horovod/runner/gloo_run.py", line',
+                'horovod/runner/mpi_run.py", line', 'horovod/run/runner.py", line', 'horovod/run/gloo_run.py", line',
+                'horovod/run/mpi_run.py", line')
 # torch.multiprocessing.spawn's parent waiting for its processes (spawn.py: spawn, start_processes,
 # ProcessContext.join); a spawned process's own traceback runs through spawn.py's `_wrap` instead.
 SPAWN_PARENT_FRAME = re.compile(r'multiprocessing/spawn\.py", line \d+, in (?:join|start_processes|spawn)\b')
@@ -919,8 +923,12 @@ SPAWN_TERMINATING = re.compile(r"\bTerminating process \d+ via signal SIGTERM\b"
 # `mpirun detected that one or more processes exited with non-zero status, ... The first process to
 # do so was:`, then `  Process name: [[jobfam,job],vpid]` and `  Exit code:    N` (the vpid is the
 # process's MPI rank); on one a signal ended: `mpirun noticed that process rank R with PID P on node
-# H exited on signal S (Name).`. Horovod's gloo runner words its failure as the first.
-MPI_PROCESS_NAME = re.compile(r"^\s*Process name: \[\[[\d.]+,\d+\],(?P<rank>\d+)\]\s*$")
+# H exited on signal S (Name).`. Horovod's gloo runner (horovod/runner/gloo_run.py) words its failure as
+# the first, the process named by its rank alone (`Process name: 0`), and before it reports each
+# process that ended badly: `Process {idx} exit with status code {ec}.`, idx the slot's rank and ec the
+# shell's status (137: SIGKILL).
+MPI_PROCESS_NAME = re.compile(r"^\s*Process name: (?:\[\[[\d.]+,\d+\],(?P<rank>\d+)\]|(?P<slot_rank>\d+))\s*$")
+HOROVOD_PROCESS_EXIT = re.compile(r"\bProcess (?P<rank>\d+) exit with status code (?P<code>-?\d+)\.")
 MPI_EXIT_CODE = re.compile(r"^\s*Exit code:\s+(?P<code>-?\d+)\s*$")
 MPI_SIGNALLED = re.compile(r"\b(?:mpirun|mpiexec|prterun) noticed that process rank (?P<rank>\d+) with PID \S+ "
                            r"on node (?P<host>\S+) exited on signal (?P<signal>\d+)\b")
@@ -1013,7 +1021,8 @@ CHILD_PROCESS_FAILED = re.compile(r"\bChild process (?P<pid>\d+) \(local_rank (?
        Candidates((b" terminated with",), rb"process [0-9]+ terminated with[ \t]*$"),
        _literal(b" terminated with the following error:"),
        _literal(b"Signal: "), _literal(b"Caught signal "), _literal(b"Fatal Python error: "),
-       _literal(b"Process name: [["), _literal(b" noticed that process rank "),
+       Candidates((b"Process name: ",), rb"^[ \t]*Process name: (?:\[\[|[0-9]+[ \t]*$)"),
+       _literal(b" noticed that process rank "), _literal(b" exit with status code "),
        _literal(b"MPI_ABORT was invoked on rank "), _literal(b"with errorcode "),
        # `  Exit code:    1` below Open MPI's process name (the context decides whose it is)
        Candidates((b"Exit code:",), rb"^[ \t]*Exit code:[ \t]+-?[0-9]+[ \t]*$"),
@@ -1057,8 +1066,10 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         if shell["words"] != "Killed" and TORCHRUN_COMMAND.search(shell["command"]):
             # torchrun crashing (a kill is a stop from outside, which its own lines tell)
             return SummaryLine("failed", (None, code), of_launcher=True)
-    if "Process name: [[" in body and (mpi := MPI_PROCESS_NAME.match(body)) is not None:
-        return SummaryLine("mpi-process", int(mpi["rank"]))
+    if "Process name: " in body and (mpi := MPI_PROCESS_NAME.match(body)) is not None:
+        return SummaryLine("mpi-process", int(mpi["rank"] or mpi["slot_rank"]))
+    if " exit with status code " in body and (horovod := HOROVOD_PROCESS_EXIT.search(body)) is not None:
+        return SummaryLine("failed", (None, int(horovod["code"])), training_process=True, rank=int(horovod["rank"]))
     if "Exit code:" in body and (mpi := MPI_EXIT_CODE.match(body)) is not None:
         return SummaryLine("mpi-exit", int(mpi["code"]))
     if "MPI_ABORT was invoked on rank " in body and (mpi := MPI_ABORTED.search(body)) is not None:

@@ -47,6 +47,11 @@ PREFIX = re.compile(
     # Ray's worker prefix: `(pid=123)`, `(RayTrainWorker pid=123, ip=10.0.0.2)`, and SkyPilot's in
     # Ray's form, `(node-1 pid=23066, ip=172.31.23.131)`; before an empty line it ends the line
     | \((?:[\w.-]+[ ])?pid=(?P<ray_pid>\d+)(?:,[ ]ip=[\d.:a-f]+)?\)(?:[ ]|$)
+    # Metaflow's runtime before each line of a task's output (runtime.py, Task.log: `[%s (pid %s)] `
+    # with the task's path run/step/task_id, `[%s] ` without a pid), then, for a task run on AWS
+    # Batch, the job's id (a step is a Python method: its name an identifier); the pid is the step's own process, whose pipes every process it started
+    # writes through, so it names no training process
+    | \[[\w.-]+/[A-Za-z_]\w*/[\w-]+(?:[ ]\(pid[ ]\d+\))?\][ ](?:\[[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\][ ])?
     # Google Cloud Build's tag of a build step's output: `Step #4: `, `Step #0 - "train": `
     | Step[ ]\#\d{1,4}(?:[ ]-[ ]"[^"]{0,80}")?:[ ]
     # torchx's `{role}/{replica_id} ` (torchx.util.log_tee_helpers, `torchx run` and `torchx log`):
