@@ -211,3 +211,19 @@ def test_a_build_steps_tag_is_no_training_step(line, progress):
 def test_a_bar_at_zero_percent_with_steps_counted_is_progress(line, progress):
     """Synthetic tqdm states: 5 of 13945 rounds to 0% and still counts 5 steps taken."""
     assert ProgressFinder().is_progress_line(line.encode()) is progress
+
+
+@pytest.mark.parametrize("line, progress", [
+    # fairseq's simple log format at an epoch's end (progress_bar.py, `' | '.join(key + ' ' + value)`)
+    ("2021-03-01 10:00:00 | INFO | train | epoch 001 | loss 9.123 | ppl 557.2 | wps 12345 | ups 3.3 | "
+     "wpb 3456 | num_updates 100 | lr 1e-05", True),
+    # pytorch/examples' word_language_model (`'| epoch {:3d} | {:5d}/{:5d} batches | ... | loss {:5.2f} | ppl'`)
+    ("| epoch   1 |   200/ 2983 batches | lr 5.00 | ms/batch 45.06 | loss  5.45 | ppl   232.39", True),
+    ("| epoch   3 |   400/ 2983 batches | lr 5.00 | ms/batch 45.06 | loss   nan | ppl      nan", True),
+    # a table of settings that names a loss function, and a pipe before prose
+    ("| loss | cross_entropy |", False),
+    ("| loss scaling is dynamic", False),
+])
+def test_a_loss_among_fields_a_pipe_parts_is_progress(line, progress):
+    """Synthetic lines from those format strings."""
+    assert ProgressFinder().is_progress_line(line.encode()) is progress

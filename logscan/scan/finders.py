@@ -186,6 +186,10 @@ DEFAULT_PROGRESS = (
     r"""['"](?:loss|train_loss)['"][ \t]*:[ \t]*['"]?(?:[-+]?[\d.]|(?i:nan|inf)\b)""",
     # `loss=0.5`, `loss: 0.5`, and a named one: `train_loss: 0.512` (Lightning's rich bar)
     r"(?i:(?:\x1b\[[0-9;]*m|\b|_)loss[ \t]*[:=][ \t]*(?:[-+]?\d|nan\b|inf\b)" + _NOT_A_FILE_NAME + ")",
+    # a loss among fields a pipe parts, `key value`: fairseq's simple log format (progress_bar.py,
+    # _str_pipes: `' | '.join(key + ' ' + value)` after `epoch 001`), pytorch/examples' language
+    # model (`| epoch   1 |   200/ 2983 batches | lr 5.00 | ms/batch 45.06 | loss  5.45 | ppl ...`)
+    r"(?i:\|[ \t]*(?:\w+_)?loss[ \t]+(?:[-+]?\d|nan\b|inf\b))",
     # DeepSpeed's wall_clock_breakdown, logged after each optimizer step: `rank=0 time (ms) |
     # forward_microstep: 1330.05 | ...` (`fwd_microstep` from 0.9)
     r"time \(ms\) \| (?:forward|fwd)_microstep: \d",
