@@ -298,7 +298,9 @@ class Diagnosis:
         """The one-line verdict: what every renderer leads with."""
         if self.verdict == Verdict.RUNNING:
             progress = "past the first batch" if self.reached_first_batch else "not past the first batch yet"
-            return f"{self.verdict} {self.job}: {len(self.workers)} Worker(s), {progress}, no failure so far"
+            warnings = sum(f.severity == Severity.WARNING for f in self.findings)
+            return (f"{self.verdict} {self.job}: {len(self.workers)} Worker(s), {progress}, no failure so far"
+                    + (f", {warnings} warning(s)" if warnings else ""))
         if self.verdict == Verdict.HEALTHY:
             warnings = sum(f.severity == Severity.WARNING for f in self.findings)
             got = f"finished ({self.finished})" if self.finished else "reached the first batch"

@@ -479,3 +479,21 @@ def test_one_tasks_rank_lines_printed_twice_in_blocks_is_no_duplicate(run_cli, t
     lines = ["0: " + line for line in lightning_ranks("2.x", range(1, 4)) * 2]
     found = one_log_report(run_cli, tmp_path, "\n".join(lines) + "\n")
     assert "duplicate-node-rank" not in rules_of(found)
+
+
+# absl's logging format (absl/logging/__init__.py, PythonFormatter: glog's `I%m%d %H:%M:%S.%f %thread file:line] `)
+ABSL_HEADER = "I0411 01:28:10.{micro:06d} 140656298329920 distributed.py:244] "
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_a_process_logging_its_rank_line_through_two_handlers_is_one_process(run_cli, tmp_path, nodes):
+    """A process whose rank line goes out through Python's root handler (`INFO: `) and absl's too
+    prints it twice, once in each dress: one process. Two nodes on one node rank print each dress
+    twice. Synthetic lines from Lightning's and absl's formats."""
+    lines = []
+    for rank in range(4):
+        body = LIGHTNING_GLOBAL["2.x"].format(rank=rank, member=rank + 1, world=8)
+        lines += [f"INFO: {body}", ABSL_HEADER.format(micro=rank) + body] * nodes
+    found = one_log_report(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert ("duplicate-node-rank" in rules_of(found)) is (nodes == 2)
+    assert (found["verdict"] == "FAILED") is (nodes == 2)

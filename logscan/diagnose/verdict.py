@@ -14,7 +14,7 @@ from logscan.model.job import Job, Worker, says_run_ended, store_barrier_count
 from logscan.scan.prefixes import strip_prefixes
 from logscan.catalogue import Group
 from logscan.rule_ids import (DEATH_SIGNAL_RECEIVED, ERROR_LINE, PROCESS_GROUP_WAITING, SIBLING_TERMINATED,
-                              TORCHRUN_STARTED, WORKER_GROUP_RESTART, WORKER_GROUP_SUCCEEDED)
+                              TORCHRUN_STARTED, TRAINING_DIVERGED, WORKER_GROUP_RESTART, WORKER_GROUP_SUCCEEDED)
 from logscan.vocabulary import JobStatus, Role, Severity, Verdict
 
 
@@ -150,8 +150,10 @@ def _judge(job: Job, findings) -> tuple[Verdict, str]:
                                       f"stopped, and the lines that would say which are not here")
     # Training went on and then the lines stop, with no end and no error: a run still going, or
     # one killed from outside, look the same here.
-    return Verdict.INCONCLUSIVE, ("training went on, then the logs stop with no error and no end of the run: "
-                                  "still running or stopped from outside, the logs do not say (the platform's "
+    diverging = " with its loss diverged (training-diverged)" if any(
+        f.rule == TRAINING_DIVERGED for f in findings) else ""
+    return Verdict.INCONCLUSIVE, (f"training went on{diverging}, then the logs stop with no error and no end of the "
+                                  "run: still running or stopped from outside, the logs do not say (the platform's "
                                   "job status would)")
 
 

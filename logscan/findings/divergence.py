@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from logscan.catalogue import Group
 from logscan.findings.base import finding, hits
 from logscan.model.job import Job
 from logscan.rule_ids import LOSS_NOT_FINITE
+from logscan.vocabulary import JobStatus, Severity
 
 # So many lines of one kind before they say more than a spike loss scaling or the run recovers from.
 AT_LEAST = 3
@@ -26,10 +28,26 @@ def training_diverged(job: Job, rule):
         if said is not None:
             what, evidence = said
             one_worker = len(job.workers) == 1
-            return [finding(rule, f"Training diverged on {worker.label}: {what}; its processes went on running "
-                                  f"without learning", evidence,
-                            node_rank=worker.node_rank if one_worker else None, worker=worker.label)]
+            if _run_over(job):
+                return [finding(rule, f"Training diverged on {worker.label}: {what}; its processes went on running "
+                                      f"without learning", evidence,
+                                node_rank=worker.node_rank if one_worker else None, worker=worker.label)]
+            # Its processes still run: the job has not failed (yet), its training has. A warning, so the
+            # verdict stays the running run's and a sweep or a watch still tells it.
+            return [replace(finding(rule, f"Training is diverging on {worker.label}: {what}, and the run goes on "
+                                          f"without learning (the logs show no end of it yet)", evidence,
+                                    node_rank=worker.node_rank if one_worker else None, worker=worker.label),
+                            severity=Severity.WARNING)]
     return []
+
+
+def _run_over(job: Job) -> bool:
+    """The job's run has ended, as its platform or its lines tell: an end status, an end of the run,
+    torchrun's word that every process exited, any process's exit, or a stop."""
+    if job.job_status in (JobStatus.SUCCEEDED, JobStatus.FAILED) or job.failures:
+        return True
+    return any(w.group_succeeded or w.exits or w.end_of_run() is not None or w.progress_fraction() == 1.0
+               for w in job.workers)
 
 
 def _copies(worker, hits) -> int:

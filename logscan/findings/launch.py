@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -9,6 +10,7 @@ from datetime import datetime, timedelta
 from logscan.findings.base import HANDFUL, few, finding, plural
 from logscan.scan.events import LAUNCH_LINE, format_master
 from logscan.scan.lineparse import LIGHTNING_GLOBAL_KIND
+from logscan.scan.prefixes import strip_prefixes
 from logscan.model.job import Job, Worker
 
 
@@ -225,15 +227,15 @@ def _round_ends(worker: Worker) -> list[tuple[int, int]]:
 
 
 def _repeats_within_a_round(worker: Worker) -> dict[str, tuple[int, dict]]:
-    """By kind of rank line naming one world size: that size, and each rank printed twice with
-    no possible round end between, with its two lines."""
+    """By kind of rank line naming one world size: that size, and each rank printed twice in one
+    logger's dress (_logger_head) with no possible round end between, with its two lines."""
     ends = _round_ends(worker)
-    by_kind: dict[str, list] = {}
+    by_kind: dict[tuple[str, str], list] = {}
     for env in worker.envs:
         if env.rank is not None and env.source in FROM_A_NODE_RANK:
-            by_kind.setdefault(env.source, []).append(env)
-    found = {}
-    for source, envs in by_kind.items():
+            by_kind.setdefault((env.source, _logger_head(env.where.text)), []).append(env)
+    found: dict[str, tuple[int, dict]] = {}
+    for (source, _), envs in by_kind.items():
         worlds = {e.world_size for e in envs} - {None}
         if len(worlds) != 1:
             continue
@@ -247,9 +249,22 @@ def _repeats_within_a_round(worker: Worker) -> dict[str, tuple[int, dict]]:
                 continue
             if _one_round(worker, ends, before.where, env.where):
                 pairs[env.rank] = [before.where, env.where]
-        if pairs:
+        if pairs and len(pairs) > len(found.get(source, (0, {}))[1]):
             found[source] = (world, pairs)
     return found
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _logger_head(text: str) -> str:
+    """What a logger wrote before a line's own words, its numbers blanked (`I# #:#:#.# # distributed.py:#]`,
+    `INFO:`): a process that logs through two handlers (Python's root logger and absl's, as Lightning on
+    some clusters does) writes each rank line twice, once in each dress, while two processes of one
+    rank write the same dress twice."""
+    body = strip_prefixes(text).body.strip()
+    at = text.find(body) if body else -1
+    return _DIGITS.sub("#", text[:at].strip()) if at > 0 else ""
 
 
 def _interleaved(worker: Worker, pairs: dict) -> bool:

@@ -40,6 +40,9 @@ DEEPSPEED = ("[2023-05-01 10:00:{:02d},000] [INFO] [loss_scaler.py:183:update_sc
 DEEPSPEED_COUNTS = ("[2021-11-26 03:07:16,494] [INFO] [logging.py:69:log_dist] [Rank 0] step={}, skipped={}, "
                     "lr=[0.001, 0.001], mom=[0.0, 0.0]")
 HF = "{{'loss': {}, 'learning_rate': 0.001, 'epoch': {:.2f}}}"
+# torchrun's agent once every process of its group exited 0 (elastic/agent/server/api.py)
+GROUP_FINISHED = ("INFO:torch.distributed.elastic.agent.server.api:[default] worker group successfully finished. "
+                  "Waiting 300 seconds for other agents to finish.\n")
 
 
 @pytest.mark.parametrize("lines, said", [
@@ -52,9 +55,22 @@ HF = "{{'loss': {}, 'learning_rate': 0.001, 'epoch': {:.2f}}}"
     (["step 1999/24128 loss 0.0", DEEPSPEED_COUNTS.format(2000, 1995)], "skipped 1995 of its 2000 steps"),
 ], ids=["plain-nan", "hf-nan", "apex-below-1", "apex-tiny", "deepspeed-at-minimum", "deepspeed-counts"])
 def test_a_run_that_stopped_learning_diverged(run_cli, tmp_path, lines, said):
-    report = paste_report(run_cli, tmp_path, "\n".join(lines) + "\n")
+    """Its run over (torchrun's agent: every process exited 0), the job failed: its training did."""
+    report = paste_report(run_cli, tmp_path, "\n".join(lines) + "\n" + GROUP_FINISHED)
     assert report["verdict"] == "FAILED"
     assert report["root_cause"]["rule"] == RULE and said in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("lines", [
+    _plain(["2.31", "2.10", "nan", "nan", "nan", "nan"]),
+    [HF.format("6.2645", 0.02)] + [HF.format("'nan'", 0.04 * i) for i in range(2, 6)],
+], ids=["plain-nan", "hf-nan"])
+def test_a_run_still_going_with_its_loss_diverged_is_warned_of_not_failed(run_cli, tmp_path, lines):
+    """The logs stop while the run goes on: nothing has failed yet, its training is diverging."""
+    report = paste_report(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["verdict"] == "INCONCLUSIVE" and "loss diverged" in report["verdict_reason"]
+    [diverged] = [f for f in report["findings"] if f["rule"] == RULE]
+    assert diverged["severity"] == "warning" and "the run goes on" in diverged["message"]
 
 
 @pytest.mark.parametrize("lines", [
