@@ -332,3 +332,28 @@ def test_the_shells_signal_report_behind_a_tqdm_bar_is_the_stop(run_cli, tmp_pat
     assert report["verdict"] == "FAILED", report["verdict_reason"]
     assert report["root_cause"]["rule"] == "stopped-from-outside"
     assert word in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("bar", [
+    # mmcv's ProgressBar (mmcv/utils/progressbar.py: `[{}] {}/{}, elapsed: {}s, ETA:`), its line left open
+    "[                                                  ] 0/5000, elapsed: 0s, ETA:",
+    # a script's `print("Evaluating...", end="")`
+    "Evaluating...",
+])
+def test_a_traceback_header_glued_behind_an_open_line_starts_a_traceback(run_cli, tmp_path, bar):
+    """Synthetic: a process's stderr written behind a line its stdout left without a newline."""
+    from conftest import paste_report
+
+    text = ("Epoch [1][14650/14659] lr: 0.02000, loss: 0.5\n" + bar + "Traceback (most recent call last):\n"
+            '  File "tools/train.py", line 159, in <module>\n    main()\n'
+            "RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    report = paste_report(run_cli, tmp_path, text)
+    assert report["verdict"] == "FAILED"
+    assert "illegal memory access" in report["root_cause"]["message"]
+
+
+def test_a_quoted_traceback_header_that_goes_on_starts_nothing():
+    from logscan.scan.lineparse import is_traceback_start
+
+    assert not is_traceback_start('"py_callstack": "Traceback (most recent call last):\\n  File \\"x.py\\"')
+    assert is_traceback_start("ETA:Traceback (most recent call last):  ")

@@ -270,3 +270,39 @@ def test_horovods_gloo_runner_report_of_a_process_end_is_its_exit(run_cli, tmp_p
 @pytest.mark.parametrize("line", ["Process name: 2 of 4", "Process 3 exit with status code", "Process name: worker"])
 def test_lines_like_horovods_that_name_no_process_end_are_nothing(line):
     assert parse_summary_line(line) is None
+
+
+MPI_PRIMARY = ("--------------------------------------------------------------------------\n"
+               "Primary job  terminated normally, but 1 process returned\n"
+               "a non-zero exit code. Per user-direction, the job has been aborted.\n")
+
+
+@pytest.mark.parametrize("launcher", ["mpirun", "mpirun.real"])
+def test_open_mpis_word_that_a_process_failed_is_one_failure_with_the_block_that_names_it(run_cli, tmp_path, launcher):
+    """help-errmgr-base.txt's [normal-termination-but] (`Primary job  terminated normally, but %d process%s
+    returned` / `a non-zero exit code. Per user-direction, the job has been aborted.`) before the block
+    naming the process; synthetic lines from those texts."""
+    (tmp_path / "mpi.log").write_text("step 10 loss 2.3\n" + MPI_PRIMARY + MPI_DETECTED.format(
+        launcher=launcher, job=41293, rank=1, code=1))
+    report = json.loads(run_cli("scan", tmp_path, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert report["verdict"] == "FAILED" and report["root_cause"]["rank"] == 1
+    assert "rank 1 failed with exit code 1" in report["root_cause"]["message"]
+    assert len([f for f in report["findings"] if f["severity"] == "error"]) == 1
+
+
+@pytest.mark.parametrize("cut", [MPI_PRIMARY, MPI_PRIMARY + "-" * 74 + "\nmpirun.real detected that one or more processes exited with non-zero s\n"])
+def test_open_mpis_word_that_a_process_failed_cut_before_which_is_a_failure(run_cli, tmp_path, cut):
+    (tmp_path / "mpi.log").write_text("initializing\ninitialized\nexiting!\n" + cut)
+    report = json.loads(run_cli("scan", tmp_path, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert report["verdict"] == "FAILED"
+    assert "an error exit" in report["root_cause"]["message"] and "a process" in report["root_cause"]["message"]
+
+
+def test_open_mpis_word_that_a_process_failed_then_its_signal_names_the_rank(run_cli, tmp_path):
+    """[normal-termination-but], then `%s noticed that process rank %d with PID %d on node %s exited on
+    signal %d (%s).` (synthetic lines from Open MPI's help texts)."""
+    (tmp_path / "mpi.log").write_text("step 10 loss 2.3\n" + MPI_PRIMARY +
+                                      "mpirun noticed that process rank 1 with PID 0 on node n2 exited on signal 9 (Killed).\n")
+    report = json.loads(run_cli("scan", tmp_path, "--format", "json", "--now", POST_MORTEM_NOW).stdout)
+    assert report["verdict"] == "FAILED" and report["root_cause"]["rank"] == 1
+    assert "rank 1 was killed by SIGKILL" in report["root_cause"]["message"]

@@ -220,3 +220,41 @@ def test_metaflows_task_path_is_a_prefix(line, body):
 @pytest.mark.parametrize("line", ["[a/b] c", "[docs/api/index.html] moved", "see [1/2/3 (pid x)] here"])
 def test_bracketed_paths_that_are_no_task_path_keep_their_text(line):
     assert strip_prefixes(line).body == line
+
+
+CLOUD_LOGGING = "ERROR 2025-07-25T19:28:34.134390639Z [resource.labels.taskName: workerpool0-0] "
+
+
+@pytest.mark.parametrize("line, body", [
+    (CLOUD_LOGGING + "Traceback (most recent call last):", "Traceback (most recent call last):"),
+    ("INFO 2025-07-25T19:28:30.000000000Z step 10 loss 2.3", "step 10 loss 2.3"),
+    # a severity word not before a time is the line's own
+    ("ERROR something went wrong", "ERROR something went wrong"),
+])
+def test_cloud_loggings_severity_time_and_labels_are_a_prefix(line, body):
+    """Google Cloud Logging's entries as its console shows them (`SEVERITY TIMESTAMP [labels] text`);
+    synthetic lines in that form."""
+    assert strip_prefixes(line).body == body
+
+
+@pytest.mark.parametrize("ending, message", [
+    (['File "/opt/conda/lib/python3.9/multiprocessing/process.py", line 108, in run', "self._target(*self._args, *"],
+     "cuts off"),
+    (['File "/opt/conda/lib/python3.9/multiprocessing/process.py", line 108, in run'], "cuts off"),
+    # a line after a frame's source line is no frame's: the traceback ended, its exception line unread
+    (['File "x.py", line 3, in f', "f()", "Training resumed"], None),
+    (['File "train.py", line 12, in main', "load(path)", "FileNotFoundError: [Errno 2] No such file or directory: 'x'"],
+     "FileNotFoundError"),
+])
+def test_a_traceback_whose_lines_lost_their_indent_is_read(run_cli, tmp_path, ending, message):
+    """Cloud Logging trims each entry, a traceback's indent with it (synthetic lines in its form)."""
+    from conftest import paste_report
+
+    lines = ["Process SpawnProcess-3:1:", "Traceback (most recent call last):",
+             'File "/opt/conda/lib/python3.9/multiprocessing/process.py", line 315, in _bootstrap', "self.run()",
+             *ending]
+    report = paste_report(run_cli, tmp_path, "".join(CLOUD_LOGGING + line + "\n" for line in lines))
+    if message is None:
+        assert report["verdict"] != "FAILED"
+    else:
+        assert report["verdict"] == "FAILED" and message in report["root_cause"]["message"]

@@ -402,7 +402,14 @@ class FileInterpreter:
                     and 0 < where.line - cut.where.line <= WRAPPED_REPORT_LINES and cut.where.file == where.file):
                 # DeepSpeed's report, its long command wrapped over lines: this is its end
                 at = self.scan.exits.index(cut)
-                self.scan.exits[at] = replace(cut, exitcode=exitcode, exitcode_cut=False)
+                self.scan.exits[at] = replace(cut, exitcode=exitcode, exitcode_cut=False,
+                                              rank=cut.rank if parsed.rank is None else parsed.rank,
+                                              host=parsed.host or cut.host)
+                return where
+            if (cut is not None and exitcode is None and parsed.exitcode_cut and parsed.training_process
+                    and local_rank is None and cut.where.file == where.file
+                    and 0 < where.line - cut.where.line <= WRAPPED_REPORT_LINES):
+                context.cut_exit_report = cut  # the same report told again (Open MPI's two help texts)
                 return where
             self.scan.exits.append(ProcessExit(where, parsed.rank, local_rank, exitcode, host=parsed.host,
                                                tasks=parsed.tasks, training_process=parsed.training_process,
@@ -421,7 +428,14 @@ class FileInterpreter:
         if kind == "mpi-exit":
             named, context.mpi_process = context.mpi_process, None
             if named is not None and 0 < where.line - named[1] <= MPI_EXIT_GAP:
-                self.scan.exits.append(ProcessExit(where, named[0], None, value, training_process=True))
+                told = ProcessExit(where, named[0], None, value, training_process=True)
+                cut, context.cut_exit_report = context.cut_exit_report, None
+                if (cut is not None and cut.local_rank is None and cut.where.file == where.file
+                        and 0 < where.line - cut.where.line <= WRAPPED_REPORT_LINES):
+                    # the launcher's word that a process failed, then its block naming which: one exit
+                    self.scan.exits[self.scan.exits.index(cut)] = told
+                else:
+                    self.scan.exits.append(told)
             return where
         if kind == "time":  # the first field of an entry
             entry.clear()
@@ -597,7 +611,7 @@ class FileInterpreter:
         last, body = next(((w, b) for w in reversed(scan.tail_lines)
                            if (b := strip_prefixes(w.text).body).strip() and not _BARE_HOST_TAG.fullmatch(b)),
                           (last, ""))
-        if not (last.line - header.line <= 1 or body[:1].isspace()):
+        if not (last.line - header.line <= 1 or body[:1].isspace() or _in_unindented_frame(scan.tail_lines, last)):
             return None
         # torchrun's own frames make it torchrun's exception; still a failure the lines show, whose
         # line (ChildFailedError, a rendezvous error) would have said more.
@@ -631,6 +645,13 @@ class FileInterpreter:
         last_frame = next((body for _, body in run if lineparse.FRAME.match(body)), "")  # (run is walked backward)
         launcher = (SPAWN_PARENT if all(lineparse.is_spawn_parent_frame(b) for b in agent) else True) if agent else None
         return PythonException(first, _cut_told(launcher, last_frame), "")
+
+
+def _in_unindented_frame(tail_lines, last) -> bool:
+    """The log's last line is a frame of a traceback whose lines lost their indent (Cloud Logging
+    trims each entry): `File "x.py", line 3, in f`, or the source line right after one."""
+    before = [w for w in tail_lines if w.line <= last.line and strip_prefixes(w.text).body.strip()][-2:]
+    return any(lineparse.FRAME.match(" " + strip_prefixes(w.text).body.lstrip()) for w in before)
 
 
 def _cut_told(launcher, last_frame: str) -> str:

@@ -566,9 +566,17 @@ SUMMARY_INDENT = "  "
 RICH_BOX_TOP = "╭"
 
 
+# The header glued behind another write with nothing between, ending the line: a process's stderr
+# behind a bar its stdout left without a newline (mmcv's ProgressBar: `[   ] 0/5000, elapsed: 0s,
+# ETA:Traceback (most recent call last):`). Only at the line's end: a quote of a traceback (a JSON
+# field's `"Traceback (most recent call last):\n  File ...`) goes on after it.
+_HEADER_ENDS_LINE = TRACEBACK_START + ":"
+
+
 @needs(_literal(b"Traceback (most recent"))
 def is_traceback_start(body: str) -> bool:
     return (any(body.startswith(TRACEBACK_START, start) for start in _glued_starts(body))
+            or body.rstrip().endswith(_HEADER_ENDS_LINE)
             or _SUMMARY_TRACEBACK.match(body) is not None
             or body.lstrip().startswith(RICH_BOX_TOP) and TRACEBACK_START in body)
 
@@ -927,6 +935,13 @@ SPAWN_TERMINATING = re.compile(r"\bTerminating process \d+ via signal SIGTERM\b"
 # the first, the process named by its rank alone (`Process name: 0`), and before it reports each
 # process that ended badly: `Process {idx} exit with status code {ec}.`, idx the slot's rank and ec the
 # shell's status (137: SIGKILL).
+# Open MPI's help text before that block when a process ended badly (orte/prte errmgr,
+# help-errmgr-base.txt [normal-termination-but]: `Primary job  terminated normally, but %d process%s
+# returned` / `a non-zero exit code. Per user-direction, the job has been aborted.`), and the block's own
+# first line (`%s detected that one or more processes exited with non-zero status`): a process failed,
+# its rank and exit code in the block after them, if a paste kept it.
+MPI_FAILED_TOLD = re.compile(r"\bPrimary job +terminated normally, but \d+ process(?:es)? returned\b"
+                             r"|\b(?:mpirun|mpiexec|prterun|orterun)(?:\.\w+)? detected that one or more processes exited with non-zero")
 MPI_PROCESS_NAME = re.compile(r"^\s*Process name: (?:\[\[[\d.]+,\d+\],(?P<rank>\d+)\]|(?P<slot_rank>\d+))\s*$")
 HOROVOD_PROCESS_EXIT = re.compile(r"\bProcess (?P<rank>\d+) exit with status code (?P<code>-?\d+)\.")
 MPI_EXIT_CODE = re.compile(r"^\s*Exit code:\s+(?P<code>-?\d+)\s*$")
@@ -1023,6 +1038,7 @@ CHILD_PROCESS_FAILED = re.compile(r"\bChild process (?P<pid>\d+) \(local_rank (?
        _literal(b"Signal: "), _literal(b"Caught signal "), _literal(b"Fatal Python error: "),
        Candidates((b"Process name: ",), rb"^[ \t]*Process name: (?:\[\[|[0-9]+[ \t]*$)"),
        _literal(b" noticed that process rank "), _literal(b" exit with status code "),
+       _literal(b"Primary job "), _literal(b" detected that one or more processes"),
        _literal(b"MPI_ABORT was invoked on rank "), _literal(b"with errorcode "),
        # `  Exit code:    1` below Open MPI's process name (the context decides whose it is)
        Candidates((b"Exit code:",), rb"^[ \t]*Exit code:[ \t]+-?[0-9]+[ \t]*$"),
@@ -1070,6 +1086,8 @@ def parse_summary_line(body: str) -> SummaryLine | None:
         return SummaryLine("mpi-process", int(mpi["rank"] or mpi["slot_rank"]))
     if " exit with status code " in body and (horovod := HOROVOD_PROCESS_EXIT.search(body)) is not None:
         return SummaryLine("failed", (None, int(horovod["code"])), training_process=True, rank=int(horovod["rank"]))
+    if ("Primary job " in body or " detected that one or more processes" in body) and MPI_FAILED_TOLD.search(body):
+        return SummaryLine("failed", (None, None), training_process=True, exitcode_cut=True)
     if "Exit code:" in body and (mpi := MPI_EXIT_CODE.match(body)) is not None:
         return SummaryLine("mpi-exit", int(mpi["code"]))
     if "MPI_ABORT was invoked on rank " in body and (mpi := MPI_ABORTED.search(body)) is not None:

@@ -29,6 +29,12 @@ PREFIX = re.compile(
       (?P<rfc3339>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)[ \t]+
         # CRI (containerd, CRI-O) log files: `<time> <stream> <F|P> `; P marks a partial record
         (?:(?P<cri_stream>stdout|stderr)[ ](?P<cri_tag>[FP])(?:[ ]|$))?
+    # Google Cloud Logging's entries as its console and `gcloud logging read` show them (Vertex AI,
+    # GKE, Cloud Run): the severity before the time, then the entry's labels (`[resource.labels.
+    # taskName: workerpool0-0]`, a Vertex replica)
+    | (?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY)[ ]
+        (?P<cloud_time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)[ \t]+
+    | \[(?:resource\.)?labels\.[\w.]{1,60}:[ ][^\]\s]{1,100}\][ ]?
     | \[(?P<stream>stdout|stderr)\][ \t]?
     # a Markdown quote (`> `) before each line of a log pasted into an issue or a reply that quotes
     # one; quotes nest (`> > `), and a quoted empty line is a bare `>`
@@ -244,8 +250,8 @@ def strip_prefixes(line: str) -> Stripped:
             partial = True
         boxed = boxed or groups["box"] is not None
         if stamp is None:
-            if groups["rfc3339"]:
-                stamp = _parse_rfc3339(groups["rfc3339"])
+            if groups["rfc3339"] or groups["cloud_time"]:
+                stamp = _parse_rfc3339(groups["rfc3339"] or groups["cloud_time"])
             elif groups["pylog"]:
                 stamp = _parse_plain(groups["pylog"])
             elif groups["pylog_bracket"] or groups["pylog_level_first"]:
