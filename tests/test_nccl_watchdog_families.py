@@ -309,3 +309,45 @@ def test_a_monitored_barrier_that_lost_rank_0_says_where_to_look(run_cli, tmp_pa
              "[../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.1]:25077"]
     root = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")["root_cause"]
     assert root["rule"] == "failure-elsewhere" and "(rank 0, which it waited for, is where to look)" in root["message"]
+
+
+# NCCL's debug header (debug.cc: `%s:%d:%d [%d] `) and its init line (init.cc: `comm %p rank %d nranks %d
+# cudaDev %d busId %lx - Init START`); the lines below are SYNTHETIC, built from those formats.
+COMM = "node-b:{pid}:{tid} [{dev}] NCCL INFO comm 0x7f0dc0269bf0 rank {rank} nranks {nranks} cudaDev {dev} busId 1000 - Init START"
+REFUSED = "node-b:{pid}:{tid} [{dev}] include/socket.h:361 NCCL WARN Call to connect timeout : Connection refused"
+
+
+@pytest.mark.parametrize("comms, rank", [
+    # the process's communicator of the world names its rank
+    ([(4152, 2, 4)], 2),
+    # a smaller communicator (a tensor-parallel group) beside the world's: the world's rank
+    ([(4152, 0, 2), (4152, 2, 4)], 2),
+    # another process's communicator says nothing of this one
+    ([(4153, 3, 4)], None),
+])
+def test_an_nccl_warning_takes_the_rank_its_process_formed_its_world_communicator_with(run_cli, tmp_path, comms, rank):
+    lines = [COMM.format(pid=pid, tid=4206, dev=0, rank=r, nranks=n) for pid, r, n in comms]
+    report = paste_report(run_cli, tmp_path, "\n".join(lines + [REFUSED.format(pid=4152, tid=4206, dev=0)]) + "\n")
+    assert report["root_cause"]["rule"] == "nccl-error" and report["root_cause"]["rank"] == rank
+
+
+def test_only_a_smaller_communicator_than_the_world_names_no_rank(run_cli, tmp_path):
+    """The world is 8 (the env print's WORLD_SIZE), the communicator shown 2: a group's rank, no global one."""
+    lines = ["torchrun env: RANK= 6 LOCAL_RANK= 2 WORLD_SIZE= 8", COMM.format(pid=4152, tid=4206, dev=0, rank=1, nranks=2),
+             REFUSED.format(pid=4152, tid=4206, dev=0)]
+    report = paste_report(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["root_cause"]["rule"] == "nccl-error" and report["root_cause"]["rank"] != 1
+
+
+@pytest.mark.parametrize("last_error", [
+    "Bootstrap : no socket interface found",
+    "ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor AF_INET6(10)",
+])
+def test_nccls_last_error_of_no_interface_is_the_cause(run_cli, tmp_path, last_error):
+    """torch 2.x's DistBackendError puts `Last error:` and NCCL's message on lines of their own
+    (ProcessGroupNCCL.cpp's getNcclErrorDetailStr); synthetic lines from that form."""
+    text = ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1207, "
+            "internal error, NCCL version 2.14.3\nncclInternalError: Internal check failed.\nLast error:\n" + last_error + "\n")
+    cause = paste_report(run_cli, tmp_path, text)["root_cause"]
+    assert cause["rule"] == "nccl-error" and cause["cause"] == "nccl-no-interface"
+    assert "NCCL_SOCKET_IFNAME" in cause["hint"]

@@ -258,3 +258,27 @@ def test_a_traceback_whose_lines_lost_their_indent_is_read(run_cli, tmp_path, en
         assert report["verdict"] != "FAILED"
     else:
         assert report["verdict"] == "FAILED" and message in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("line, body, local_rank", [
+    # torchrun's tee header under a role of its own (`[${role_name}${local_rank}]:`), torchx's `trainer`
+    ("[trainer3]:node:1958:1958 [3] NCCL INFO NCCL_SOCKET_IFNAME set to eth2",
+     "node:1958:1958 [3] NCCL INFO NCCL_SOCKET_IFNAME set to eth2", 3),
+    # a prefix template with the local rank last (`[${role_name}${rank}|${local_rank}]:`)
+    ("[trainer0|0]:ncclInternalError: Internal check failed.", "ncclInternalError: Internal check failed.", 0),
+    ("[worker12|4]:step 3 loss 2.1", "step 3 loss 2.1", 4),
+    # a script's own bracketed words keep their text
+    ("[epoch1]: loss 0.3", "[epoch1]: loss 0.3", None),
+])
+def test_torchruns_tee_header_under_a_named_role_is_a_prefix(line, body, local_rank):
+    """torchrun's tail_log header (synthetic lines in its default form and a template's)."""
+    stripped = strip_prefixes(line)
+    assert (stripped.body, stripped.local_rank) == (body, local_rank)
+
+
+def test_a_signature_line_under_a_tee_header_names_its_local_rank(run_cli, tmp_path):
+    from conftest import paste_report
+
+    report = paste_report(run_cli, tmp_path, "[trainer1|1]:ncclInternalError: Internal check failed.\n")
+    assert report["root_cause"]["rule"] == "nccl-error"
+    assert "(local_rank 1 on " in report["root_cause"]["message"]

@@ -173,6 +173,9 @@ def signature_findings(job: Job, rule):
                 rank = rank_of_pid.get(groups.get(Group.PID), failure.rank if failure is not None else None)
             if rank is None and failure is not None and failure.local_rank is not None:
                 groups.setdefault(Group.LOCAL_RANK, str(failure.local_rank))
+            if rank is None and hit.where.local_rank is not None:
+                # a launcher's tag of the process (torchrun's tee header) on a Worker of unknown shape
+                groups.setdefault(Group.LOCAL_RANK, str(hit.where.local_rank))
             key = (worker.label, rank)
             if key not in by_key:
                 by_key[key] = (worker, rank, {}, [])

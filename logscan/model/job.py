@@ -19,6 +19,7 @@ from logscan.rule_ids import (CAUSE_OOM_KILL, DEATH_SIGNAL_RECEIVED, ERROR_LINE,
                               RENDEZVOUS_ROUND, SIBLING_TERMINATED, SLURM_STEP_TASK_FAILURE, STORE_TIMEOUT,
                               TORCHRUN_STARTED, TRAINING_LOOP_FINISHED, WORKER_GROUP_SUCCEEDED)
 from logscan.model.training import StepWarnings
+from logscan.scan.lineparse import NCCL_COMM_RANK, nccl_process
 from logscan.scan.prefixes import clean
 from logscan.diagnosis import Where
 from logscan.scan.events import EnvPrint, EventLists, FileScan, LaunchLine, ProcessExit, Progress
@@ -380,6 +381,32 @@ class Worker(EventLists):
         mtimes = [s.mtime for s in self.scans if s.mtime]
         return datetime.fromtimestamp(max(mtimes), timezone.utc) if mtimes else None
 
+    @cached_property
+    def nccl_world_ranks(self) -> dict[tuple[str, int], int]:
+        """Each process's rank in its largest NCCL communicator (the world's: its global rank), by the
+        host and pid of NCCL's debug header; a process seen with two ranks there is left out, and none
+        is read where the world the lines name is larger than every communicator shown."""
+        seen: dict[tuple[str, int], set[int]] = {}
+        largest = 0
+        formed = []
+        for hit in self.hits:
+            if hit.rule_id != PROCESS_GROUP_JOINED or "nranks" not in hit.where.text:
+                continue
+            text = clean(hit.where.text)
+            comm, process = NCCL_COMM_RANK.search(text), nccl_process(text)
+            if comm is not None and process is not None:
+                formed.append((process, int(comm["rank"]), int(comm["nranks"])))
+                largest = max(largest, int(comm["nranks"]))
+        worlds = {e.world_size for e in self.envs if e.world_size is not None}
+        if self.launch is not None and self.launch.total_procs is not None:
+            worlds.add(self.launch.total_procs)
+        if worlds and largest not in worlds:
+            return {}  # only a smaller communicator's ranks (a tensor- or pipeline-parallel group's)
+        for process, rank, nranks in formed:
+            if nranks == largest:
+                seen.setdefault(process, set()).add(rank)
+        return {process: next(iter(ranks)) for process, ranks in seen.items() if len(ranks) == 1}
+
     def global_rank(self, where: Where, groups: dict | None = None) -> int | None:
         if where.rank is not None:
             return where.rank
@@ -395,6 +422,8 @@ class Worker(EventLists):
             return self.rank_offset
         if where.task is not None and self.tasks_are_ranks:
             return where.task
+        if " NCCL " in where.text and self.nccl_world_ranks:
+            return self.nccl_world_ranks.get(nccl_process(clean(where.text)))
         return None
 
 

@@ -842,6 +842,19 @@ def parse_announced(body: str) -> tuple[str, str] | None:
     return ("c10::Error", found["message"]) if found is not None else None
 
 
+# NCCL's debug header (debug.cc: `%s:%d:%d [%d] `, host, pid, thread id and CUDA device) before each of
+# its INFO and WARN lines, and its INFO line of a communicator formed (init.cc: `comm %p rank %d nranks
+# %d cudaDev %d busId %lx ...`): the process's rank in that communicator, its global rank in the world's.
+NCCL_HEADER = re.compile(r"(?:^|\s)(?P<host>[\w.-]+):(?P<pid>\d+):\d+ \[\d+\] ")
+NCCL_COMM_RANK = re.compile(r"\bNCCL INFO comm 0x[0-9a-f]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+)\b")
+
+
+def nccl_process(body: str) -> tuple[str, int] | None:
+    """The host and pid of NCCL's debug header on a line, if it has one."""
+    found = NCCL_HEADER.search(body) if " [" in body else None
+    return (found["host"], int(found["pid"])) if found is not None else None
+
+
 # --- torchrun's failure summary: a block of `key : value` lines per failed process -------------
 
 SUMMARY_FIELD = re.compile(

@@ -75,10 +75,13 @@ PREFIX = re.compile(
     # Python logging's %(process)d in a field of its own: `[pid 1234] `, `1234: `
     | \[pid[ ](?P<log_pid>\d+)\][ \t]?
     | (?P<colon_pid>\d{1,7}):[ ]
-    # torchrun --tee: `[{role}{local_rank}]:` (tail_log's header): `[default0]:`, and `[0]:` under
-    # torchx's dist.ddp, which runs torchrun with `--role ""`. A bare `[N]:` needs text right after
-    # it: alone on its line it is the ChildFailedError summary's failure index.
-    | \[(?:default(?P<tee_local>\d+)\]:[ \t]?|(?P<tee_unnamed>\d{1,5})\]:(?=\S))
+    # torchrun --tee: `[{role}{local_rank}]:` (tail_log's header, `[${role_name}${local_rank}]:`):
+    # `[default0]:`, torchx's role `[trainer3]:`, and `[0]:` under torchx's dist.ddp, which runs torchrun
+    # with `--role ""`. A bare `[N]:` needs text right after it: alone on its line it is the
+    # ChildFailedError summary's failure index. A template (TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE)
+    # that puts `|${local_rank}` last (`[trainer0|0]:`, `[group/5|1]:`) names the local rank there.
+    | \[(?:(?:default|trainer|worker|learner)(?P<tee_local>\d+)(?:\|(?P<tee_local_last>\d+))?\]:[ \t]?
+        |(?P<tee_unnamed>\d{1,5})\]:(?=\S))
     # (`[Rank7]:` as verl's workers print it)
     | \[[Rr]ank(?P<rank>\d+)\]:[ \t]?
     # torch's C++ logger (c10d, ProcessGroup*), and its Python formatter since 2.3: the level's
@@ -234,7 +237,7 @@ def strip_prefixes(line: str) -> Stripped:
             rank = int(groups["rank"])
         elif groups["mpi_rank"] is not None:
             rank = int(groups["mpi_rank"])
-        elif (tee := groups["tee_local"] or groups["tee_unnamed"]) is not None:
+        elif (tee := groups["tee_local_last"] or groups["tee_local"] or groups["tee_unnamed"]) is not None:
             local_rank = int(tee)
         elif groups["ray_pid"] is not None:
             pid = int(groups["ray_pid"])
