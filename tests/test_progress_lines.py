@@ -227,3 +227,22 @@ def test_a_bar_at_zero_percent_with_steps_counted_is_progress(line, progress):
 def test_a_loss_among_fields_a_pipe_parts_is_progress(line, progress):
     """Synthetic lines from those format strings."""
     assert ProgressFinder().is_progress_line(line.encode()) is progress
+
+
+@pytest.mark.parametrize("line, progress", [
+    # WeNet's executor (`TRAIN Batch {}/{} loss {:.6f} loss_att ... lr {:.8f} rank {}`)
+    ("2022-03-23 23:57:28,855 DEBUG TRAIN Batch 0/185100 loss 4.577072 loss_att 4.222489 lr 0.00065741 rank 0", True),
+    # lit-gpt's finetune loop (`iter {} step {}: loss {:.4f}, iter time: ...`)
+    ("iter 16 step 1: loss nan, train time: 1405.01ms", True),
+    # Swin Transformer's checkpoint save after an epoch (`{save_path} saved !!!`)
+    ("[2024-07-27 03:34:14 swin_tiny] (utils.py 101): INFO output/ckpt_epoch_29.pth saved !!!", True),
+    ("[2024-07-27 03:34:14 swin_tiny] (utils.py 99): INFO output/ckpt_epoch_29.pth saving......", False),
+    # an evaluation loop's meters (pytorch/examples' ImageNet ProgressMeter, `Test: `)
+    ("Test: [ 0/49]   Time  5.806 ( 5.806)    Loss 9.5338e-01 (9.5338e-01)    Acc@1  75.10 ( 75.10)", False),
+    # a loss function's name and an integer setting are no loss logged
+    ("criterion: label smoothing loss 0", False),
+    ("using loss weights 1 1 2", False),
+])
+def test_a_loss_field_and_an_epochs_saved_checkpoint_are_progress(line, progress):
+    """Synthetic lines from those format strings."""
+    assert ProgressFinder().is_progress_line(line.encode()) is progress

@@ -186,6 +186,13 @@ DEFAULT_PROGRESS = (
     r"""['"](?:loss|train_loss)['"][ \t]*:[ \t]*['"]?(?:[-+]?[\d.]|(?i:nan|inf)\b)""",
     # `loss=0.5`, `loss: 0.5`, and a named one: `train_loss: 0.512` (Lightning's rich bar)
     r"(?i:(?:\x1b\[[0-9;]*m|\b|_)loss[ \t]*[:=][ \t]*(?:[-+]?\d|nan\b|inf\b)" + _NOT_A_FILE_NAME + ")",
+    # a loss as a field `loss 4.577` (WeNet's `TRAIN Batch {}/{} loss {:.6f} ...`, nanoGPT's and lit-gpt's
+    # `iter {}: loss {:.4f}`): a decimal, or nan or inf. In lower case only: the meters of evaluation
+    # loops print `Loss 0.9534 (0.9534)` (pytorch/examples' ImageNet `Test: [ 0/49]`, Swin's `Test: [0/112]`)
+    r"\bloss[ \t]+(?:[-+]?\d+\.\d|nan\b|inf\b)",
+    # Swin Transformer's save of an epoch's checkpoint (utils.py, save_checkpoint: `{save_path} saved !!!`,
+    # the path `ckpt_epoch_{epoch}.pth`), as the repositories built on it (VMamba) keep it
+    r"ckpt_epoch_\d+\.pth saved\b",
     # a loss among fields a pipe parts, `key value`: fairseq's simple log format (progress_bar.py,
     # _str_pipes: `' | '.join(key + ' ' + value)` after `epoch 001`), pytorch/examples' language
     # model (`| epoch   1 |   200/ 2983 batches | lr 5.00 | ms/batch 45.06 | loss  5.45 | ppl ...`)
@@ -218,7 +225,7 @@ DEFAULT_PROGRESS = (
     r"Train: \[\d+/\d+\]\[\s*\d+/\d+\]",
 )
 # Every match of a default progress pattern holds one of these, in some letter case.
-PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|", b"checkpoint", b"epoch: [", b"train: [")
+PROGRESS_LITERALS = (b"step", b"iter", b"loss", b"%|", b"checkpoint", b"epoch: [", b"train: [", b"ckpt_epoch_")
 
 # Words that make a line an error report or the scheduler's, whatever progress-like words it
 # holds; and the bars of getting ready to train (loading a checkpoint, downloading, a datasets
