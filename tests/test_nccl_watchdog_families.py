@@ -351,3 +351,36 @@ def test_nccls_last_error_of_no_interface_is_the_cause(run_cli, tmp_path, last_e
     cause = paste_report(run_cli, tmp_path, text)["root_cause"]
     assert cause["rule"] == "nccl-error" and cause["cause"] == "nccl-no-interface"
     assert "NCCL_SOCKET_IFNAME" in cause["hint"]
+
+
+WATCHDOG = ("[E ProcessGroupNCCL.cpp:737] [Rank {rank}] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum={seq}, OpType={op}{extra}, Timeout(ms)=1800000) ran for 1801750 milliseconds before timing out.")
+
+
+@pytest.mark.parametrize("works, odd", [
+    # FSDP's all-gathers on two ranks, a REDUCE on rank 0 (1.x's wording)
+    ([(1, "_ALLGATHER_BASE"), (0, "REDUCE"), (5, "_ALLGATHER_BASE")], 0),
+    # 2.x's wording (NumelIn, NumelOut): a BROADCAST on rank 2 among all-reduces
+    ([(0, "ALLREDUCE"), (1, "ALLREDUCE"), (2, "BROADCAST"), (3, "ALLREDUCE")], 2),
+])
+def test_ranks_timed_out_in_different_collectives_at_one_seqnum_name_the_odd_one(run_cli, tmp_path, works, odd):
+    """ProcessGroupNCCL's watchdog message (synthetic lines from its format in 1.x and 2.x)."""
+    extra = ", NumelIn=1, NumelOut=1" if len(works) == 4 else ""
+    text = "step 10 loss 2.3\n" + "".join(WATCHDOG.format(rank=r, seq=3742816, op=op, extra=extra) + "\n" for r, op in works)
+    cause = paste_report(run_cli, tmp_path, text)["root_cause"]
+    assert cause["rule"] == "collective-timeout" and cause["rank"] == odd
+    assert f"rank {odd} was in " in cause["message"] and "TORCH_DISTRIBUTED_DEBUG=DETAIL" in cause["hint"]
+
+
+@pytest.mark.parametrize("works", [
+    # one kind of collective: the same work everywhere, no odd one
+    [(0, 7, "ALLREDUCE"), (1, 7, "ALLREDUCE")],
+    # two ranks, two kinds: neither is the odd one
+    [(0, 7, "ALLREDUCE"), (1, 7, "BROADCAST")],
+    # different numbers: counts of different groups, or a rank behind
+    [(0, 7, "ALLREDUCE"), (1, 9, "BROADCAST"), (2, 9, "BROADCAST")],
+])
+def test_no_odd_collective_is_named_where_the_lines_do_not_single_one_out(run_cli, tmp_path, works):
+    text = "step 10 loss 2.3\n" + "".join(WATCHDOG.format(rank=r, seq=s, op=op, extra="") + "\n" for r, s, op in works)
+    cause = paste_report(run_cli, tmp_path, text)["root_cause"]
+    assert cause["rule"] == "collective-timeout" and " was in " not in cause["message"]

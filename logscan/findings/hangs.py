@@ -3,6 +3,8 @@ collective that timed out once training had started. Each names the straggler wh
 
 from __future__ import annotations
 
+import re
+
 from logscan.catalogue import Group
 from logscan.diagnosis import format_duration
 from logscan.exit_signals import SIGNAL_EXCEPTION
@@ -207,6 +209,51 @@ def _behind_in_sequence(job: Job) -> tuple[int | None, int, list] | None:
     return job.node_of_rank(rank), rank, [at[rank][lowest], ahead]
 
 
+WATCHDOG_OP_END = re.compile(r"OpType=\w+[,)]")
+DESYNC_HINT = ("Find where that rank issues a collective its peers do not, or in another order (a branch on the "
+               "rank: evaluating, saving or logging through a collective on one rank only; an uneven number of "
+               "batches); rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL, which names the mismatched collectives.")
+
+
+def _desynced(job: Job) -> tuple[int | None, int, list, str] | None:
+    """NCCL's watchdog names the collective each rank timed out in (SeqNum) and its kind (OpType):
+    ranks of one group at the same number in different kinds of collective issued them in different
+    orders (a rank on another code path: an evaluation, a save, a skipped batch), and each waits for
+    a partner that never comes. The kind fewest ranks were in, held by one rank, names it."""
+    at: dict[int, set[tuple[int, str]]] = {}
+    where: dict[int, object] = {}
+    for worker in job.workers:
+        for hit in hits(worker, COLLECTIVE_TIMEOUT_LINE):
+            seq, op = hit.group(Group.SEQ), hit.group(Group.OP)
+            rank = worker.global_rank(hit.where, dict(hit.groups))
+            # (an OpType the line's end cut, `OpType=ALLR`, is no kind of its own)
+            if seq is not None and seq.isdigit() and op and rank is not None and WATCHDOG_OP_END.search(hit.where.text):
+                at.setdefault(rank, set()).add((int(seq), op))
+                where.setdefault(rank, hit.where)
+    if len(at) < 2 or any(len(works) > 1 for works in at.values()):
+        return None
+    work_of = {rank: next(iter(works)) for rank, works in at.items()}
+    if len({seq for seq, _ in work_of.values()}) != 1:
+        return None
+    by_op: dict[str, list[int]] = {}
+    for rank, (_, op) in sorted(work_of.items()):
+        by_op.setdefault(op, []).append(rank)
+    if len(by_op) < 2:
+        return None
+    fewest = min(len(ranks) for ranks in by_op.values())
+    odd = [op for op, ranks in by_op.items() if len(ranks) == fewest]
+    if len(odd) != 1 or fewest != 1:
+        return None
+    (rank,) = by_op[odd[0]]
+    others = sorted(r for r in work_of if r != rank)
+    seq = work_of[rank][0]
+    kinds = " and ".join(sorted({op for op in by_op if op != odd[0]}))
+    said = (f"; rank {rank} was in {odd[0]} while {plural(others, 'rank', 'ranks')} "
+            f"{'was' if len(others) == 1 else 'were'} in {kinds} at the same collective (SeqNum {seq}): "
+            f"the ranks issued their collectives in different orders, rank {rank} on another code path")
+    return job.node_of_rank(rank), rank, [where[rank], where[others[0]]], said
+
+
 def rank_by_elimination(job: Job, failures: list[Failure]) -> tuple[int | None, int | None, list]:
     """Every rank but one gave up waiting and that one reported nothing (torch < 2.2 leaves
     the ranks it SIGTERMed out of its summary): by elimination, the others waited for it."""
@@ -303,7 +350,8 @@ def collective_timeout(job: Job, rule):
     hits = [h for w in job.workers for h in w.hits if h.rule_id == COLLECTIVE_TIMEOUT_LINE]
     if not (timed_out or hits):
         return []
-    node_rank, rank, proof = _straggler(job, failures)
+    desync = _desynced(job)
+    node_rank, rank, proof = (desync[0], desync[1], desync[2]) if desync else _straggler(job, failures)
     ranks = sorted({f.rank for f in timed_out if f.rank is not None} or {
         r for w in job.workers for h in w.hits if h.rule_id == COLLECTIVE_TIMEOUT_LINE
         and (r := w.global_rank(h.where, dict(h.groups))) is not None})
@@ -321,8 +369,8 @@ def collective_timeout(job: Job, rule):
         message += f"; {plural(detectors, 'rank', 'ranks')}' watchdog caught it" if len(detectors) > 1 \
             else f"; rank {detectors[0]}'s watchdog caught it"
     if rank is not None:
-        message += f"; rank {rank} never arrived"
+        message += desync[3] if desync else f"; rank {rank} never arrived"
         return [finding(rule, message, proof + [f.where for f in timed_out[:3]],
-                        node_rank=node_rank, rank=rank, ranks=tuple(ranks))]
+                        node_rank=node_rank, rank=rank, ranks=tuple(ranks), hint=DESYNC_HINT if desync else None)]
     evidence = [f.where for f in timed_out[:3]] or [h.where for h in hits[:3]]
     return [finding(rule, message, evidence, ranks=tuple(ranks))]
