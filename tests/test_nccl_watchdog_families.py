@@ -384,3 +384,20 @@ def test_no_odd_collective_is_named_where_the_lines_do_not_single_one_out(run_cl
     text = "step 10 loss 2.3\n" + "".join(WATCHDOG.format(rank=r, seq=s, op=op, extra="") + "\n" for r, s, op in works)
     cause = paste_report(run_cli, tmp_path, text)["root_cause"]
     assert cause["rule"] == "collective-timeout" and " was in " not in cause["message"]
+
+
+@pytest.mark.parametrize("last_error", [
+    "socketPollConnect poll() returned 1, no POLLOUT events",
+    "NET/IB : Got completion from peer 10.0.0.2<58624> with error 12, opcode 0, len 0, vendor err 129",
+])
+def test_nccls_last_error_on_the_line_after_its_head_is_named(run_cli, tmp_path, last_error):
+    """torch 2.x's DistBackendError ends `Last error:` and NCCL's message on the next line, which holds
+    no word a rule's keyword finds (synthetic lines in that form)."""
+    text = ("[rank9]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+            "ProcessGroupNCCL.cpp:1970, unhandled system error, NCCL version 2.20.5\n"
+            "[rank9]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n"
+            "[rank9]: Last error:\n[rank9]: " + last_error + "\n")
+    cause = paste_report(run_cli, tmp_path, text)["root_cause"]
+    assert cause["rule"] == "nccl-error" and cause["rank"] == 9
+    assert f"(last error: {last_error})" in cause["message"]
+

@@ -462,11 +462,26 @@ def test_a_line_cut_short_still_tells_its_failure(run_cli, tmp_path, line, rule,
      "[node-1:02519] Signal code: Address not mapped (1)"],
     ["[1733212121.123456] [node-1:2519 :0]      debug.c:1289 UCX  ERROR Caught signal 11 (Segmentation fault: "
      "address not mapped to object at address 0x440000e9)"],
-], ids=["open-mpi", "ucx"])
+    # Abseil's failure signal handler (`*** %s received at time=%ld%s ***`), by name and by number
+    ["(RayTrainWorker pid=7315) *** SIGSEGV received at time=1734086759 on cpu 3 ***",
+     "(RayTrainWorker pid=7315) PC: @        0x19ea96600  (unknown)  __pthread_kill"],
+    ["*** Signal 11 received at time=1734086759 ***"],
+    # glog's (`*** SIGSEGV (@0x0) received by PID %d (TID 0x%x) from PID %d; stack trace: ***`)
+    ["*** SIGSEGV (@0x0) received by PID 4242 (TID 0x7f3c) from PID 0; stack trace: ***"],
+], ids=["open-mpi", "ucx", "absl-name", "absl-number", "glog"])
 def test_a_processs_own_report_of_a_fatal_signal_is_its_death_by_it(run_cli, tmp_path, lines):
+    """Synthetic lines from each handler's format string."""
     report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
     assert report["verdict"] == "FAILED"
     assert "SIGSEGV" in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("line", ["a packet received at time=1734086759 from node 3",
+                                  "*** SIGNAL received at time=1 ***", "the *** SIGSEGV received at time=1 *** note"])
+def test_lines_like_a_signal_handlers_banner_are_no_death(line):
+    from logscan.scan.lineparse import parse_summary_line
+
+    assert parse_summary_line(line) is None
 
 
 @pytest.mark.parametrize("rule, head", [("=" * 60, "Failures:"), ("*" * 40, "Root Cause:")],

@@ -246,3 +246,15 @@ def test_a_loss_among_fields_a_pipe_parts_is_progress(line, progress):
 def test_a_loss_field_and_an_epochs_saved_checkpoint_are_progress(line, progress):
     """Synthetic lines from those format strings."""
     assert ProgressFinder().is_progress_line(line.encode()) is progress
+
+
+@pytest.mark.parametrize("line, progress", [
+    # detectron2's CommonMetricPrinter before any step (`lr: N/A`), as its hooks write it when training
+    # raised at once, and after steps
+    ("[02/16 08:16:42 d2.utils.events]:  iter: 0    lr: N/A  max_mem: 2371M", False),
+    ("[02/16 08:17:42 d2.utils.events]:  eta: 0:10:00  iter: 19  total_loss: 2.345  time: 0.5  lr: 0.00039962  max_mem: 2371M",
+     True),
+])
+def test_a_metrics_line_of_a_loop_that_never_stepped_is_no_progress(line, progress):
+    """Synthetic lines in detectron2's CommonMetricPrinter format."""
+    assert ProgressFinder().is_progress_line(line.encode()) is progress

@@ -367,3 +367,15 @@ def test_a_pattern_the_regex_module_reads_otherwise_than_re_is_found_by_its_keyw
         raw_cover(pattern)
     finder = HyperscanLineFinder([], [((pattern,), (b"worker",))])
     assert finder.scan(b"x\n[rank1]:" + body.encode() + b"\n")[0] == [2]
+
+
+def test_both_matchers_read_the_line_after_a_last_error_head(tmp_path, scanners):
+    """torch's `Last error:` announces NCCL's message on the next line, which no keyword finds
+    (synthetic lines in that form)."""
+    log = tmp_path / "w.log"
+    log.write_text("ncclInternalError: Internal check failed.\nLast error:\nsocketPollConnect poll() returned 1\n"
+                   "step 3 loss 2.0\nLast error:\n")
+    for scanner in scanners:
+        hits = scanner.scan_file(str(log), "w.log").hits
+        told = [dict(h.groups).get("last_error") for h in hits if h.rule_id == "nccl-error"]
+        assert told == [None, "socketPollConnect poll() returned 1"]

@@ -282,3 +282,15 @@ def test_a_signature_line_under_a_tee_header_names_its_local_rank(run_cli, tmp_p
     report = paste_report(run_cli, tmp_path, "[trainer1|1]:ncclInternalError: Internal check failed.\n")
     assert report["root_cause"]["rule"] == "nccl-error"
     assert "(local_rank 1 on " in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("line, body", [
+    ("ERROR 04-07 00:57:46 ray_utils.py:45] Attribute busid of node nic not found", "Attribute busid of node nic not found"),
+    ("INFO 12-01 10:00:01 [parallel_state.py:1004] rank 3 in world size 8 is assigned as DP rank 0",
+     "rank 3 in world size 8 is assigned as DP rank 0"),
+    # a level and a date the logger's form does not go on with keep their words
+    ("ERROR 04-07 the run failed", "ERROR 04-07 the run failed"),
+])
+def test_vllms_log_header_is_a_prefix(line, body):
+    """vLLM's logging format (vllm/logger.py, in both its forms); synthetic lines."""
+    assert strip_prefixes(line).body == body

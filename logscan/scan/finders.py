@@ -266,10 +266,16 @@ _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 _PLACES_TRIED = 256  # a line with more words of getting ready than this is searched whole
 
 
+# detectron2's metrics line before any optimizer step (CommonMetricPrinter: `lr: N/A` until the LR
+# scheduler hook records one, after the first step): its hooks write it once more when training raised
+# at its first iteration (`iter: 0    lr: N/A  max_mem: 2371M`), which is no step taken.
+_NO_STEP_YET = b"lr: N/A"
+
+
 def tells_no_error(line: bytes) -> bool:
-    """NOT_PROGRESS finds nothing in `line` and its bar counts no bytes or examples; asked only
-    when the literals they need are there."""
-    if any(word in line for word in _ERROR_WORDS):
+    """NOT_PROGRESS finds nothing in `line`, its bar counts no bytes or examples, and it is no
+    metrics line of a loop that has not stepped yet; asked only when the literals they need are there."""
+    if any(word in line for word in _ERROR_WORDS) or _NO_STEP_YET in line:
         return False
     if b'File "' in line and _FILE_WORD.search(line) is not None:
         return False

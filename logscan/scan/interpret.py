@@ -72,6 +72,7 @@ class _Meaning:
     agent_line: lineparse.AgentBlockLine | None = None  # torchrun's launch configs or rendezvous result
     spawn_quote: int | None = None  # mp.spawn's `-- Process N terminated with the following error:`
     ignored: bool = False  # Python's `Exception ignored in: ...`: the traceback after it failed nothing
+    last_error_head: bool = False  # torch's `Last error:`, NCCL's message on the next line
 
 
 # What a line that says nothing means.
@@ -87,6 +88,8 @@ class _FileContext:
 
     env: lineparse.EnvAssembler = field(default_factory=lineparse.EnvAssembler)
     state: lineparse.StateAssembler = field(default_factory=lineparse.StateAssembler)
+    # the line number of a `Last error:` line, whose message the next line holds
+    last_error_head: int | None = None
     agent_blocks: lineparse.AgentBlockAssembler = field(default_factory=lineparse.AgentBlockAssembler)
     traceback_signals: dict = field(default_factory=dict)
     headerless: set = field(default_factory=set)  # keys whose traceback began without a header
@@ -176,6 +179,8 @@ class FileInterpreter:
         """Interpret one candidate line (its first MAX_RAW bytes), numbered from 1."""
         scan, context = self.scan, self.context
         where, body, pid, header_pid, bare_number = _where_and_body(scan, raw, lineno)
+        if context.last_error_head == lineno - 1 and body.strip():
+            body = f"{lineparse.LAST_ERROR_HEAD} {body.strip()}"  # the message it announced, as one line
         if where.rank is not None:
             if "Rank " in body and (told := lineparse.default_group_rank(body)) is not None and told != where.rank:
                 # The default group's own word for its rank is the global one; a `[rankN]:` prefix
@@ -184,6 +189,7 @@ class FileInterpreter:
             if context.prefix_ranks:
                 where = replace(where, rank=context.prefix_ranks.get(where.rank, where.rank))
         meaning = self._meaning(body)
+        context.last_error_head = lineno if meaning.last_error_head else None
         if where.task is not None:
             self._labelled = True
         elif bare_number is not None:
@@ -347,7 +353,8 @@ class FileInterpreter:
                 agent_frame=lineparse.is_agent_frame(body), frame_line=lineparse.is_frame_line(body),
                 hits=hits, exception=exception, announced=announced,
                 agent_line=lineparse.parse_agent_block_line(body),
-                spawn_quote=lineparse.parse_spawn_quote(body), ignored=lineparse.is_ignored_exception(body))
+                spawn_quote=lineparse.parse_spawn_quote(body), ignored=lineparse.is_ignored_exception(body),
+                last_error_head=lineparse.is_last_error_head(body))
         if not ran_away:  # a rule given up on may be tried on the next copy while it has budget
             if len(self._meanings) >= MEANINGS_KEPT:
                 self._meanings.clear()

@@ -855,6 +855,17 @@ def nccl_process(body: str) -> tuple[str, int] | None:
     return (found["host"], int(found["pid"])) if found is not None else None
 
 
+# torch's NCCL error (ProcessGroupNCCL, getNcclErrorDetailStr) ends with `Last error:` and NCCL's last
+# WARN message (ncclGetLastError) on the line after it, a message no rule's keyword finds there: the
+# scanner keeps that line, and the interpreter reads it behind its head, as one line.
+LAST_ERROR_HEAD = "Last error:"
+
+
+@needs(_literal(LAST_ERROR_HEAD.encode()))
+def is_last_error_head(body: str) -> bool:
+    return body.rstrip().endswith(LAST_ERROR_HEAD)
+
+
 # --- torchrun's failure summary: a block of `key : value` lines per failed process -------------
 
 SUMMARY_FIELD = re.compile(
@@ -913,7 +924,12 @@ HARNESS_EXIT = re.compile(r"'[^']*' failed with returncode (?P<status>-?\d+)")
 # handler returns. (Python's faulthandler, `Fatal Python error: Segmentation fault`, is left out: it
 # is as often torchrun's own end as a training process's, which only the frames after it tell.)
 NATIVE_SIGNAL = re.compile(r"(?:^|\]\s*)Signal: (?P<words>[A-Z][\w ]+?) \((?P<number>\d+)\)\s*$"
-                           r"|\bCaught signal (?P<caught>\d+) \(")
+                           r"|\bCaught signal (?P<caught>\d+) \("
+                           # Abseil's failure signal handler (failure_signal_handler.cc: `*** %s received at
+                           # time=%ld%s ***`, `*** Signal %d received at ...`), linked into gRPC, Ray and XLA, and
+                           # glog's (`*** SIGSEGV (@0x0) received by PID %d (TID 0x..) ...`)
+                           r"|^\*\*\* (?:(?P<named>SIG[A-Z0-9]+)|Signal (?P<absl>\d+)) (?:received at time=\d+"
+                           r"|\(@0x[0-9a-f]+\) received by PID \d+)")
 # Python's faulthandler on a fatal signal (Modules/faulthandler.c, faulthandler_fatal_error): `Fatal
 # Python error: ` and the signal's name from its table (Segmentation fault, Floating point exception,
 # Aborted, Bus error, Illegal instruction), then each thread's stack. The process dies of that
@@ -1049,6 +1065,7 @@ CHILD_PROCESS_FAILED = re.compile(r"\bChild process (?P<pid>\d+) \(local_rank (?
        Candidates((b" terminated with",), rb"process [0-9]+ terminated with[ \t]*$"),
        _literal(b" terminated with the following error:"),
        _literal(b"Signal: "), _literal(b"Caught signal "), _literal(b"Fatal Python error: "),
+       _literal(b" received at time="), Candidates((b") received by PID ",), rb"\*\*\* SIG[A-Z0-9]+ \(@0x[0-9a-f]+\) received by PID "),
        Candidates((b"Process name: ",), rb"^[ \t]*Process name: (?:\[\[|[0-9]+[ \t]*$)"),
        _literal(b" noticed that process rank "), _literal(b" exit with status code "),
        _literal(b"Primary job "), _literal(b" detected that one or more processes"),
@@ -1115,8 +1132,11 @@ def parse_summary_line(body: str) -> SummaryLine | None:
     if "Fatal Python error: " in body and (fatal := FAULTHANDLER_FATAL.match(body)) is not None:
         return SummaryLine("failed", (None, -BY_DESCRIPTION[fatal["words"]]), training_process=True,
                            fault_dump=True)
-    if ("Signal: " in body or "Caught signal " in body) and (native := NATIVE_SIGNAL.search(body)) is not None:
-        return SummaryLine("failed", (None, -int(native["number"] or native["caught"])), training_process=True)
+    if ("Signal: " in body or "Caught signal " in body or " received " in body) and (
+            native := NATIVE_SIGNAL.search(body.strip())) is not None:
+        number = native["number"] or native["caught"] or native["absl"] or parse_signal(native["named"])
+        if number is not None:
+            return SummaryLine("failed", (None, -int(number)), training_process=True)
     field_match = SUMMARY_FIELD.fullmatch(body)
     if field_match is None:
         return None

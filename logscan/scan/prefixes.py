@@ -100,6 +100,10 @@ PREFIX = re.compile(
     # a paste indents it
     | [ \t]*(?P<pylog>\d{4}-\d{2}-\d{2}[ ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)(?:[ ]+[-|:][ ]+|[ ]+)
     | (?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:[ \t]?
+    # vLLM's logger (vllm/logger.py: `%(levelname)s %(asctime)s %(filename)s:%(lineno)d] `, the file in
+    # brackets from 0.6: `[%(filename)s:%(lineno)d] `; datefmt `%m-%d %H:%M:%S`), as SGLang's alike
+    | (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]\d{2}-\d{2}[ ]\d{2}:\d{2}:\d{2}(?:\.\d+)?[ ]
+        (?:\[[\w.-]+:\d+\]|[\w.-]+:\d+\])[ ]
     # torch 1.9's torchrun: `[INFO] 2021-06-29 12:04:55,391 api: `
     | \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\][ ]
         (?P<pylog_level_first>\d{4}-\d{2}-\d{2}[ ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)[ ][\w.]+:[ ]

@@ -28,6 +28,8 @@ from logscan.limits import BLOCK_PATTERN_TIMEOUT
 from logscan.scan.interpret import MAX_RAW, FileInterpreter, LineJudge, RuleTimeouts
 from logscan.scan.lineparse import Candidates
 from logscan.scan.prefixes import strip_prefixes
+
+LAST_ERROR_HEAD = lineparse.LAST_ERROR_HEAD.encode()
 from logscan.files.records import join_partial_records
 from logscan.files.reader import CHUNK_SIZE, MAX_LINE, ReadState, line_blocks
 
@@ -370,6 +372,13 @@ class Scanner:
             tells, same = judge(raw, is_native)
             if tells:
                 repeats.keep(found.candidates, numbers.of(start) - 1, raw, same, is_native)
+                if raw.rstrip().endswith(LAST_ERROR_HEAD) and end + 1 < size and (
+                        i + 1 == len(starts) or starts[i + 1] != end + 1):
+                    # the message a `Last error:` line announces is on the next line, with no word
+                    # a rule's keyword finds: it is read as that line's continuation
+                    after = block.find(b"\n", end + 1)
+                    repeats.keep(found.candidates, numbers.of(start),
+                                 _raw_line(block, end + 1, size if after < 0 else after), None)
         first = None
         if found.first_progress is None:
             first = self.progress.first(block)
