@@ -1338,3 +1338,25 @@ def test_a_pasted_launch_command_shows_a_distributed_job(run_cli, tmp_path, comm
     report = paste_report(run_cli, tmp_path, command + "\nbuilding model\nloading data\n")
     assert report["verdict"] == "INCONCLUSIVE"
     assert "got past the first batch" in report["verdict_reason"], report["verdict_reason"]
+
+
+EVENT = ('{{"name": "torchelastic.worker.status.{state}", "source": "WORKER", "timestamp": 0, "metadata": '
+         '{{"run_id": "none", "global_rank": {rank}, "group_rank": 1, "worker_id": "{pid}", "role": "default", '
+         '"hostname": "k8s-node1", "state": "{state}", "total_run_time": 100192, "rdzv_backend": "static", '
+         '"raw_error": null, "metadata": "{{\\"group_world_size\\": 2, \\"entry_point\\": \\"python\\"}}", '
+         '"agent_restarts": 3}}}}')
+
+
+@pytest.mark.parametrize("events, rank", [
+    ([("FAILED", 5, 16500), ("FAILED", 4, 16499)], 5),
+    ([("SUCCEEDED", 4, 16499), ("FAILED", 5, 16500)], 5),
+    # two events give one pid two ranks: neither is taken
+    ([("FAILED", 5, 16500), ("FAILED", 6, 16500)], None),
+])
+def test_torchelastics_worker_status_event_names_the_global_rank_of_a_pid(run_cli, tmp_path, events, rank):
+    """torch 1.9's elastic events, as its console handler prints them (events/api.py, Event.serialize);
+    synthetic lines in that form."""
+    lines = ["[ERROR] 2022-08-21 21:41:48,161 api: failed (exitcode: 1) local_rank: 1 (pid: 16500) of binary: "
+             "/usr/bin/python"] + [EVENT.format(state=s, rank=r, pid=p) for s, r, p in events]
+    report = _scan(run_cli, tmp_path, "\n".join(lines) + "\n")
+    assert report["verdict"] == "FAILED" and report["root_cause"]["rank"] == rank

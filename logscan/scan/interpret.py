@@ -73,6 +73,7 @@ class _Meaning:
     spawn_quote: int | None = None  # mp.spawn's `-- Process N terminated with the following error:`
     ignored: bool = False  # Python's `Exception ignored in: ...`: the traceback after it failed nothing
     last_error_head: bool = False  # torch's `Last error:`, NCCL's message on the next line
+    worker_event: tuple[int, int] | None = None  # torchelastic's status event: (pid, global rank)
 
 
 # What a line that says nothing means.
@@ -167,6 +168,8 @@ class FileInterpreter:
         # torchrun's reports name, with the process each is (None once two claim one pid).
         self._pid_only: list[tuple[str, int, int]] = []
         self._pid_process: dict[int, tuple[int | None, int | None] | None] = {}
+        # the global rank torchelastic's status events give each pid (None once two differ)
+        self._event_ranks: dict[int, int | None] = {}
         # srun --label: whether a line of the file carries a label only srun writes (a padded
         # number, or 0), and the lines whose only tag is an unpadded `N: ` (line → N): srun's
         # labels too in such a file, where its step has fewer than ten tasks; pids elsewhere.
@@ -198,6 +201,10 @@ class FileInterpreter:
         if meaning.launch is not None:
             scan.launches.append(LaunchLine(where=where, **meaning.launch))
             return
+
+        if meaning.worker_event is not None:  # (its state a rule may read too)
+            pid, rank = meaning.worker_event
+            self._event_ranks[pid] = rank if self._event_ranks.get(pid, rank) == rank else None
 
         if meaning.launch_total is not None:
             _complete_launch(scan, meaning.launch_total)
@@ -354,7 +361,7 @@ class FileInterpreter:
                 hits=hits, exception=exception, announced=announced,
                 agent_line=lineparse.parse_agent_block_line(body),
                 spawn_quote=lineparse.parse_spawn_quote(body), ignored=lineparse.is_ignored_exception(body),
-                last_error_head=lineparse.is_last_error_head(body))
+                last_error_head=lineparse.is_last_error_head(body), worker_event=lineparse.parse_worker_event(body))
         if not ran_away:  # a rule given up on may be tried on the next copy while it has budget
             if len(self._meanings) >= MEANINGS_KEPT:
                 self._meanings.clear()
@@ -481,6 +488,20 @@ class FileInterpreter:
         else:  # two processes with one pid (two nodes in one log, or restarts): neither
             self._pid_process[pid] = None
 
+    def _rank_exits_by_event(self) -> None:
+        """torchrun's report of a process by its pid, and the lines that name only that pid, take
+        the global rank its status event gives the pid."""
+        scan = self.scan
+        for index, exit_ in enumerate(scan.exits):
+            found = _REPORTED_PID.search(exit_.where.text) if exit_.rank is None else None
+            rank = self._event_ranks.get(int(found[1])) if found is not None else None
+            if rank is not None:
+                scan.exits[index] = replace(exit_, rank=rank)
+        for pid, rank in self._event_ranks.items():
+            known = self._pid_process.get(pid)
+            if rank is not None and known is not None and known[0] is None:
+                self._pid_process[pid] = (rank, known[1])
+
     def _attribute_pids(self) -> None:
         """Lines that name only a pid get the rank of the process torchrun reported with it."""
         scan = self.scan
@@ -584,6 +605,8 @@ class FileInterpreter:
         scan = self.scan
         if self._labelled and self._bare_numbers:
             self._label_bare_numbers()
+        if self._event_ranks:
+            self._rank_exits_by_event()
         self._attribute_pids()
         if self._late_hits:  # in line order among the others, wherever pieces began
             scan.hits = sorted(scan.hits + self._late_hits, key=lambda h: h.where.line)

@@ -377,6 +377,21 @@ RANK_LINES = (
 )
 
 
+# torch 1.9 and 1.10's elastic agent records each worker's end as an event, which its console handler
+# prints as JSON (elastic/events, record): `{"name": "torchelastic.worker.status.FAILED", "source":
+# "WORKER", "timestamp": 0, "metadata": {"run_id": ..., "global_rank": 0, "group_rank": 0, "worker_id":
+# "16500", ...}}`: the global rank of the process with that pid.
+WORKER_EVENT = re.compile(r'"name": "torchelastic\.worker\.status\.[A-Z]+".*?"global_rank": (?P<rank>\d+)'
+                          r'.*?"worker_id": "(?P<pid>\d+)"')
+
+
+@needs(_literal(b'"torchelastic.worker.status.'))
+def parse_worker_event(body: str) -> tuple[int, int] | None:
+    """(pid, global rank) of a torchelastic worker status event."""
+    found = WORKER_EVENT.search(body) if "torchelastic.worker.status." in body else None
+    return (int(found["pid"]), int(found["rank"])) if found is not None else None
+
+
 @needs(_literal(b"GLOBAL_RANK: "), _literal(b" - CUDA_VISIBLE_DEVICES: ["),
        _literal(b"Discovered MPI settings of world_rank="), _literal(b"Setting up process group for: "))
 def parse_rank_line(body: str) -> tuple[str, int | None, int | None, int | None] | None:
