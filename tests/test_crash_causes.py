@@ -126,3 +126,52 @@ def test_a_dataloader_workers_own_report_of_its_death_is_a_failure(run_cli, tmp_
     root = report["root_cause"]
     assert report["verdict"] == "FAILED" and root["cause"] == cause
     assert "a DataLoader worker died" in root["message"] and len(root["evidence"]) == 1
+
+
+@pytest.mark.parametrize("lines, var", [
+    # torch's env:// rendezvous (rendezvous.py, _env_error)
+    (["ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK "
+      "expected, but not set"], "RANK"),
+    # the same with its message cut, its frame naming the variable
+    (["Traceback (most recent call last):",
+      '  File "/opt/conda/lib/python3.8/site-packages/torch/distributed/rendezvous.py", line 235, in _env_rendezvous_handler',
+      '    rank = int(_get_env_or_raise("RANK"))',
+      '  File "/opt/conda/lib/python3.8/site-packages/torch/distributed/rendezvous.py", line 220, in _get_env_or_raise',
+      "    raise _env_error(env_var)", "ValueError: Error initializ"], "RANK"),
+    # a script's own os.environ["LOCAL_RANK"]
+    (["Traceback (most recent call last):", '  File "train.py", line 12, in <module>',
+      '    local_rank = int(os.environ["LOCAL_RANK"])', "KeyError: 'LOCAL_RANK'"], "LOCAL_RANK"),
+], ids=["env-error", "cut", "keyerror"])
+def test_a_process_started_without_a_launcher_says_which_variable(run_cli, tmp_path, lines, var):
+    """Synthetic lines from torch's rendezvous.py message and a script's os.environ lookup."""
+    from conftest import paste_report
+
+    cause = paste_report(run_cli, tmp_path, "\n".join(lines) + "\n")["root_cause"]
+    assert cause["cause"] == "no-launcher-env" and cause["hint"].startswith(f"{var} is one of the variables torchrun sets")
+
+
+def test_a_variable_of_the_scripts_own_keeps_the_env_var_cause(run_cli, tmp_path):
+    from conftest import paste_report
+
+    cause = paste_report(run_cli, tmp_path, "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+                                            "    root = os.environ[\"DATA_ROOT\"]\nKeyError: 'DATA_ROOT'\n")["root_cause"]
+    assert cause["cause"] == "env-var"
+
+
+@pytest.mark.parametrize("lines", [
+    # TCPStore before 1.13 (tcputils.cpp: `host not found: ` + gai_strerror, a ValueError in Python)
+    ["Traceback (most recent call last):",
+     '  File "/opt/conda/lib/python3.7/site-packages/torch/distributed/rendezvous.py", line 199, in _env_rendezvous_handler',
+     "    store = TCPStore(master_addr, master_port, world_size, start_daemon, timeout)",
+     "ValueError: host not found: Name or service not known"],
+    # the same quoted by mp.spawn for its process 0
+    ["-- Process 0 terminated with the following error:", "Traceback (most recent call last):",
+     '  File "/opt/conda/lib/python3.8/site-packages/torch/multiprocessing/spawn.py", line 59, in _wrap',
+     "    fn(i, *args)", "ValueError: host not found: Name or service not known"],
+], ids=["tcputils", "spawned"])
+def test_a_master_address_that_does_not_resolve_is_the_cause(run_cli, tmp_path, lines):
+    """Synthetic lines from TCPStore's message."""
+    from conftest import paste_report
+
+    cause = paste_report(run_cli, tmp_path, "\n".join(lines) + "\n")["root_cause"]
+    assert cause["cause"] == "master-unresolved" and "MASTER_ADDR does not resolve" in cause["hint"]

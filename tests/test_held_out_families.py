@@ -50,6 +50,9 @@ BANNER = ("WARNING:torch.distributed.run:Setting OMP_NUM_THREADS environment var
     ("Epoch 0: 100%|##########| 120/120 [00:31<00:00,  3.80it/s, loss=1.22]", False),
     ("step 30/30 loss 1.4118", True),
     ("100%|##########| 2209/2209 [39:03<00:00,  1.06s/it]", True),
+    # pytorch/examples' MNIST (`Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}`), an epoch's last batch
+    ("Train Epoch: 0 [7010/7010 (100%)]\tLoss: 0.096523", False),
+    ("Train Epoch: 3 [60000/60000 (100%)]\tLoss: 0.012", False),
 ])
 def test_an_epochs_bar_at_its_total_is_no_end_of_the_run(run_cli, tmp_path, bar, finished):
     report = scan(run_cli, tmp_path, BANNER + "Epoch 0: 50%|#####     | 1/2 [00:00<00:00]\n" + bar + "\n")

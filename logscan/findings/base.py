@@ -54,6 +54,10 @@ HINT_DEFAULTS = {"module": "the missing module", "path": "the path the error nam
                  "var": "the variable the KeyError names"}
 
 
+# How far above a failure's lines its traceback's frames are looked for.
+TRACEBACK_REACH = 40
+
+
 def cause_hint(job, cause: str, worker: Worker, lines: set[tuple[str, int]],
                where: str | None = None) -> str | None:
     """The hint of a cause class, its placeholders filled with what the cause signal captured on
@@ -61,12 +65,18 @@ def cause_hint(job, cause: str, worker: Worker, lines: set[tuple[str, int]],
     `{where}`: the given place, else the Worker's node and host."""
     captured: dict[str, str] = {}
     signals = job.catalogue.signals
-    for hit in sorted(worker.hits, key=lambda h: worker.position(h.where)):
-        signal = signals.get(hit.rule_id)
-        if signal is not None and signal.cause == cause and (hit.where.file, hit.where.line) in lines:
-            for name, value in hit.groups:
-                if value:
-                    captured.setdefault(name, value)
+    # a frame of the traceback above the lines may have said it where they do not (a cut exception
+    # line under `_get_env_or_raise("RANK")`)
+    above = {(file, line - back) for file, line in lines for back in range(1, TRACEBACK_REACH)}
+    for near in (lines, above):
+        for hit in sorted(worker.hits, key=lambda h: worker.position(h.where)):
+            signal = signals.get(hit.rule_id)
+            if signal is not None and signal.cause == cause and (hit.where.file, hit.where.line) in near:
+                for name, value in hit.groups:
+                    if value:
+                        captured.setdefault(name, value)
+        if captured:
+            break
     if where is None:
         host = f" ({worker.host})" if worker.host else ""
         where = (f"node {worker.node_rank}" if worker.node_rank is not None else worker.label) + host

@@ -32,7 +32,10 @@ _N_OF_M = re.compile(r"(?<![\d/.:-])(\d+)\s*/\s*(\d+)(?![\d/.:-])")
 # within an epoch (mmcv's `Epoch [2][50/50]`, mmengine's `Epoch(train)  [2][ 50/100]`, torchvision's
 # MetricLogger `Epoch: [0]  [40/1504]`, Swin's `Train: [0/300][40/5004]`).
 _EPOCH_BAR = re.compile(r"(?i)\bepoch\s+\d+\s*:|\bEpoch(?:\(\w+\))?:?\s*\[\d+\](?:/\d+)?\s*\[\s*\d+/\d+\]"
-                        r"|\bTrain: \[\d+/\d+\]\[\s*\d+/\d+\]")
+                        r"|\bTrain: \[\d+/\d+\]\[\s*\d+/\d+\]"
+                        # an epoch's number, no total, then its count (pytorch/examples' MNIST: `Train
+                        # Epoch: {} [{}/{} ({:.0f}%)]`, and the many scripts that copy it)
+                        r"|\bepoch:?\s*\d+\s*\[\s*\d+/\d+")
 # Bars of evaluation loops, whose N/N is that loop's end, not the run's: Lightning's (the sanity
 # check before training, validation, test, predict), YOLOv5's and ultralytics' validation after each
 # epoch (its metrics' header as the bar's description: `Class     Images  Instances      Box(P ...`,

@@ -3,6 +3,8 @@ rendezvous."""
 
 from __future__ import annotations
 
+import pytest
+
 from logscan.diagnose.pipeline import diagnose_paths
 from logscan.settings import Settings
 from rule_spec import real_sample_tests, sample_lines, write
@@ -41,3 +43,4 @@ def test_a_launch_script_without_a_shape_line_still_gets_stage_rules(tmp_path):
     d = diagnose_paths([str(tmp_path)], Settings())
     rules = {f.rule for f in d.findings}
     assert "hang-in-rendezvous" in rules and not d.healthy
+
