@@ -130,3 +130,17 @@ def test_a_test_harness_echo_is_read_through_and_its_own_report_names_no_process
     assert report["verdict"] == "FAILED"
     assert report["root_cause"]["rank"] == 1, report["root_cause"]
     assert "accelerate-launch" not in report["root_cause"]["message"]
+
+
+@pytest.mark.parametrize("end, healthy", [
+    ("Training time 1 day, 15:01:41", True),
+    ("Training time: 0:42:07", True),
+    # a timer of each step is no end of the loop
+    ("Training time: 0:00:01 per iteration", False),
+])
+def test_the_reference_scripts_training_time_ends_the_run(run_cli, tmp_path, end, healthy):
+    """torchvision's references and DeiT/MAE print `Training time {str(timedelta)}` after the last epoch
+    (synthetic lines in their MetricLogger's and that print's form)."""
+    text = (BANNER + "Epoch: [299]  [1250/1251]  eta: 0:00:00  lr: 0.000001  loss: 2.8745 (2.9012)\n"
+            "Max accuracy: 75.19%\n" + end + "\n")
+    assert (scan(run_cli, tmp_path, text)["verdict"] == "HEALTHY") is healthy
