@@ -351,7 +351,7 @@ def collective_timeout(job: Job, rule):
     if not (timed_out or hits):
         return []
     desync = _desynced(job)
-    node_rank, rank, proof = (desync[0], desync[1], desync[2]) if desync else _straggler(job, failures)
+    node_rank, rank, proof = desync[:3] if desync else _straggler(job, failures)
     ranks = sorted({f.rank for f in timed_out if f.rank is not None} or {
         r for w in job.workers for h in w.hits if h.rule_id == COLLECTIVE_TIMEOUT_LINE
         and (r := w.global_rank(h.where, dict(h.groups))) is not None})
