@@ -591,7 +591,7 @@ _HEADER_ENDS_LINE = TRACEBACK_START + ":"
 @needs(_literal(b"Traceback (most recent"))
 def is_traceback_start(body: str) -> bool:
     return (any(body.startswith(TRACEBACK_START, start) for start in _glued_starts(body))
-            or body.rstrip().endswith(_HEADER_ENDS_LINE)
+            or ("call last):" in body and body.rstrip().endswith(_HEADER_ENDS_LINE))
             or _SUMMARY_TRACEBACK.match(body) is not None
             or body.lstrip().startswith(RICH_BOX_TOP) and TRACEBACK_START in body)
 
@@ -624,6 +624,8 @@ def is_chained(body: str) -> bool:
 @needs(*(_literal(frame.encode()) for frame in AGENT_FRAMES), _literal(b'multiprocessing/spawn.py", line '))
 def is_agent_frame(body: str) -> bool:
     """A frame of a launcher's own process: torchrun's agent, or mp.spawn's parent."""
+    if "torch" not in body and "horovod" not in body and "accelerate/" not in body:
+        return False  # (every AGENT_FRAMES path, and spawn's, names one of these; most lines none)
     return any(frame in body for frame in AGENT_FRAMES) or (
         'multiprocessing/spawn.py", line ' in body and SPAWN_PARENT_FRAME.search(body) is not None)
 
@@ -878,7 +880,7 @@ LAST_ERROR_HEAD = "Last error:"
 
 @needs(_literal(LAST_ERROR_HEAD.encode()))
 def is_last_error_head(body: str) -> bool:
-    return body.rstrip().endswith(LAST_ERROR_HEAD)
+    return LAST_ERROR_HEAD in body and body.rstrip().endswith(LAST_ERROR_HEAD)
 
 
 # --- torchrun's failure summary: a block of `key : value` lines per failed process -------------
