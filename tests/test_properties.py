@@ -448,3 +448,8 @@ def test_the_last_line_with_text_does_not_depend_on_trailing_blank_lines_or_read
     scan = Scanner(load_catalogue()).scan_file(str(path), "launch_ddp.log", chunk_size=chunk)
     last = scan.last_line
     assert last.text.rstrip("\r") == "training finished" and last.line == 3, (last.line, last.text)
+
+
+@pytest.mark.parametrize("data, lines", [(b"\r", 1), (b"abc\n\r", 2), (b"abc\n", 1), (b"\n\r\n", 2), (b"", 0)])
+def test_an_unterminated_last_line_is_counted_whatever_it_holds(data, lines):
+    assert SCANNER.scan_file(write(data), "x.log").lines == lines

@@ -469,8 +469,8 @@ class Scanner:
             offset += found.newlines
         interpreter.finish()
         final = surveys[-1]
-        if final.tail is not None and not final.ends_with_newline:
-            offset += 1
+        if not final.ends_with_newline:
+            offset += 1  # its last line, unterminated (text or not: a lone `\r` is a line too)
         scan.lines = offset
         state = surveys[0].state
         scan.size = sum(found.state.size for found in surveys)
