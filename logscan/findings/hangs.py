@@ -191,12 +191,9 @@ def _behind_in_sequence(job: Job) -> tuple[int | None, int, list] | None:
     (works of several groups, or several in flight), or numbers further apart than the works one
     group keeps in flight, are counts of different groups, and order nothing."""
     at: dict[int, dict[int, object]] = {}
-    for worker in job.workers:
-        for hit in hits(worker, COLLECTIVE_TIMEOUT_LINE):
-            seq = hit.group(Group.SEQ)
-            rank = worker.global_rank(hit.where, dict(hit.groups))
-            if seq is not None and seq.isdigit() and rank is not None:
-                at.setdefault(rank, {}).setdefault(int(seq), hit.where)
+    for rank, works in _timed_out_works(job).items():
+        for (seq, _), where in works.items():
+            at.setdefault(rank, {}).setdefault(seq, where)
     if len(at) < 2 or any(len(seqs) > 1 for seqs in at.values()):
         return None
     seq_of = {rank: next(iter(seqs)) for rank, seqs in at.items()}
@@ -215,6 +212,20 @@ DESYNC_HINT = ("Find where that rank issues a collective its peers do not, or in
                "batches); rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL, which names the mismatched collectives.")
 
 
+def _timed_out_works(job: Job) -> dict[int, dict[tuple[int, str | None], object]]:
+    """Each rank's works NCCL's watchdog timed out in, in line order: (SeqNum, OpType, None where the
+    line's end cut it: `OpType=ALLR` is no kind of its own) → the first line that told it."""
+    works: dict[int, dict[tuple[int, str | None], object]] = {}
+    for worker in job.workers:
+        for hit in hits(worker, COLLECTIVE_TIMEOUT_LINE):
+            seq, op = hit.group(Group.SEQ), hit.group(Group.OP)
+            rank = worker.global_rank(hit.where, dict(hit.groups))
+            if seq is not None and seq.isdigit() and rank is not None:
+                whole = op if op and WATCHDOG_OP_END.search(hit.where.text) else None
+                works.setdefault(rank, {}).setdefault((int(seq), whole), hit.where)
+    return works
+
+
 def _desynced(job: Job) -> tuple[int | None, int, list, str] | None:
     """NCCL's watchdog names the collective each rank timed out in (SeqNum) and its kind (OpType):
     ranks of one group at the same number in different kinds of collective issued them in different
@@ -222,14 +233,11 @@ def _desynced(job: Job) -> tuple[int | None, int, list, str] | None:
     a partner that never comes. The kind fewest ranks were in, held by one rank, names it."""
     at: dict[int, set[tuple[int, str]]] = {}
     where: dict[int, object] = {}
-    for worker in job.workers:
-        for hit in hits(worker, COLLECTIVE_TIMEOUT_LINE):
-            seq, op = hit.group(Group.SEQ), hit.group(Group.OP)
-            rank = worker.global_rank(hit.where, dict(hit.groups))
-            # (an OpType the line's end cut, `OpType=ALLR`, is no kind of its own)
-            if seq is not None and seq.isdigit() and op and rank is not None and WATCHDOG_OP_END.search(hit.where.text):
-                at.setdefault(rank, set()).add((int(seq), op))
-                where.setdefault(rank, hit.where)
+    for rank, works in _timed_out_works(job).items():
+        for (seq, op), line in works.items():
+            if op is not None:
+                at.setdefault(rank, set()).add((seq, op))
+                where.setdefault(rank, line)
     if len(at) < 2 or any(len(works) > 1 for works in at.values()):
         return None
     work_of = {rank: next(iter(works)) for rank, works in at.items()}

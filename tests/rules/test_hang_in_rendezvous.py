@@ -3,8 +3,6 @@ rendezvous."""
 
 from __future__ import annotations
 
-import pytest
-
 from logscan.diagnose.pipeline import diagnose_paths
 from logscan.settings import Settings
 from rule_spec import real_sample_tests, sample_lines, write
